@@ -1,0 +1,56 @@
+"""Causal ABC as a recurrence: one token in, one output out, O(n d) work and state per head."""
+
+from typing import Optional, Tuple
+
+import torch
+
+from ._checks import check_qkv_phi, default_scale
+from .state import ABCState
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Normalisers, phi and memories are kept in fp32 (fp64 stays fp64)."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def causal_abc_step(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    phi_logits: torch.Tensor,
+    state: Optional[ABCState] = None,
+    scale: Optional[float] = None,
+) -> Tuple[torch.Tensor, ABCState]:
+    """One decoding step of causal ABC.
+
+    q, k, v: [B, H, 1, d]; phi_logits: [B, H, 1, n]; state: the ABCState of the prefix, or None
+    at the first token. Returns (out [B, H, 1, d] in q's dtype, new ABCState).
+    Feeding a sequence token by token gives the outputs of ``causal_abc`` on the whole sequence.
+    """
+    check_qkv_phi(q, k, v, phi_logits, same_length=True)
+    if q.shape[2] != 1:
+        raise ValueError(f"causal_abc_step takes one token: q has shape {tuple(q.shape)}")
+    B, H, _, d = q.shape
+    n = phi_logits.shape[-1]
+    work = compute_dtype(q.dtype)
+    if state is None:
+        state = ABCState.empty(B, H, n, d, v.shape[-1], device=q.device, dtype=work)
+    elif not isinstance(state, ABCState):
+        raise ValueError(f"state must be an ABCState, got {type(state).__name__}")
+    elif state.key_memory.shape != (B, H, n, d) or state.value_memory.shape != (B, H, n, v.shape[-1]):
+        raise ValueError(
+            f"state does not match the inputs: key_memory {tuple(state.key_memory.shape)}, "
+            f"value_memory {tuple(state.value_memory.shape)}; expected {(B, H, n, d)} and "
+            f"{(B, H, n, v.shape[-1])}"
+        )
+    scale = default_scale(scale, d)
+    logits = phi_logits[:, :, 0].to(work)  # [B, H, n]
+    g_new = torch.logaddexp(state.log_normalizer, logits)
+    keep = torch.exp(state.log_normalizer - g_new).unsqueeze(-1)  # 0 at the first token
+    write = torch.exp(logits - g_new).unsqueeze(-1)  # this token's phi, <= 1
+    key_memory = keep * state.key_memory + write * k[:, :, 0, None, :].to(work)
+    value_memory = keep * state.value_memory + write * v[:, :, 0, None, :].to(work)
+    scores = scale * torch.einsum("bhnd,bhd->bhn", key_memory, q[:, :, 0].to(work))
+    attn = torch.softmax(scores, dim=-1)
+    out = torch.einsum("bhn,bhnd->bhd", attn, value_memory).unsqueeze(2)
+    return out.to(q.dtype), ABCState(key_memory, value_memory, g_new)

@@ -1,0 +1,62 @@
+"""Naive ABC written straight from the paper's equations: the oracle for the tests.
+
+Peng et al., "ABC: Attention with Bounded-memory Control", Eq. 3-4 and 12, with the causal
+normaliser of footnote 5 (phi_i = alpha_i / sum_{j<=i} alpha_j is the paper's shorthand; Appendix B.1
+normalises the memory of step t by the prefix sum up to t, which is what is written here).
+
+These functions materialise the memory of every step and are O(N^2 n d): use them on small inputs.
+"""
+
+from typing import Optional
+
+import torch
+
+from ._checks import default_scale
+
+
+def reference_abc(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    phi_logits: torch.Tensor,
+    key_padding_mask: Optional[torch.Tensor] = None,
+    scale: Optional[float] = None,
+) -> torch.Tensor:
+    """Bidirectional ABC_MLP.
+
+    q: [B, H, M, d]; k, v: [B, H, N, d]; phi_logits: [B, H, N, n];
+    key_padding_mask: [B, N] (True = padding). Returns [B, H, M, d].
+    """
+    scale = default_scale(scale, q.shape[-1])
+    alpha = phi_logits.exp()  # [B, H, N, n]
+    if key_padding_mask is not None:
+        alpha = alpha.masked_fill(key_padding_mask[:, None, :, None], 0.0)
+    phi = alpha / alpha.sum(dim=2, keepdim=True)  # normalise over positions, per slot
+    K_mem = torch.einsum("bhin,bhid->bhnd", phi, k)  # K~ = sum_i phi_i (x) k_i
+    V_mem = torch.einsum("bhin,bhid->bhnd", phi, v)  # V~ = sum_i phi_i (x) v_i
+    attn = torch.softmax(scale * torch.einsum("bhnd,bhmd->bhmn", K_mem, q), dim=-1)
+    return torch.einsum("bhmn,bhnd->bhmd", attn, V_mem)  # V~^T softmax(K~ q)
+
+
+def reference_causal_abc(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    phi_logits: torch.Tensor,
+    scale: Optional[float] = None,
+) -> torch.Tensor:
+    """Causal ABC_MLP: step t reads the memory of the prefix x_1..x_t.
+
+    q, k, v: [B, H, N, d]; phi_logits: [B, H, N, n]. Returns [B, H, N, d].
+    """
+    scale = default_scale(scale, q.shape[-1])
+    N = q.shape[2]
+    outputs = []
+    for t in range(N):
+        alpha = phi_logits[:, :, : t + 1].exp()  # alpha_i = exp(W_phi x_i), i <= t
+        phi = alpha / alpha.sum(dim=2, keepdim=True)  # prefix normaliser
+        K_mem = torch.einsum("bhin,bhid->bhnd", phi, k[:, :, : t + 1])
+        V_mem = torch.einsum("bhin,bhid->bhnd", phi, v[:, :, : t + 1])
+        attn = torch.softmax(scale * torch.einsum("bhnd,bhd->bhn", K_mem, q[:, :, t]), dim=-1)
+        outputs.append(torch.einsum("bhn,bhnd->bhd", attn, V_mem))
+    return torch.stack(outputs, dim=2)
