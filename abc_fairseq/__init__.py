@@ -1,0 +1,19 @@
+"""ABC, Attention with Bounded-memory Control (Peng et al.), as a fairseq ``--user-dir`` plugin.
+
+- ``abc_fairseq.ops``: the math, plain PyTorch (no fairseq imports).
+- ``abc_fairseq.modules``: ``ABCMultiheadAttention`` (drop-in for fairseq's MultiheadAttention),
+  the shared W_phi projection and transformer layers using them.
+- ``abc_fairseq.models``: registered fairseq models (``abc_lm`` and its architectures).
+
+Importing the package (``--user-dir abc_fairseq`` does) registers the models and lets fairseq
+load checkpoints under torch's weights-only ``torch.load`` (see ``checkpoint_compat``). Without
+fairseq installed only the ops are available.
+"""
+
+import importlib.util
+
+if importlib.util.find_spec("fairseq") is not None:
+    from . import models, modules  # noqa: F401 (registers the models)
+    from .checkpoint_compat import allow_fairseq_checkpoints
+
+    allow_fairseq_checkpoints()

@@ -1,0 +1,39 @@
+"""fairseq models with ABC attention, registered on import."""
+
+from . import abc_lm  # noqa: F401 (registers abc_lm and its architectures)
+from .abc_decoder import ABCTransformerDecoder, shared_phi, wrap_layer
+from .abc_lm import ABCLanguageModel, ABCLanguageModelConfig
+from .abc_options import (
+    ATTENTION_CHOICES,
+    DECODER_CROSS,
+    DECODER_SELF,
+    ENCODER_SELF,
+    AttentionChoice,
+    AttentionPosition,
+    abc_memory_size,
+    add_abc_args,
+    attn_field,
+    harden_memory_flags,
+    memory_field,
+    set_abc_defaults,
+)
+
+__all__ = [
+    "ATTENTION_CHOICES",
+    "ABCLanguageModel",
+    "ABCLanguageModelConfig",
+    "ABCTransformerDecoder",
+    "AttentionChoice",
+    "AttentionPosition",
+    "DECODER_CROSS",
+    "DECODER_SELF",
+    "ENCODER_SELF",
+    "abc_memory_size",
+    "add_abc_args",
+    "attn_field",
+    "harden_memory_flags",
+    "memory_field",
+    "set_abc_defaults",
+    "shared_phi",
+    "wrap_layer",
+]

@@ -1,0 +1,246 @@
+"""ABCMultiheadAttention against itself in its other modes and against the ops (float64)."""
+
+import pytest
+import torch
+import torch.nn as nn
+
+import abc_fairseq  # noqa: F401 (registers the fairseq side)
+from abc_fairseq.modules import (
+    ABCAttentionSpec,
+    ABCMultiheadAttention,
+    ABCTransformerDecoderLayer,
+    PhiProjection,
+    is_future_mask,
+    phi_parameter_overhead,
+)
+from abc_fairseq.ops import abc as abc_op
+from abc_fairseq.ops import causal_abc
+
+E, H, N_SLOTS = 16, 2, 5
+
+
+def make_attention(mode: str, kdim: int = E, seed: int = 0) -> ABCMultiheadAttention:
+    torch.manual_seed(seed)
+    phi = PhiProjection(kdim, H, N_SLOTS)
+    kwargs = dict(memory_size=N_SLOTS, phi=phi)
+    if mode == "causal":
+        attn = ABCMultiheadAttention(E, H, self_attention=True, causal=True, **kwargs)
+    elif mode == "encoder":
+        attn = ABCMultiheadAttention(E, H, self_attention=True, **kwargs)
+    else:
+        attn = ABCMultiheadAttention(E, H, kdim=kdim, vdim=kdim, encoder_decoder_attention=True, **kwargs)
+    phi.double()
+    return attn.double().eval()
+
+
+def future_mask(T: int) -> torch.Tensor:
+    return torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), 1)
+
+
+def step_by_step(attn, x, state=None, key_padding_mask=None):
+    """Feed x [T, B, C] one token at a time through the incremental path."""
+    state = {} if state is None else state
+    outs = []
+    for t in range(x.shape[0]):
+        kpm = None if key_padding_mask is None else key_padding_mask[:, t:t + 1]
+        out, weights = attn(x[t:t + 1], x[t:t + 1], x[t:t + 1], key_padding_mask=kpm,
+                            incremental_state=state)
+        assert weights is None
+        outs.append(out)
+    return torch.cat(outs, dim=0), state
+
+
+def test_causal_matches_the_op():
+    attn = make_attention("causal")
+    x = torch.randn(9, 3, E, dtype=torch.float64)
+    out, _ = attn(x, x, x)
+    heads = lambda proj: proj(x).view(9, 3, H, E // H).permute(1, 2, 0, 3)  # noqa: E731
+    logits = attn.phi(x).view(9, 3, H, N_SLOTS).permute(1, 2, 0, 3)
+    ref = causal_abc(heads(attn.q_proj), heads(attn.k_proj), heads(attn.v_proj), logits)
+    ref = attn.out_proj(ref.permute(2, 0, 1, 3).reshape(9, 3, E))
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
+
+
+def test_causal_full_equals_incremental():
+    attn = make_attention("causal")
+    x = torch.randn(11, 3, E, dtype=torch.float64)
+    full, _ = attn(x, x, x, attn_mask=future_mask(11))
+    inc, state = step_by_step(attn, x)
+    torch.testing.assert_close(inc, full, rtol=0, atol=1e-10)
+    # Several new tokens in one incremental call continue from the saved memory.
+    head, _ = attn(x[:4], x[:4], x[:4], incremental_state=(state2 := {}))
+    tail, _ = attn(x[4:], x[4:], x[4:], incremental_state=state2)
+    torch.testing.assert_close(torch.cat([head, tail]), full, rtol=0, atol=1e-10)
+
+
+def test_causal_future_does_not_leak():
+    attn = make_attention("causal")
+    x = torch.randn(10, 2, E, dtype=torch.float64)
+    y = x.clone()
+    y[6:] = torch.randn(4, 2, E, dtype=torch.float64) * 50
+    torch.testing.assert_close(attn(x, x, x)[0][:6], attn(y, y, y)[0][:6], rtol=0, atol=1e-12)
+    assert not torch.allclose(attn(x, x, x)[0][6:], attn(y, y, y)[0][6:])
+
+
+def test_reorder_incremental_state_follows_the_batch():
+    attn = make_attention("causal")
+    x = torch.randn(8, 4, E, dtype=torch.float64)
+    order = torch.tensor([2, 0, 3, 1])
+    reference, _ = step_by_step(attn, x[:, order])  # the permuted batch from scratch
+
+    _, state = step_by_step(attn, x[:5])
+    attn.reorder_incremental_state(state, order)
+    rest, _ = step_by_step(attn, x[5:, order], state)
+    torch.testing.assert_close(rest, reference[5:], rtol=0, atol=1e-10)
+
+    # Shrinking (finished sentences) and repeating (beam expansion) work the same way.
+    _, state = step_by_step(attn, x[:5])
+    attn.reorder_incremental_state(state, torch.tensor([3, 3, 1]))
+    rest, _ = step_by_step(attn, x[5:, [3, 3, 1]], state)
+    reference, _ = step_by_step(attn, x[:, [3, 3, 1]])
+    torch.testing.assert_close(rest, reference[5:], rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("mode", ["causal", "encoder"])
+def test_left_padding_is_never_written(mode):
+    attn = make_attention(mode)
+    T, pad = 7, 3
+    x = torch.randn(T, 1, E, dtype=torch.float64)
+    alone, _ = attn(x, x, x)
+
+    padded = torch.cat([torch.randn(pad, 1, E, dtype=torch.float64) * 10, x]).repeat(1, 2, 1)
+    padded[:, 1] = torch.randn(T + pad, E, dtype=torch.float64)  # another sequence, no padding
+    mask = torch.zeros(2, T + pad, dtype=torch.bool)
+    mask[0, :pad] = True
+    kwargs = dict(attn_mask=future_mask(T + pad)) if mode == "causal" else {}
+    out, _ = attn(padded, padded, padded, key_padding_mask=mask, **kwargs)
+    torch.testing.assert_close(out[pad:, 0], alone[:, 0], rtol=0, atol=1e-10)
+    assert torch.isfinite(out).all()
+
+    # Other pad contents change nothing; without the mask the padding would be written.
+    padded2 = padded.clone()
+    padded2[:pad, 0] = -padded2[:pad, 0]
+    torch.testing.assert_close(attn(padded2, padded2, padded2, key_padding_mask=mask, **kwargs)[0][pad:],
+                               out[pad:], rtol=0, atol=1e-10)
+    unmasked, _ = attn(padded, padded, padded, **kwargs)
+    assert not torch.allclose(unmasked[pad:, 0], alone[:, 0], atol=1e-6)
+
+
+def test_causal_padding_incremental_and_gradients():
+    attn = make_attention("causal")
+    x = torch.randn(6, 2, E, dtype=torch.float64, requires_grad=True)
+    mask = torch.zeros(2, 6, dtype=torch.bool)
+    mask[1, :2] = True
+    full, _ = attn(x, x, x, key_padding_mask=mask)
+    inc, _ = step_by_step(attn, x.detach(), key_padding_mask=mask)
+    torch.testing.assert_close(inc, full.detach(), rtol=0, atol=1e-10)
+    full.sum().backward()
+    assert torch.isfinite(x.grad).all()
+    assert all(torch.isfinite(p.grad).all() for p in attn.parameters())
+
+
+def test_encoder_matches_the_op():
+    attn = make_attention("encoder")
+    x = torch.randn(6, 2, E, dtype=torch.float64)
+    mask = torch.tensor([[False] * 6, [True, True] + [False] * 4])
+    out, _ = attn(x, x, x, key_padding_mask=mask)
+    heads = lambda proj: proj(x).view(6, 2, H, E // H).permute(1, 2, 0, 3)  # noqa: E731
+    logits = attn.phi(x).view(6, 2, H, N_SLOTS).permute(1, 2, 0, 3)
+    ref = abc_op(heads(attn.q_proj), heads(attn.k_proj), heads(attn.v_proj), logits, mask)
+    ref = attn.out_proj(ref.permute(2, 0, 1, 3).reshape(6, 2, E))
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
+
+
+def test_cross_attention_incremental_equals_full_and_builds_memory_once():
+    kdim = 12
+    attn = make_attention("cross", kdim=kdim)
+    enc = torch.randn(9, 3, kdim, dtype=torch.float64)
+    enc_mask = torch.zeros(3, 9, dtype=torch.bool)
+    enc_mask[2, :4] = True  # a left-padded source
+    dec = torch.randn(5, 3, E, dtype=torch.float64)
+    full, _ = attn(dec, enc, enc, key_padding_mask=enc_mask, static_kv=True)
+
+    state, outs = {}, []
+    for t in range(5):
+        # After the first step the cached memory is used: the key passed no longer matters.
+        key = enc if t == 0 else torch.randn_like(enc)
+        outs.append(attn(dec[t:t + 1], key, key, key_padding_mask=enc_mask,
+                         incremental_state=state, static_kv=True)[0])
+    torch.testing.assert_close(torch.cat(outs), full, rtol=0, atol=1e-12)
+    buffer = attn._get_input_buffer(state)
+    assert buffer["key_memory"].shape == (3, H, N_SLOTS, E // H)
+
+    # Padding never reaches the memory: the unpadded source gives the same reads.
+    alone, _ = attn(dec[:, 2:], enc[4:, 2:], enc[4:, 2:], static_kv=True)
+    torch.testing.assert_close(full[:, 2:], alone, rtol=0, atol=1e-12)
+
+    # Beam reordering of the cached memory.
+    order = torch.tensor([1, 1, 0])
+    attn.reorder_incremental_state(state, order)
+    step, _ = attn(dec[:1, order], None, None, incremental_state=state, static_kv=True)
+    torch.testing.assert_close(step, full[:1, order], rtol=0, atol=1e-12)
+
+
+def test_future_mask_validation():
+    assert is_future_mask(future_mask(5), 5)
+    assert is_future_mask(torch.ones(5, 5, dtype=torch.bool).triu(1), 5)
+    assert not is_future_mask(future_mask(5), 4)
+    assert not is_future_mask(torch.zeros(5, 5), 5)
+    attn = make_attention("causal")
+    x = torch.randn(5, 1, E, dtype=torch.float64)
+    attn(x, x, x, attn_mask=future_mask(5))
+    window = future_mask(5)
+    window[4, 0] = float("-inf")  # a sliding-window mask: not expressible with ABC
+    with pytest.raises(ValueError, match="future mask"):
+        attn(x, x, x, attn_mask=window)
+
+
+def test_unsupported_configurations_fail_clearly():
+    phi = PhiProjection(E, H, N_SLOTS)
+    with pytest.raises(ValueError, match="cross-self-attention"):
+        ABCMultiheadAttention(E, H, memory_size=N_SLOTS, phi=phi)  # neither self nor cross
+    with pytest.raises(ValueError, match="add_bias_kv"):
+        ABCMultiheadAttention(E, H, self_attention=True, add_bias_kv=True, memory_size=N_SLOTS, phi=phi)
+    with pytest.raises(ValueError, match="phi"):
+        ABCMultiheadAttention(E, H, self_attention=True, memory_size=N_SLOTS + 1, phi=phi)
+    enc = make_attention("encoder")
+    x = torch.randn(4, 1, E, dtype=torch.float64)
+    with pytest.raises(ValueError, match="attn_mask"):
+        enc(x, x, x, attn_mask=future_mask(4))
+    with pytest.raises(NotImplementedError):
+        enc(x, x, x, before_softmax=True)
+
+
+def test_phi_is_shared_by_layers_and_counted_once():
+    from fairseq.models.transformer import TransformerConfig
+
+    cfg = TransformerConfig()
+    cfg.decoder.embed_dim, cfg.decoder.attention_heads, cfg.decoder.ffn_embed_dim = E, H, 32
+
+    class Stack(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.self_attn_phi = PhiProjection(E, H, N_SLOTS)
+            spec = ABCAttentionSpec(N_SLOTS, self.self_attn_phi)
+            self.layers = nn.ModuleList(
+                [ABCTransformerDecoderLayer(cfg, self_attn=spec, no_encoder_attn=True) for _ in range(3)])
+
+    stack = Stack()
+    ptrs = {layer.self_attn.phi.weight.data_ptr() for layer in stack.layers}
+    assert ptrs == {stack.self_attn_phi.weight.data_ptr()}
+    names = [name for name, _ in stack.named_parameters() if "phi" in name]
+    assert names == ["self_attn_phi.weight"]
+    assert [k for k in stack.state_dict() if "phi" in k] == ["self_attn_phi.weight"]
+    extra, total, fraction = phi_parameter_overhead(stack)
+    assert extra == E * H * N_SLOTS
+    assert total == sum(p.numel() for p in stack.parameters())
+    assert fraction == pytest.approx(extra / (total - extra))
+    # One gradient flows into the single tensor from every layer.
+    x = torch.randn(4, 2, E)
+    for layer in stack.layers:
+        x = layer(x)[0]
+    x.sum().backward()
+    assert stack.self_attn_phi.weight.grad is not None
+    # Moving the model moves the shared module the layers point to.
+    stack.double()
+    assert all(layer.self_attn.phi.weight.dtype == torch.float64 for layer in stack.layers)
