@@ -76,10 +76,9 @@ _abc_setup_main() {
             || _abc_die "'$python -m venv' failed; on Debian/Ubuntu install the python3-venv package"
     fi
 
-    # No progress bars: they turn CI logs into noise.
-    local pip=("$venv/bin/python" -m pip --progress-bar off)
-    # Never prompt (CI runs with no stdin).
-    export PIP_NO_INPUT=1
+    local pip=("$venv/bin/python" -m pip)
+    # Never prompt (CI runs with no stdin); no progress bars, they turn CI logs into noise.
+    export PIP_NO_INPUT=1 PIP_PROGRESS_BAR=off
 
     _abc_log "upgrading pip"
     "${pip[@]}" install --upgrade pip
