@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# Binarise the embedded default corpus (data_prep/default_corpus) for fairseq language modelling.
+#
+#   bash data_prep/prepare_default_corpus.sh [DEST]     # DEST defaults to <repo>/data-bin/default_corpus
+#
+# Resumable and safe to re-run: DEST carries a stamp with the hash of the inputs and of the
+# fairseq-preprocess arguments; if DEST is complete and the stamp matches, nothing is done.
+# Otherwise the data is built in a temporary directory next to DEST and only moved into place
+# once fairseq-preprocess has succeeded, so an interrupted run never leaves a half-written DEST.
+#
+# Environment variables:
+#   DEFAULT_CORPUS_DIR  read train.txt / valid.txt / test.txt from here instead of
+#                       data_prep/default_corpus
+#   PREPROCESS_WORKERS  fairseq-preprocess --workers (default 2)
+#
+# fairseq-preprocess is taken from PATH, or from the project venv (.venv, see
+# scripts/setup_env.sh) when it is not on PATH.
+set -euo pipefail
+
+die() { printf 'prepare_default_corpus: ERROR: %s\n' "$*" >&2; exit 1; }
+log() { printf 'prepare_default_corpus: %s\n' "$*" >&2; }
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+src="${DEFAULT_CORPUS_DIR:-$repo/data_prep/default_corpus}"
+dest="${1:-$repo/data-bin/default_corpus}"
+workers="${PREPROCESS_WORKERS:-2}"
+[ $# -le 1 ] || die "expected at most one argument (DEST), got $#: $*"
+
+# --- inputs -----------------------------------------------------------------------------------
+for split in train valid test; do
+    f="$src/$split.txt"
+    [ -e "$f" ] || die "missing input file $f (regenerate it with data_prep/make_default_corpus.sh)"
+    [ -f "$f" ] && [ -r "$f" ] || die "input $f is not a readable file"
+    [ -s "$f" ] || die "input file $f is empty"
+done
+
+if command -v fairseq-preprocess >/dev/null 2>&1; then
+    preprocess=fairseq-preprocess
+elif [ -x "${ABC_VENV:-$repo/.venv}/bin/fairseq-preprocess" ]; then
+    preprocess="${ABC_VENV:-$repo/.venv}/bin/fairseq-preprocess"
+else
+    die "fairseq-preprocess not found on PATH nor in ${ABC_VENV:-$repo/.venv}; run 'bash scripts/setup_env.sh' and activate the venv"
+fi
+
+# Everything that determines the output: the three input files and the options (the number of
+# workers does not change the result, so it is left out).
+args_desc="fairseq-preprocess --only-source --trainpref train --validpref valid --testpref test"
+stamp_value="$(
+    {
+        printf '%s\n' "$args_desc"
+        cd "$src" && sha256sum train.txt valid.txt test.txt
+    } | sha256sum | cut -d' ' -f1
+)"
+stamp_name=".prepared_sha256"
+expected_files=(dict.txt train.bin train.idx valid.bin valid.idx test.bin test.idx)
+
+is_complete() {  # dir -> 0 if it holds a finished build of exactly these inputs
+    local d="$1" f
+    [ -f "$d/$stamp_name" ] && [ "$(cat "$d/$stamp_name")" = "$stamp_value" ] || return 1
+    for f in "${expected_files[@]}"; do
+        [ -s "$d/$f" ] || return 1
+    done
+}
+
+if is_complete "$dest"; then
+    log "$dest is complete and up to date; nothing to do"
+    exit 0
+fi
+
+# Never replace a directory we did not create: DEST must be absent, empty, or an earlier build.
+if [ -e "$dest" ]; then
+    [ -d "$dest" ] || die "$dest exists and is not a directory"
+    if [ -n "$(ls -A "$dest")" ] && [ ! -f "$dest/$stamp_name" ] && [ ! -f "$dest/dict.txt" ]; then
+        die "$dest exists, is not empty and does not look like a binarised corpus; refusing to overwrite it"
+    fi
+    log "$dest is incomplete or out of date; rebuilding it"
+fi
+
+parent="$(dirname "$dest")"
+mkdir -p "$parent" || die "cannot create $parent"
+# The temp dir sits next to DEST so that the final `mv` is a rename on one filesystem.
+tmp="$(mktemp -d "$parent/.$(basename "$dest").tmp.XXXXXX")"
+old=""
+cleanup() { rm -rf "$tmp"; [ -z "$old" ] || rm -rf "$old"; }
+trap cleanup EXIT
+
+log "binarising $src -> $dest (via $tmp)"
+"$preprocess" \
+    --only-source \
+    --trainpref "$src/train.txt" \
+    --validpref "$src/valid.txt" \
+    --testpref "$src/test.txt" \
+    --destdir "$tmp" \
+    --workers "$workers" \
+    || die "fairseq-preprocess failed (see its output above)"
+
+for f in "${expected_files[@]}"; do
+    [ -s "$tmp/$f" ] || die "fairseq-preprocess finished but did not write $f"
+done
+printf '%s\n' "$stamp_value" >"$tmp/$stamp_name"
+chmod u=rwx,go=rx "$tmp"  # mktemp -d makes it private; the result should not be
+
+# Swap the new build in. A directory cannot be renamed over a non-empty one, so an old DEST is
+# first renamed aside (and deleted on exit); between the two renames DEST briefly does not exist,
+# but it is never half-written.
+if [ -e "$dest" ]; then
+    old="$(mktemp -d "$parent/.$(basename "$dest").old.XXXXXX")"
+    mv "$dest" "$old/"
+fi
+mv "$tmp" "$dest"
+log "done: $dest ($(wc -l <"$dest/dict.txt") word types in dict.txt)"
