@@ -1,0 +1,58 @@
+"""Entry point: ``python -m abc_fairseq.benchmark <subcommand> [flags]``.
+
+Each subcommand is a module of this package exposing ``DESCRIPTION``, ``add_arguments(parser)``
+and ``run(args) -> int``; adding one means adding its name to ``SUBCOMMANDS``.
+"""
+
+import argparse
+import importlib
+import sys
+from typing import List, Optional
+
+# Subcommand name -> module name inside this package.
+SUBCOMMANDS = {
+    "attention": "attention",
+}
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows defaults, except None and False (those flags say in their help what happens)."""
+
+    def _get_help_string(self, action):
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with one sub-parser per entry of ``SUBCOMMANDS``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m abc_fairseq.benchmark",
+        description="Benchmarks for abc-fairseq (ABC, Attention with Bounded-memory Control).",
+    )
+    subparsers = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
+    subparsers.required = True
+    for name, module_name in SUBCOMMANDS.items():
+        module = importlib.import_module(f"{__package__}.{module_name}")
+        sub = subparsers.add_parser(
+            name,
+            help=module.DESCRIPTION.splitlines()[0],
+            description=module.DESCRIPTION,
+            formatter_class=_HelpFormatter,
+        )
+        module.add_arguments(sub)
+        sub.set_defaults(_module=module, _parser=sub)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Parse ``argv`` (default: ``sys.argv[1:]``) and run the chosen subcommand."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.argv = argv
+    return int(args._module.run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Subprocess side of one measurement: ``python -m abc_fairseq.benchmark._worker < spec.json``.
+
+The spec (JSON on stdin) names a builder ``"package.module:function"`` inside this package and its
+parameters. The worker sets threads and seed, calls the module's optional ``prime(params, device)``
+(a tiny run that initialises thread pools and lazy kernels before the baseline), builds the
+``Case`` (inputs created), then:
+
+1. measures peak memory of the first call over the baseline taken after the inputs exist
+   (``memory.peak_probe``); this call is not timed;
+2. runs ``warmup`` untimed and ``repeats`` timed calls (``timing.time_calls``).
+
+Progress is printed to stdout as lines ``@@bench {json}`` so the parent (``runner``) can watch
+for hangs; the last one has ``"event": "result"`` and a ``status`` of ``ok``, ``timeout``,
+``oom``, ``skipped`` or ``error``.
+"""
+
+import importlib
+import json
+import random
+import resource
+import sys
+import traceback
+
+MARKER = "@@bench "
+BUILDER_PACKAGE = __package__ or "abc_fairseq.benchmark"
+
+
+def emit(event: str, **fields) -> None:
+    """Print one progress line for the parent."""
+    print(MARKER + json.dumps({"event": event, **fields}), flush=True)
+
+
+def load_builder(path: str):
+    """Import ``module:function``; only modules of this package are allowed."""
+    module_name, _, function_name = path.partition(":")
+    if not module_name.startswith(BUILDER_PACKAGE + ".") or not function_name:
+        raise ValueError(f"builder must look like '{BUILDER_PACKAGE}.module:function', got {path!r}")
+    module = importlib.import_module(module_name)
+    return module, getattr(module, function_name)
+
+
+def limit_address_space(extra_bytes: int) -> None:
+    """Cap further virtual memory at ``extra_bytes`` over the current size, so an oversized case
+    fails with an allocation error instead of waking the system's OOM killer (CPU only)."""
+    try:
+        with open("/proc/self/status") as handle:
+            fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        current = int(fields["VmSize"].split()[0]) * 1024
+    except (OSError, KeyError, ValueError):
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = current + extra_bytes
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+def classify(exc: BaseException) -> str:
+    """``oom`` for allocation failures, ``error`` otherwise."""
+    text = str(exc).lower()
+    if isinstance(exc, MemoryError) or "out of memory" in text or "can't allocate memory" in text:
+        return "oom"
+    return "error"
+
+
+def measure(spec: dict) -> dict:
+    """Run the measurement described by ``spec``; return the result fields."""
+    import torch
+
+    from .case import CaseUnavailable
+    from .memory import MIB, peak_probe, release_free_heap
+    from .timing import CallTooSlow, time_calls, timed_call
+
+    device = torch.device(spec.get("device", "cpu"))
+    if spec.get("threads"):
+        torch.set_num_threads(int(spec["threads"]))
+    seed = int(spec.get("seed", 0))
+    random.seed(seed)
+    torch.manual_seed(seed)
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+        synchronize = lambda: torch.cuda.synchronize(device)  # noqa: E731
+    else:
+        synchronize = lambda: None  # noqa: E731
+    max_seconds = spec.get("max_seconds")
+    result = {"threads": torch.get_num_threads(), "device": str(device)}
+
+    module, build_case = load_builder(spec["builder"])
+    params = spec.get("params", {})
+    try:
+        if hasattr(module, "prime"):
+            module.prime(params, device)
+        if device.type == "cpu" and spec.get("max_memory_bytes"):
+            limit_address_space(int(spec["max_memory_bytes"]))
+        case = build_case(params, device)
+    except CaseUnavailable as exc:
+        return {**result, "status": "skipped", "message": str(exc)}
+    result["info"] = case.info
+    emit("ready", info=case.info)
+
+    probe = peak_probe(device, spec.get("cpu_memory_probe", "auto"))
+    if device.type == "cpu":
+        release_free_heap()
+    probe.start()
+    try:
+        first = timed_call(case.run, synchronize, max_seconds)
+    except CallTooSlow as exc:
+        peak = probe.stop()
+        return {**result, "status": "timeout", "message": str(exc), "peak_bytes": peak,
+                "memory_probe": probe.method}
+    peak = probe.stop()
+    result.update(peak_bytes=peak, peak_mib=peak / MIB, memory_probe=probe.method,
+                  baseline_mib=probe.baseline_bytes / MIB, first_call_s=first)
+    emit("memory", peak_mib=peak / MIB, first_call_s=first)
+
+    try:
+        times = time_calls(
+            case.run, int(spec.get("repeats", 1)), int(spec.get("warmup", 0)), synchronize, max_seconds,
+            on_call=lambda phase, seconds: emit("call", phase=phase, seconds=seconds),
+        )
+    except CallTooSlow as exc:
+        return {**result, "status": "timeout", "message": str(exc)}
+    return {**result, "status": "ok", "times_s": times}
+
+
+def main() -> int:
+    """Read the spec from stdin, measure, report; exit 0 even when the case failed."""
+    spec = json.loads(sys.stdin.read())
+    emit("started")
+    try:
+        result = measure(spec)
+    except Exception as exc:  # reported to the parent, which prints it in the table notes
+        traceback.print_exc()
+        result = {"status": classify(exc), "message": f"{type(exc).__name__}: {exc}"[:2000]}
+    emit("result", **result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""``attention`` subcommand: forward+backward time and peak memory of causal attention.
+
+Compares ABC (``abc_fairseq.ops.causal_abc``) with torch's fused SDPA and fairseq's
+MultiheadAttention over sequence lengths N at a fixed number of tokens per call
+(batch = tokens // N). Every (method, N) runs in a fresh Python process (``runner``), so one
+method's crash, timeout or out-of-memory is a row in the table, not the end of the run.
+
+Outputs in --out-dir: attention.json (raw numbers, environment, command), attention.md (the
+printed report) and attention.png (time per token and peak memory against N).
+"""
+
+import argparse
+import os
+import sys
+from typing import List
+
+from . import cli_types
+from .attention_methods import DTYPES, METHODS
+from .attention_report import add_relative, make_row, plot_panels, report
+from .attention_targets import check_targets, format_targets
+from .environment import environment_info
+from .memory import CPU_PROBES
+from .output import write_json, write_text
+from .plot import save_panels
+from .runner import run_worker
+
+DESCRIPTION = """\
+Forward+backward time and peak memory of causal attention (ABC, SDPA, fairseq MHA).
+
+Measures every method at each N with batch = tokens // N, each (method, N) in a fresh process.
+A method that errors, runs out of memory or exceeds --max-seconds at some N is reported as
+such in the table. Prints a Markdown table and PASS/FAIL targets (informational: the exit code
+is 0 unless the benchmark itself crashes) and writes attention.json, attention.md and
+attention.png to --out-dir."""
+PROG = "python -m abc_fairseq.benchmark"
+DEFAULT_LENGTHS = [512, 1024, 2048, 4096, 8192]
+DEFAULT_MEMORY_FRACTION = 0.8  # of MemAvailable, the default --max-memory-gib
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The subcommand's flags."""
+    parser.add_argument("--lengths", type=cli_types.positive_int, nargs="+", default=DEFAULT_LENGTHS,
+                        metavar="N", help="sequence lengths N to measure")
+    parser.add_argument("--tokens", type=cli_types.positive_int, default=32768,
+                        help="tokens per call; batch = tokens // N, so it must be >= the largest N")
+    parser.add_argument("--heads", type=cli_types.positive_int, default=8, help="attention heads H")
+    parser.add_argument("--head-dim", type=cli_types.positive_int, default=64, help="dimension d per head")
+    parser.add_argument("--memory", type=cli_types.positive_int, default=64,
+                        help="ABC memory slots n (the size of phi_logits' last dim)")
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
+                        metavar="METHOD", help=f"methods to measure, from: {', '.join(METHODS)}")
+    parser.add_argument("--repeats", type=cli_types.positive_int, default=5,
+                        help="timed calls per (method, N); the median is reported")
+    parser.add_argument("--warmup", type=cli_types.non_negative_int, default=2,
+                        help="untimed calls before the timed ones (after the memory call)")
+    parser.add_argument("--threads", type=cli_types.positive_int, default=None,
+                        help="torch intra-op threads in each worker (default: torch's own default)")
+    parser.add_argument("--dtype", choices=list(DTYPES), default="float32", help="dtype of inputs and weights")
+    parser.add_argument("--device", default="cpu",
+                        help="torch device: cpu, or cuda / cuda:I (memory from torch.cuda.max_memory_allocated)")
+    parser.add_argument("--seed", type=cli_types.non_negative_int, default=0, help="random seed of the inputs")
+    parser.add_argument("--max-seconds", type=cli_types.positive_float, default=120.0,
+                        help="longest one forward+backward call may take; a method over it at some N "
+                             "is reported as timeout for that N")
+    parser.add_argument("--max-memory-gib", type=cli_types.non_negative_float, default=None,
+                        help="CPU only: cap each worker's extra address space so an oversized case fails "
+                             "as oom instead of invoking the system's OOM killer; 0 disables "
+                             f"(default: {DEFAULT_MEMORY_FRACTION:g} x MemAvailable at start)")
+    parser.add_argument("--cpu-memory-probe", choices=CPU_PROBES, default="auto",
+                        help="how CPU peak memory is measured (see abc_fairseq/benchmark/memory.py): "
+                             "hwm = kernel high-water mark reset via /proc/self/clear_refs, sampler = "
+                             "1 ms /proc/self/statm polling, maxrss = getrusage; auto = hwm if possible")
+    parser.add_argument("--out-dir", default=os.path.join("benchmark_results", "attention"),
+                        help="directory for attention.json, attention.md and attention.png")
+    parser.add_argument("--no-plot", action="store_true", help="do not write attention.png")
+
+
+def _mem_available_bytes():
+    try:
+        with open("/proc/meminfo") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Checks that involve several flags or the machine; errors name the flag."""
+    args.lengths = sorted(set(args.lengths))
+    args.methods = list(dict.fromkeys(args.methods))
+    if args.tokens < max(args.lengths):
+        parser.error(f"--tokens {args.tokens} is smaller than the largest of --lengths ({max(args.lengths)}); "
+                     "batch = tokens // N would be 0")
+    import torch
+
+    try:
+        device = torch.device(args.device)
+    except RuntimeError as exc:
+        parser.error(f"--device {args.device!r}: {exc}")
+    if device.type not in ("cpu", "cuda"):
+        parser.error(f"--device must be cpu or cuda[:index], got {args.device!r}")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error(f"--device {args.device}: CUDA is not available on this machine")
+    if args.max_memory_gib is None:
+        available = _mem_available_bytes()
+        args.max_memory_gib = DEFAULT_MEMORY_FRACTION * available / 2 ** 30 if available else 0.0
+
+
+def _spec(args: argparse.Namespace, method: str, length: int) -> dict:
+    """The worker spec for one (method, N)."""
+    return {
+        "builder": "abc_fairseq.benchmark.attention_methods:build_case",
+        "params": {"method": method, "length": length, "batch": args.tokens // length, "heads": args.heads,
+                   "head_dim": args.head_dim, "memory": args.memory, "dtype": args.dtype},
+        "device": args.device, "threads": args.threads, "seed": args.seed,
+        "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
+        "cpu_memory_probe": args.cpu_memory_probe,
+        "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None,
+    }
+
+
+def _config(args: argparse.Namespace) -> dict:
+    return {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "argv"}
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _describe(row: dict) -> str:
+    if row.get("status") == "ok":
+        return f"{row['ms_per_call']:.2f} ms/call, {row['us_per_token']:.3f} us/token, {row.get('peak_mib', 0):.1f} MiB"
+    return f"{row.get('status')}: {' '.join(str(row.get('message', '')).split())[:200]}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Measure every (method, N), print the report and targets, write the output files."""
+    validate(args, args._parser)
+    env = environment_info(PROG, args.argv, args.device)
+    config = _config(args)
+    json_path = os.path.join(args.out_dir, "attention.json")
+    cases = [(length, method) for length in args.lengths for method in args.methods]
+    rows: List[dict] = []
+    record = {"benchmark": "attention", "complete": False, "config": config, "environment": env, "results": rows}
+    for i, (length, method) in enumerate(cases, 1):
+        batch = args.tokens // length
+        _progress(f"[{i}/{len(cases)}] {method} N={length} batch={batch} ...")
+        result = run_worker(_spec(args, method, length), call_seconds=args.max_seconds * 1.5 + 30)
+        row = make_row(method, length, batch, result)
+        rows.append(row)
+        _progress(f"[{i}/{len(cases)}] {method} N={length}: {_describe(row)}")
+        write_json(json_path, record)  # partial results survive an interrupted run
+
+    add_relative(rows)
+    targets = check_targets({(row["method"], row["N"]): row for row in rows})
+    probes = sorted({row["memory_probe"] for row in rows if row.get("memory_probe")})
+    text = report(rows, env, config, probes) + "\n\n" + format_targets(targets) + "\n"
+    print(text)
+    record.update(complete=True, memory_probes=probes, targets=targets)
+    write_json(json_path, record)
+    write_text(os.path.join(args.out_dir, "attention.md"), text)
+    written = [json_path, os.path.join(args.out_dir, "attention.md")]
+    if not args.no_plot:
+        png_path = os.path.join(args.out_dir, "attention.png")
+        title = f"causal attention fwd+bwd, {args.tokens} tokens/call, H={args.heads}, d={args.head_dim}, " \
+                f"n={args.memory}, {args.dtype}, {args.device}"
+        try:
+            save_panels(png_path, plot_panels(rows), xlabel="sequence length N (log2)", title=title)
+            written.append(png_path)
+        except ImportError as exc:
+            _progress(f"warning: no plot written, matplotlib is not importable: {exc}")
+    _progress("wrote " + ", ".join(written))
+    return 0

@@ -1,0 +1,151 @@
+"""The attention implementations the ``attention`` benchmark compares, as worker builders.
+
+Each method turns ``params`` (batch, length, heads, head_dim, memory, dtype, method) into a
+``Case`` whose ``run`` does one forward + backward: loss = sum(output * fixed random tensor),
+gradients by ``torch.autograd.grad`` with respect to every input and parameter (nothing
+accumulates in ``.grad`` between calls).
+
+- ``abc``: ``abc_fairseq.ops.causal_abc(q, k, v, phi_logits)``, q, k, v ``[B, H, N, d]``,
+  phi_logits ``[B, H, N, n]``.
+- ``sdpa``: ``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)``.
+- ``fairseq-mha``: fairseq's ``MultiheadAttention(H*d, H, self_attention=True)`` on ``[N, B, H*d]``
+  with a float ``-inf`` upper-triangle ``attn_mask`` and ``need_weights=False`` (as fairseq's
+  decoder layers call it), including its q, k, v and output projections.
+- ``abc-module``: ``abc_fairseq.modules.ABCMultiheadAttention`` in causal self-attention mode,
+  projections and W_phi included (compare with ``fairseq-mha``); skipped when not importable.
+"""
+
+from typing import Callable, Dict, Sequence
+
+import torch
+
+from .case import Case, CaseUnavailable
+
+DTYPES = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+
+METHOD_NOTES = {
+    "abc": "abc_fairseq.ops.causal_abc on q, k, v [B,H,N,d] and phi_logits [B,H,N,n]; no projections.",
+    "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d]; no projections.",
+    "fairseq-mha": "fairseq MultiheadAttention with a float -inf causal attn_mask, need_weights=False; "
+                   "includes its 4 linear projections (compare with abc-module, not abc).",
+    "abc-module": "abc_fairseq ABCMultiheadAttention(causal=True), includes its 4 projections and W_phi "
+                  "(the like-for-like comparison with fairseq-mha); no attn_mask passed (causal built in).",
+}
+
+
+def _randn(shape: Sequence[int], params: dict, device, requires_grad: bool = True) -> torch.Tensor:
+    tensor = torch.randn(*shape, device=device, dtype=DTYPES[params["dtype"]])
+    return tensor.requires_grad_(requires_grad)
+
+
+def _fwd_bwd(forward: Callable[[], torch.Tensor], weight: torch.Tensor, wrt: Sequence[torch.Tensor]):
+    """A ``run`` closure: loss = sum(forward() * weight), then gradients w.r.t. ``wrt``."""
+    wrt = tuple(wrt)
+
+    def run() -> None:
+        loss = (forward() * weight).sum()
+        torch.autograd.grad(loss, wrt)
+
+    return run
+
+
+def _abc(params: dict, device) -> Case:
+    from abc_fairseq.ops import causal_abc
+
+    B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
+    q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
+    phi_logits = _randn((B, H, N, n), params, device)
+    weight = _randn((B, H, N, d), params, device, requires_grad=False)
+    run = _fwd_bwd(lambda: causal_abc(q, k, v, phi_logits), weight, (q, k, v, phi_logits))
+    return Case(run, {"shapes": {"q,k,v": [B, H, N, d], "phi_logits": [B, H, N, n]}})
+
+
+def _sdpa(params: dict, device) -> Case:
+    import torch.nn.functional as F
+
+    B, H, N, d = (params[key] for key in ("batch", "heads", "length", "head_dim"))
+    q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
+    weight = _randn((B, H, N, d), params, device, requires_grad=False)
+    run = _fwd_bwd(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), weight, (q, k, v))
+    return Case(run, {"shapes": {"q,k,v": [B, H, N, d]}})
+
+
+def _causal_mask(length: int, params: dict, device) -> torch.Tensor:
+    """Float mask with -inf above the diagonal (fairseq's ``buffered_future_mask`` layout)."""
+    full = torch.full((length, length), float("-inf"), device=device, dtype=DTYPES[params["dtype"]])
+    return torch.triu(full, diagonal=1)
+
+
+def _fairseq_mha(params: dict, device) -> Case:
+    try:
+        from fairseq.modules import MultiheadAttention
+    except Exception as exc:  # fairseq missing or broken: nothing to compare with
+        raise CaseUnavailable(f"fairseq.modules.MultiheadAttention is not importable: {exc}") from exc
+
+    B, H, N, d = (params[key] for key in ("batch", "heads", "length", "head_dim"))
+    module = MultiheadAttention(embed_dim=H * d, num_heads=H, self_attention=True)
+    module = module.to(device=device, dtype=DTYPES[params["dtype"]]).train()
+    x = _randn((N, B, H * d), params, device)
+    mask = _causal_mask(N, params, device)
+    weight = _randn((N, B, H * d), params, device, requires_grad=False)
+
+    def forward() -> torch.Tensor:
+        return module(x, x, x, attn_mask=mask, need_weights=False)[0]
+
+    run = _fwd_bwd(forward, weight, (x, *module.parameters()))
+    return Case(run, {"shapes": {"x": [N, B, H * d], "attn_mask": [N, N]}, "class": "fairseq MultiheadAttention"})
+
+
+def _abc_module(params: dict, device) -> Case:
+    """``ABCMultiheadAttention(..., self_attention=True, causal=True)`` with its own W_phi
+    (``PhiProjection``), called like fairseq's decoder calls self attention but without the
+    future mask (causality is built in; the module only validates that mask)."""
+    try:
+        from abc_fairseq.modules import ABCMultiheadAttention, PhiProjection
+    except Exception as exc:  # not written yet, or broken while being written
+        raise CaseUnavailable(f"abc_fairseq.modules.ABCMultiheadAttention is not importable: "
+                              f"{type(exc).__name__}: {exc}") from exc
+
+    B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
+    dtype = DTYPES[params["dtype"]]
+    try:
+        phi = PhiProjection(H * d, H, n)
+        module = ABCMultiheadAttention(H * d, H, self_attention=True, memory_size=n, phi=phi, causal=True)
+    except TypeError as exc:  # the constructor changed: this adaptor needs updating
+        raise CaseUnavailable(f"ABCMultiheadAttention's constructor does not take the arguments this "
+                              f"benchmark passes: {exc}") from exc
+    phi.to(device=device, dtype=dtype).train()
+    module = module.to(device=device, dtype=dtype).train()
+    x = _randn((N, B, H * d), params, device)
+    weight = _randn((N, B, H * d), params, device, requires_grad=False)
+
+    def forward() -> torch.Tensor:
+        return module(x, x, x, need_weights=False)[0]
+
+    run = _fwd_bwd(forward, weight, (x, *module.parameters(), *phi.parameters()))
+    return Case(run, {"shapes": {"x": [N, B, H * d]}, "class": "abc_fairseq ABCMultiheadAttention (causal)"})
+
+
+METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
+    "abc": _abc,
+    "sdpa": _sdpa,
+    "fairseq-mha": _fairseq_mha,
+    "abc-module": _abc_module,
+}
+
+
+def build_case(params: dict, device) -> Case:
+    """The worker's entry point: the ``Case`` for ``params["method"]``."""
+    return METHODS[params["method"]](params, device)
+
+
+def prime(params: dict, device) -> None:
+    """Run the method once at a tiny size so that thread pools, lazy kernel setup and one-time
+    warnings happen before the memory baseline; unavailable methods raise ``CaseUnavailable`` here."""
+    tiny = dict(params, batch=1, length=min(params["length"], 16))
+    build_case(tiny, device).run()

@@ -1,0 +1,179 @@
+"""Peak memory of one piece of work, measured as the increase over a baseline taken just before it.
+
+CPU probes (resident set size of this process; run each measurement in a fresh process):
+
+- ``hwm`` (preferred, Linux): write ``5`` to ``/proc/self/clear_refs``, which resets the kernel's
+  resident high-water mark (VmHWM) to the current RSS, run the work, then read VmHWM from
+  ``/proc/self/status``. The kernel updates the mark before it frees pages, so short spikes are
+  caught exactly. Used when the reset is allowed and verified to take effect.
+- ``sampler`` (Linux fallback): a background thread reads ``/proc/self/statm`` about every
+  millisecond and keeps the maximum; spikes shorter than the sampling period can be missed.
+- ``maxrss`` (portable fallback): ``getrusage(RUSAGE_SELF).ru_maxrss`` before and after. It is a
+  lifetime peak, so it under-reports when an earlier peak (e.g. while importing) was higher.
+
+Before a CPU baseline, ``release_free_heap`` asks glibc to hand freed heap pages back to the OS
+(``malloc_trim(0)``), so memory freed while creating inputs does not hide the work's own needs.
+
+CUDA probe: ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``, minus the
+memory allocated at the start (tensors held by the caching allocator, not the driver's view).
+"""
+
+import os
+import re
+import resource
+import sys
+import threading
+from typing import Optional
+
+CPU_PROBES = ("auto", "hwm", "sampler", "maxrss")
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+MIB = 1024 ** 2
+
+
+def _status_kib(field: str) -> Optional[int]:
+    """A ``kB`` field of ``/proc/self/status`` (e.g. VmRSS, VmHWM) in KiB, or None if unreadable."""
+    try:
+        with open("/proc/self/status") as handle:
+            match = re.search(rf"^{field}:\s+(\d+)\s+kB", handle.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(match.group(1)) if match else None
+
+
+def current_rss_bytes() -> Optional[int]:
+    """Resident set size now, from ``/proc/self/statm``; None where that file does not exist."""
+    try:
+        with open("/proc/self/statm") as handle:
+            return int(handle.read().split()[1]) * _PAGE_SIZE
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def release_free_heap() -> bool:
+    """``malloc_trim(0)`` where the C library is glibc; True if it was called."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.malloc_trim(0)
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
+def _maxrss_bytes() -> int:
+    """Lifetime peak RSS from getrusage (KiB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def _reset_hwm() -> bool:
+    """Reset VmHWM to the current RSS; True if the reset was allowed and took effect."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        return False
+    hwm, rss = _status_kib("VmHWM"), _status_kib("VmRSS")
+    # Allow a little slack: RSS can grow between the two reads.
+    return hwm is not None and rss is not None and hwm <= rss + 1024
+
+
+class CpuPeakProbe:
+    """Peak RSS increase of this process between ``start()`` and ``stop()``, in bytes."""
+
+    def __init__(self, method: str = "auto", sample_seconds: float = 0.001):
+        if method not in CPU_PROBES:
+            raise ValueError(f"unknown CPU memory probe {method!r}; choose from {CPU_PROBES}")
+        self.requested = method
+        self.method: Optional[str] = None
+        self.sample_seconds = sample_seconds
+        self._baseline = 0
+        self._peak = 0
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+
+    def start(self) -> None:
+        """Take the baseline and begin watching."""
+        method = self.requested
+        if method in ("auto", "hwm"):
+            if _reset_hwm():
+                method = "hwm"
+            elif method == "hwm":
+                raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
+            else:
+                method = "sampler" if current_rss_bytes() is not None else "maxrss"
+        if method == "sampler" and current_rss_bytes() is None:
+            raise RuntimeError("--cpu-memory-probe sampler: /proc/self/statm is not readable here")
+        self.method = method
+        if method == "hwm":
+            self._baseline = _status_kib("VmHWM") * 1024
+        elif method == "sampler":
+            self._baseline = self._peak = current_rss_bytes()
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._sample, name="rss-sampler", daemon=True)
+            self._thread.start()
+        else:
+            self._baseline = _maxrss_bytes()
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            rss = current_rss_bytes()
+            if rss is not None and rss > self._peak:
+                self._peak = rss
+            self._stop.wait(self.sample_seconds)
+
+    def stop(self) -> int:
+        """Stop watching; return the peak increase over the baseline in bytes (>= 0)."""
+        if self.method == "hwm":
+            peak = _status_kib("VmHWM") * 1024
+        elif self.method == "sampler":
+            self._stop.set()
+            self._thread.join()
+            peak = max(self._peak, current_rss_bytes() or 0)
+        elif self.method == "maxrss":
+            peak = _maxrss_bytes()
+        else:
+            raise RuntimeError("CpuPeakProbe.stop() called before start()")
+        return max(0, peak - self._baseline)
+
+    @property
+    def baseline_bytes(self) -> int:
+        """The reference the increase is measured from (RSS, or lifetime peak for ``maxrss``)."""
+        return self._baseline
+
+
+class CudaPeakProbe:
+    """Peak increase of ``torch.cuda.memory_allocated`` between ``start()`` and ``stop()``."""
+
+    method = "cuda_max_memory_allocated"
+
+    def __init__(self, device):
+        self.device = device
+        self._baseline = 0
+
+    def start(self) -> None:
+        import torch
+
+        torch.cuda.synchronize(self.device)
+        torch.cuda.reset_peak_memory_stats(self.device)
+        self._baseline = torch.cuda.memory_allocated(self.device)
+
+    def stop(self) -> int:
+        import torch
+
+        torch.cuda.synchronize(self.device)
+        return max(0, torch.cuda.max_memory_allocated(self.device) - self._baseline)
+
+    @property
+    def baseline_bytes(self) -> int:
+        return self._baseline
+
+
+def peak_probe(device, cpu_method: str = "auto"):
+    """The probe for ``device`` (a ``torch.device``)."""
+    if device.type == "cuda":
+        return CudaPeakProbe(device)
+    return CpuPeakProbe(cpu_method)

@@ -1,0 +1,56 @@
+"""Side-by-side line plots against a log2 x-axis, saved as PNG with matplotlib's Agg backend."""
+
+from typing import Dict, List, NamedTuple, Sequence, Tuple
+
+Series = Dict[str, List[Tuple[float, float]]]  # label -> [(x, y), ...]
+
+
+class Panel(NamedTuple):
+    """One subplot: ``series`` maps a line's label to its points."""
+
+    title: str
+    ylabel: str
+    series: Series
+    log_y: bool = True
+
+
+def save_panels(path: str, panels: Sequence[Panel], xlabel: str, title: str = "") -> None:
+    """Draw ``panels`` in one row (log2 x-axis, points marked) and save a PNG to ``path``.
+
+    Raises ImportError when matplotlib is not installed.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import LogFormatter
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        ticks = set()
+        for label, points in panel.series.items():
+            points = sorted((x, y) for x, y in points if y is not None and (y > 0 or not panel.log_y))
+            if points:
+                xs, ys = zip(*points)
+                ax.plot(xs, ys, marker="o", label=label)
+                ticks.update(xs)
+        ax.set_xscale("log", base=2)
+        if ticks:  # label the measured x values themselves (512, 1024, ...) instead of 2^k
+            ax.set_xticks(sorted(ticks))
+            ax.set_xticklabels([f"{x:g}" for x in sorted(ticks)])
+            ax.minorticks_off()
+        if panel.log_y:
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False))
+            ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
+        ax.set_title(panel.title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(panel.ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        if panel.series:
+            ax.legend()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

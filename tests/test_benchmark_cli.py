@@ -1,0 +1,122 @@
+"""Tests of ``python -m abc_fairseq.benchmark attention`` at tiny sizes (no timing thresholds)."""
+
+import json
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from abc_fairseq.benchmark.__main__ import main
+from abc_fairseq.benchmark.attention_targets import check_targets
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = ["--lengths", "64", "128", "--tokens", "512", "--heads", "2", "--head-dim", "16", "--memory", "8",
+        "--repeats", "1", "--warmup", "0", "--threads", "1"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "abc_fairseq.benchmark", "attention", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=900,
+    )
+
+
+def png_size(path: Path):
+    """(width, height) from the PNG header; asserts the signature and IHDR chunk."""
+    data = path.read_bytes()
+    assert data[:8] == PNG_SIGNATURE, "not a PNG file"
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("attention")
+    proc = run_cli(*TINY, "--out-dir", str(out_dir))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, out_dir
+
+
+def test_json_has_every_method_and_length(tiny_run):
+    _, out_dir = tiny_run
+    record = json.loads((out_dir / "attention.json").read_text())
+    assert record["complete"] is True
+    rows = {(row["method"], row["N"]): row for row in record["results"]}
+    assert set(rows) == {(m, n) for m in ("abc", "sdpa", "fairseq-mha", "abc-module") for n in (64, 128)}
+    for (method, n), row in rows.items():
+        assert row["batch"] == 512 // n
+        if method == "abc-module" and row["status"] == "skipped":
+            continue  # ABC's attention module may not be importable in this checkout
+        assert row["status"] == "ok", f"{method} N={n}: {row.get('status')}: {row.get('message')}"
+        assert len(row["times_s"]) == 1 and all(t > 0 for t in row["times_s"])
+        assert row["ms_per_call"] > 0 and row["us_per_token"] > 0
+        assert row["peak_mib"] > 0, f"{method} N={n}: no memory increase measured"
+        assert row["speed_vs_sdpa"] > 0 and row["memory_vs_sdpa"] > 0
+    env = record["environment"]
+    for key in ("torch", "cpu_model", "date", "command", "torch_default_threads"):
+        assert env[key]
+    assert env["command"].startswith("python -m abc_fairseq.benchmark attention --lengths 64 128")
+    assert len(record["targets"]) == 5 and all(t["status"] == "SKIP" for t in record["targets"])
+
+
+def test_png_and_markdown_written(tiny_run):
+    proc, out_dir = tiny_run
+    width, height = png_size(out_dir / "attention.png")
+    assert width > 100 and height > 100
+    header = "| N | batch | method | ms/call | us/token | x sdpa speed | peak MiB | x sdpa memory |"
+    printed = " ".join(proc.stdout.split())
+    assert " ".join(header.split()) in printed
+    assert "Targets" in proc.stdout
+    assert (out_dir / "attention.md").read_text().strip() == proc.stdout.strip()
+
+
+def test_too_slow_method_is_reported_not_fatal(tmp_path):
+    proc = run_cli("--methods", "sdpa", "--lengths", "64", "--tokens", "64", "--heads", "1", "--head-dim", "8",
+                   "--repeats", "1", "--warmup", "0", "--threads", "1", "--max-seconds", "1e-9", "--no-plot",
+                   "--out-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (row,) = json.loads((tmp_path / "attention.json").read_text())["results"]
+    assert row["status"] == "timeout" and "--max-seconds" in row["message"]
+    assert "timeout [1]" in proc.stdout
+    assert not (tmp_path / "attention.png").exists()
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--tokens", "100", "--lengths", "128"], "--tokens"),
+    (["--tokens", "0"], "--tokens"),
+    (["--heads", "two"], "--heads"),
+    (["--methods", "flash"], "--methods"),
+    (["--max-seconds", "-1"], "--max-seconds"),
+])
+def test_bad_flags_are_named(argv, flag, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["attention", *argv])
+    assert exit_info.value.code == 2
+    assert flag in capsys.readouterr().err
+
+
+def _row(method, n, seconds, mib, status="ok"):
+    if status != "ok":
+        return {"method": method, "N": n, "status": status}
+    return {"method": method, "N": n, "status": status, "median_s": seconds,
+            "us_per_token": seconds * 1e6 / 32768, "peak_mib": mib}
+
+
+def test_targets_pass_fail_skip():
+    rows = {}
+    for n in (512, 1024, 2048, 4096, 8192):
+        rows[("sdpa", n)] = _row("sdpa", n, n / 1000, 100.0)
+        rows[("abc", n)] = _row("abc", n, 0.5, 150.0)
+    verdicts = [t["status"] for t in check_targets(rows)]
+    assert verdicts == ["PASS", "PASS", "PASS", "PASS", "PASS"]
+
+    rows[("abc", 8192)] = _row("abc", 8192, None, None, status="timeout")
+    rows[("abc", 4096)] = _row("abc", 4096, 0.5, 250.0)
+    verdicts = [t["status"] for t in check_targets(rows)]
+    assert verdicts == ["PASS", "FAIL", "PASS", "FAIL", "FAIL"]
+
+    del rows[("sdpa", 512)]
+    assert check_targets(rows)[2]["status"] == "SKIP"
