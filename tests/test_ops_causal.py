@@ -8,14 +8,17 @@ from abc_fairseq.ops.chunk_math import SAFE_EXPONENT
 
 from ops_helpers import random_inputs, step_by_step
 
-# (B, H, N, d, n, chunk, block): N = 1, N < n, N not a multiple of the chunk, n not a power of
-# two, several blocks, chunk larger than N, value dim != key dim (dv set in the test).
+# (B, H, N, d, n, chunk, block, tile_rows): N = 1, N < n, N not a multiple of the chunk, n not a
+# power of two, several blocks, several groups of sequences (small tile_rows), chunk larger than N;
+# the value dim differs from the key dim (set in the test).
 SHAPES = [
-    (2, 2, 1, 8, 4, 4, 8),
-    (1, 3, 5, 4, 16, 4, 8),
-    (2, 2, 29, 6, 5, 8, 16),
-    (1, 2, 70, 8, 12, 16, 32),
-    (2, 1, 20, 4, 3, 64, 1024),
+    (2, 2, 1, 8, 4, 4, 8, 16384),
+    (1, 3, 5, 4, 16, 4, 8, 16384),
+    (2, 2, 29, 6, 5, 8, 16, 16384),
+    (2, 3, 29, 6, 5, 8, 16, 40),
+    (1, 2, 70, 8, 12, 16, 32, 16384),
+    (2, 1, 20, 4, 3, 64, 1024, 16384),
+    (3, 2, 40, 4, 4, 8, 64, 1),
 ]
 
 
@@ -26,22 +29,24 @@ def _grads(fn, inputs, weight):
     return out.detach(), grads
 
 
-@pytest.mark.parametrize("B,H,N,d,n,chunk,block", SHAPES)
-def test_float64_matches_reference_values_and_gradients(B, H, N, d, n, chunk, block):
+@pytest.mark.parametrize("B,H,N,d,n,chunk,block,tile_rows", SHAPES)
+def test_float64_matches_reference_values_and_gradients(B, H, N, d, n, chunk, block, tile_rows):
     inputs = random_inputs(B, H, N, d, n, dv=d + 2, seed=N)
     weight = torch.randn(B, H, N, d + 2, dtype=torch.float64)
-    out, grads = _grads(lambda *x: causal_abc(*x, chunk_size=chunk, block_size=block), inputs, weight)
+    out, grads = _grads(lambda *x: causal_abc(*x, chunk_size=chunk, block_size=block,
+                                              tile_rows=tile_rows), inputs, weight)
     ref, ref_grads = _grads(reference_causal_abc, inputs, weight)
     torch.testing.assert_close(out, ref, rtol=0, atol=1e-9)
     for name, g, r in zip("qkvl", grads, ref_grads):
         torch.testing.assert_close(g, r, rtol=0, atol=1e-9, msg=f"gradient of {name}")
 
 
-@pytest.mark.parametrize("B,H,N,d,n,chunk,block", SHAPES)
-def test_float32_matches_float64_reference(B, H, N, d, n, chunk, block):
+@pytest.mark.parametrize("B,H,N,d,n,chunk,block,tile_rows", SHAPES)
+def test_float32_matches_float64_reference(B, H, N, d, n, chunk, block, tile_rows):
     inputs = random_inputs(B, H, N, d, n, seed=N + 1)
     ref = reference_causal_abc(*inputs)
-    out = causal_abc(*(x.float() for x in inputs), chunk_size=chunk, block_size=block)
+    out = causal_abc(*(x.float() for x in inputs), chunk_size=chunk, block_size=block,
+                     tile_rows=tile_rows)
     assert out.dtype == torch.float32
     torch.testing.assert_close(out.double(), ref, rtol=0, atol=1e-4)
 
@@ -63,12 +68,13 @@ def test_matches_step_by_step_recurrence():
                                step_by_step(*inputs), rtol=0, atol=1e-10)
 
 
-def test_state_continues_a_sequence():
+@pytest.mark.parametrize("tile_rows", [16384, 20])
+def test_state_continues_a_sequence(tile_rows):
     q, k, v, l = random_inputs(2, 2, 50, 8, 6, seed=8)
     full = causal_abc(q, k, v, l, chunk_size=8)
     cut = 21
     first, state = causal_abc(q[:, :, :cut], k[:, :, :cut], v[:, :, :cut], l[:, :, :cut],
-                              chunk_size=8, return_state=True)
+                              chunk_size=8, block_size=8, tile_rows=tile_rows, return_state=True)
     second = causal_abc(q[:, :, cut:], k[:, :, cut:], v[:, :, cut:], l[:, :, cut:],
                         chunk_size=8, initial_state=state)
     torch.testing.assert_close(torch.cat([first, second], dim=2), full, rtol=0, atol=1e-10)

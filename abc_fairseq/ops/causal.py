@@ -8,7 +8,7 @@ recomputes each block's forward from its saved memory and hands the reverse memo
 before. Peak memory is O(B H (N (d + n) + block_size (n + C + n d / C))), never O(B H N n d).
 """
 
-from typing import Optional, Tuple, Union
+from typing import List, Optional, Tuple, Union
 
 import torch
 
@@ -16,45 +16,89 @@ from ._checks import check_qkv_phi, default_scale
 from .chunk_math import ReverseCarry, block_backward, block_forward
 from .recurrent import compute_dtype
 from .state import ABCState
+from .workspace import default_workspace
 
 DEFAULT_CHUNK_SIZE = 64
 DEFAULT_BLOCK_SIZE = 1024
+# Rows (over batch x heads x positions) processed at once: bounds the scratch memory to about
+# 20 x TILE_ROWS x max(n, C) floats, whatever the batch and the length.
+DEFAULT_TILE_ROWS = 16384
+
+
+def _tiles(Z: int, N: int, block: int, tile_rows: int) -> List[Tuple[slice, List[slice]]]:
+    """Cut [Z, N] into groups of sequences, each cut into blocks of rows, so that one tile of
+    (group x block) rows bounds the temporaries."""
+    per_group = max(1, tile_rows // block)
+    blocks = [slice(s, min(s + block, N)) for s in range(0, N, block)]
+    return [(slice(z, min(z + per_group, Z)), blocks) for z in range(0, Z, per_group)]
+
+
+def _rows(x: torch.Tensor, group: slice, rows: slice, name: str, ws) -> torch.Tensor:
+    """x[group, rows] as a contiguous tensor: a view when possible, else a workspace copy."""
+    part = x[group, rows]
+    if part.is_contiguous():
+        return part
+    return ws(name, part.shape, part).copy_(part)
 
 
 class _CausalABC(torch.autograd.Function):
-    """q: [Z, N, d] pre-scaled; kv: [Z, N, d + dv]; logits: [Z, N, n]; N a multiple of chunk;
-    carry: [Z, n, d + dv] and g_before: [Z, n], the memory before row 0 (a constant)."""
+    """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n], contiguous, N a multiple of ``chunk``;
+    carry_k [Z, n, d], carry_v [Z, n, dv], g_before [Z, n]: the memory before row 0 (a constant)."""
 
     @staticmethod
-    def forward(ctx, q, kv, logits, carry, g_before, chunk, block):
-        Z, N, d = q.shape
-        outs, boundaries = [], []
-        for start in range(0, N, block):
-            rows = slice(start, min(start + block, N))
-            boundaries.append((carry, g_before))
-            fw = block_forward(q[:, rows], kv[:, rows], logits[:, rows], carry, g_before, chunk)
-            outs.append(fw.out.reshape(Z, -1, fw.out.shape[-1]))
-            carry, g_before = fw.carry, fw.g_last
-            del fw  # only the bounded memory crosses blocks
-        ctx.save_for_backward(q, kv, logits, *[t for pair in boundaries for t in pair])
-        ctx.chunk, ctx.block = chunk, block
-        ctx.mark_non_differentiable(carry, g_before)
-        return torch.cat(outs, dim=1), carry, g_before
+    def forward(ctx, q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, block, tile_rows):
+        ws = default_workspace()
+        Z, N, _ = q.shape
+        dv = v.shape[-1]
+        out = q.new_empty(Z, N, dv)
+        boundaries = []  # memory entering each (group, block): all the backward needs besides inputs
+        final = []  # memory after the last block, per group
+        for group, blocks in _tiles(Z, N, block, tile_rows):
+            ck, cv, g = carry_k[group], carry_v[group], g_before[group]
+            for rows in blocks:
+                boundaries.extend([ck, cv, g])
+                inputs = [_rows(x, group, rows, f"in{i}", ws) for i, x in enumerate((q, k, v, logits))]
+                target = out[group, rows]
+                direct = target.is_contiguous()
+                if not direct:
+                    target = ws("block_out", target.shape, q)
+                fw = block_forward(*inputs, ck, cv, g, scale, chunk, ws, target)
+                if not direct:
+                    out[group, rows] = target
+                (ck, cv), g = fw.carry, fw.g_last
+                del fw
+            final.append((ck, cv, g))
+        carry_k, carry_v, g_before = (torch.cat(parts) for parts in zip(*final))
+        ctx.save_for_backward(q, k, v, logits, *boundaries)
+        ctx.scale, ctx.chunk, ctx.block, ctx.tile_rows = scale, chunk, block, tile_rows
+        ctx.mark_non_differentiable(carry_k, carry_v, g_before)
+        return out, carry_k, carry_v, g_before
 
     @staticmethod
-    def backward(ctx, grad_out, _grad_carry, _grad_g):
-        q, kv, logits, *flat = ctx.saved_tensors
-        boundaries = list(zip(flat[0::2], flat[1::2]))
+    def backward(ctx, grad_out, _grad_ck, _grad_cv, _grad_g):
+        ws = default_workspace()
+        q, k, v, logits, *boundaries = ctx.saved_tensors
+        Z, N, _ = q.shape
         grad_out = grad_out.contiguous()
-        dq, dkv, dl = torch.empty_like(q), torch.empty_like(kv), torch.empty_like(logits)
-        reverse: Optional[ReverseCarry] = None
-        starts = range(0, q.shape[1], ctx.block)
-        for start, (carry, g_before) in zip(reversed(starts), reversed(boundaries)):
-            rows = slice(start, start + ctx.block)
-            dq[:, rows], dkv[:, rows], dl[:, rows], reverse = block_backward(
-                q[:, rows], kv[:, rows], logits[:, rows], carry, g_before, grad_out[:, rows],
-                reverse, ctx.chunk)
-        return dq, dkv, dl, None, None, None, None
+        grads = [torch.empty_like(x) for x in (q, k, v, logits)]
+        index = len(boundaries)
+        for group, blocks in reversed(_tiles(Z, N, ctx.block, ctx.tile_rows)):
+            reverse: Optional[ReverseCarry] = None
+            for rows in reversed(blocks):
+                index -= 3
+                ck, cv, g = boundaries[index:index + 3]
+                inputs = [_rows(x, group, rows, f"in{i}", ws)
+                          for i, x in enumerate((q, k, v, logits, grad_out))]
+                targets = [grad[group, rows] for grad in grads]
+                direct = all(t.is_contiguous() for t in targets)
+                if not direct:
+                    targets = [ws(f"grad{i}", t.shape, t) for i, t in enumerate(targets)]
+                reverse = block_backward(*inputs[:4], ck, cv, g, inputs[4], reverse, ctx.scale,
+                                         ctx.chunk, ws, *targets)
+                if not direct:
+                    for grad, t in zip(grads, targets):
+                        grad[group, rows] = t
+        return (*grads, None, None, None, None, None, None, None)
 
 
 def causal_abc(
@@ -65,6 +109,7 @@ def causal_abc(
     scale: Optional[float] = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    tile_rows: int = DEFAULT_TILE_ROWS,
     initial_state: Optional[ABCState] = None,
     return_state: bool = False,
 ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
@@ -79,7 +124,9 @@ def causal_abc(
             exp (finite, of any magnitude).
         scale: multiplies K~_t q_t; defaults to d ** -0.5.
         chunk_size: rows per chunk C; intra-chunk work is O(C (d + n)) per row.
-        block_size: rows processed at once, bounding the temporaries (rounded to a multiple of C).
+        block_size: rows of one sequence processed at once (rounded to a multiple of C).
+        tile_rows: rows over the whole batch (sequences x block_size) processed at once; with
+            block_size it bounds the scratch memory, whatever the batch size and length.
         initial_state: memory of an earlier prefix to continue from, e.g. a prompt processed
             before. It is a constant: no gradient flows into it. Default: an empty memory.
         return_state: also return the ABCState after the last row, to continue decoding with
@@ -94,6 +141,8 @@ def causal_abc(
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     if block_size < 1:
         raise ValueError(f"block_size must be >= 1, got {block_size}")
+    if tile_rows < 1:
+        raise ValueError(f"tile_rows must be >= 1, got {tile_rows}")
     B, H, N, d = q.shape
     n, dv = phi_logits.shape[-1], v.shape[-1]
     Z = B * H
@@ -105,12 +154,14 @@ def causal_abc(
     pad = (-N) % chunk
     # Padded rows come after every real row and write nothing (logit -inf).
     pad_rows = lambda x, value: torch.nn.functional.pad(x, (0, 0, 0, pad), value=value) if pad else x  # noqa: E731
-    q_flat = pad_rows(q.to(work).reshape(Z, N, d) * scale, 0.0)
-    kv_flat = pad_rows(torch.cat([k.to(work), v.to(work)], dim=-1).reshape(Z, N, d + dv), 0.0)
+    q_flat = pad_rows(q.to(work).reshape(Z, N, d), 0.0)
+    k_flat = pad_rows(k.to(work).reshape(Z, N, d), 0.0)
+    v_flat = pad_rows(v.to(work).reshape(Z, N, dv), 0.0)
     logits = pad_rows(phi_logits.to(work).reshape(Z, N, n), float("-inf"))
 
     if initial_state is None:
-        carry = q_flat.new_zeros(Z, n, d + dv)
+        carry_k = q_flat.new_zeros(Z, n, d)
+        carry_v = q_flat.new_zeros(Z, n, dv)
         g_before = q_flat.new_full((Z, n), float("-inf"))
     else:
         expected = ((B, H, n, d), (B, H, n, dv), (B, H, n))
@@ -118,13 +169,14 @@ def causal_abc(
             raise ValueError(
                 "initial_state does not match the inputs: got shapes "
                 f"{[tuple(t.shape) for t in initial_state]}, expected {list(expected)}")
-        carry = torch.cat([initial_state.key_memory, initial_state.value_memory], dim=-1)
-        carry = carry.detach().to(work).reshape(Z, n, d + dv)
-        g_before = initial_state.log_normalizer.detach().to(work).reshape(Z, n)
+        carry_k, carry_v, g_before = (
+            t.detach().to(work).reshape(Z, *t.shape[2:]) for t in initial_state)
 
-    out, carry, g_last = _CausalABC.apply(q_flat, kv_flat, logits, carry, g_before, chunk, block)
+    out, carry_k, carry_v, g_last = _CausalABC.apply(
+        q_flat.contiguous(), k_flat.contiguous(), v_flat.contiguous(), logits.contiguous(),
+        carry_k, carry_v, g_before, scale, chunk, block, tile_rows)
     out = out[:, :N].reshape(B, H, N, dv).to(q.dtype)
     if not return_state:
         return out
-    carry = carry.reshape(B, H, n, d + dv)
-    return out, ABCState(carry[..., :d], carry[..., d:], g_last.reshape(B, H, n))
+    return out, ABCState(carry_k.reshape(B, H, n, d), carry_v.reshape(B, H, n, dv),
+                         g_last.reshape(B, H, n))

@@ -1,7 +1,7 @@
 """Building blocks of chunked causal ABC: one block of chunks, forward and backward.
 
 Notation (per head; Z = B * H sequences are batched, a block of T = nc * C rows is cut into nc
-chunks of C rows; the query is pre-multiplied by the softmax scale):
+chunks of C rows; ``q`` below is already multiplied by the softmax scale):
     l_i  [n]  phi logits of row i          g_t = log sum_{i<=t} exp(l_i)   (prefix normaliser, per slot)
     W_ti [n]  = exp(l_i - g_t), i <= t     (the prefix-normalised control vector: what i wrote, read at t)
     S_t  [n]  = sum_{i<=t} W_ti (q_t . k_i)            slot scores K~_t q_t
@@ -18,44 +18,44 @@ E_i overflows only where logits rise by more than ``SAFE_EXPONENT`` above the no
 chunk; such chunks are flagged and their intra-chunk terms rebuilt exactly from W (C x C x n), so the
 op is exact for logits of any magnitude. Underflow only drops weights below exp(-87) of a
 distribution that sums to one. Memories carried across chunks are stored divided by exp(anchor).
+
+Shapes used below: "rows" [Z, nc, C, n], "pairs" [Z, nc, C, C] indexed [t, i], "memories"
+[Z, nc, n, d]. Temporaries live in a ``Workspace``; only outputs are fresh tensors.
 """
 
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
+from .workspace import Workspace
+
 # Largest exponent the fast (matmul) path takes: exp(60) * C * |q.k| stays far below fp32's max.
 SAFE_EXPONENT = 60.0
 
 
 def _batches(x: torch.Tensor) -> torch.Tensor:
-    """[..., M, K] as [batch, M, K]; a view for the chunked layouts used here."""
+    """[..., M, K] as [batch, M, K]."""
     return x.reshape(-1, *x.shape[-2:])
 
 
-def add_matmul_(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """out += a @ b in one GEMM call (beta = 1), for [..., M, K] @ [..., K, N] batches.
+def matmul_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """out = a @ b for [..., M, K] @ [..., K, N] batches; ``out`` must be contiguous."""
+    torch.bmm(_batches(a), _batches(b), out=out.view(-1, *out.shape[-2:]))
+    return out
 
-    ``out`` may be a strided slice (``view`` raises rather than silently copying); a 2-D ``a`` is
-    broadcast over the batch with a stride-0 view, without a copy.
-    """
+
+def add_matmul_(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """out += a @ b in one GEMM call (beta = 1); a 2-D ``a`` is broadcast without a copy."""
     if a.dim() == 2:
         a = a.expand(*b.shape[:-2], *a.shape)
     out.view(-1, *out.shape[-2:]).baddbmm_(_batches(a), _batches(b))
     return out
 
 
-def matmul_into(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """out = a @ b, written into ``out`` (which may be a strided slice): saves a copy."""
-    torch.bmm(_batches(a), _batches(b), out=out.view(-1, *out.shape[-2:]))
-    return out
-
-
 class BlockGeometry(NamedTuple):
-    """Normalisers and factors of one block; [Z, nc, C, n] unless stated."""
+    """Normalisers and factors of one block (rows-shaped unless stated)."""
 
     logits: torch.Tensor  # l_i
-    before: torch.Tensor  # [Z, nc, n], g just before each chunk
     anchors: torch.Tensor  # [Z, nc + 1, n]: a_0 .. a_{nc-1}, then g at the block's last row
     row_decay: torch.Tensor  # F_t
     col_growth: torch.Tensor  # E_i (clamped in flagged chunks, whose intra terms are rebuilt)
@@ -64,50 +64,55 @@ class BlockGeometry(NamedTuple):
     exact_g: Dict[int, torch.Tensor]  # g_t of the flagged chunks, [Z, C, n]
 
 
-def block_geometry(logits: torch.Tensor, g_before: torch.Tensor, chunk: int) -> BlockGeometry:
+def block_geometry(logits: torch.Tensor, g_before: torch.Tensor, chunk: int,
+                   ws: Workspace) -> BlockGeometry:
     """logits: [Z, T, n], T a multiple of ``chunk``; g_before: [Z, n], the normaliser of all rows
     before the block (-inf at the start of a sequence)."""
     Z, T, n = logits.shape
     nc = T // chunk
     l = logits.view(Z, nc, chunk, n)
-    # Normaliser at each chunk boundary: a scan over nc chunk totals, not over T rows.
-    totals = torch.logsumexp(l, dim=2)
+    E = ws("col_growth", l.shape, l)
+
+    # Normaliser at chunk boundaries: per-chunk totals, then a scan over nc totals, not T rows.
+    chunk_max = l.amax(dim=2)
+    totals = chunk_max + torch.sub(l, chunk_max.unsqueeze(2), out=E).exp_().sum(2).log_()
     ends = torch.logcumsumexp(torch.cat([g_before.unsqueeze(1), totals], dim=1), dim=1)
     before = ends[:, :-1]
     first = torch.logaddexp(before, l[:, :, 0])  # a_c
     anchors = torch.cat([first, ends[:, -1:]], dim=1)
 
-    exponent = l - first.unsqueeze(2)
-    flagged = torch.nonzero(exponent.amax(dim=(0, 2, 3)) > SAFE_EXPONENT).flatten().tolist()
+    flagged = torch.nonzero((chunk_max - first).amax(dim=(0, 2)) > SAFE_EXPONENT)
+    flagged = flagged.flatten().tolist()
+    torch.sub(l, first.unsqueeze(2), out=E)
     if flagged:
-        exponent.clamp_(max=SAFE_EXPONENT)
-    col_growth = exponent.exp_()
+        E.clamp_(max=SAFE_EXPONENT)
+    E.exp_()
     # exp(g_t - a_c) = exp(g_before_chunk - a_c) + sum_{i in chunk, i <= t} E_i.
-    row_decay = torch.cumsum(col_growth, dim=2)
-    row_decay.add_(torch.exp(before - first).unsqueeze(2)).reciprocal_()
-    leave = col_growth * torch.exp(first - anchors[:, 1:]).unsqueeze(2)
+    F = torch.cumsum(E, dim=2, out=ws("row_decay", l.shape, l))
+    F.add_(torch.exp(before - first).unsqueeze(2)).reciprocal_()
+    H = torch.mul(E, torch.exp(first - anchors[:, 1:]).unsqueeze(2), out=ws("leave", l.shape, l))
 
     exact_g = {}
     for c in flagged:
         g = torch.logaddexp(before[:, c, None], torch.logcumsumexp(l[:, c], dim=1))
         exact_g[c] = g
-        row_decay[:, c] = torch.exp(first[:, c, None] - g)
-        leave[:, c] = torch.exp(l[:, c] - anchors[:, c + 1, None])
-    return BlockGeometry(l, before, anchors, row_decay, col_growth, leave, flagged, exact_g)
+        F[:, c] = torch.exp(first[:, c, None] - g)
+        H[:, c] = torch.exp(l[:, c] - anchors[:, c + 1, None])
+    return BlockGeometry(l, anchors, F, E, H, flagged, exact_g)
 
 
 class IntraChunk:
     """Sums over the pairs i <= t inside each chunk, weighted by W_ti = exp(l_i - g_t).
 
-    Shapes: pair matrices A (such as q_t . k_i) are [Z, nc, C, C] indexed [t, i]; row weights R
-    are [Z, nc, C, n] indexed [t, j], and RF stands for R * F.
+    Pair matrices A (such as q_t . k_i) are pairs-shaped; row weights R are rows-shaped, and RF
+    stands for R * F. The fast path uses W_ti = E_i F_t; flagged chunks use W itself.
     """
 
     def __init__(self, geo: BlockGeometry):
         self.geo = geo
         chunk = geo.logits.shape[2]
         ones = torch.ones(chunk, chunk, dtype=geo.logits.dtype, device=geo.logits.device)
-        self.above = ones.triu(1).bool()  # pairs i > t, [t, i]
+        self.above = ones.triu(1).bool()  # [t, i]: pairs i > t
         self.later_ones = ones.triu()  # [i, t]: 1 where t >= i
 
     def mask_(self, A: torch.Tensor) -> torch.Tensor:
@@ -119,12 +124,9 @@ class IntraChunk:
         exponent = self.geo.logits[:, c, None, :, :] - self.geo.exact_g[c][:, :, None, :]
         return exponent.masked_fill_(self.above[None, :, :, None], float("-inf")).exp_()
 
-    def read(self, inter: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
-        """F_t * (inter[t] + sum_{i<=t} E_i A[t, i]) = inter-chunk part + sum_{i<=t} W_ti A[t, i].
-
-        inter: [Z, nc, C, n], the carried-memory term before its row factor (overwritten);
-        A is masked in place. Returns [Z, nc, C, n].
-        """
+    def read_(self, inter: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+        """inter <- F_t (inter[t] + sum_{i<=t} E_i A[t, i]), i.e. the carried-memory term plus
+        sum_{i<=t} W_ti A[t, i]. ``inter`` (rows) and ``A`` (masked here) are updated in place."""
         geo = self.geo
         self.mask_(A)
         kept = {c: inter[:, c] * geo.row_decay[:, c] for c in geo.flagged}
@@ -133,24 +135,28 @@ class IntraChunk:
             inter[:, c] = part + torch.einsum("ztij,zti->ztj", self.exact_weights(c), A[:, c])
         return inter
 
-    def mixing(self, RF: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
-        """sum_j R[t, j] W_ti[j]: [Z, nc, C, C] indexed [t, i], zero where i > t."""
-        mix = self.mask_(torch.matmul(RF, self.geo.col_growth.transpose(-1, -2)))
+    def mixing(self, out: torch.Tensor, RF: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
+        """out <- sum_j R[t, j] W_ti[j] (pairs, zero where i > t)."""
+        self.mask_(matmul_into(out, RF, self.geo.col_growth.transpose(-1, -2)))
         for c in self.geo.flagged:
-            mix[:, c] = torch.einsum("ztij,ztj->zti", self.exact_weights(c), R[:, c])
-        return mix
+            out[:, c] = torch.einsum("ztij,ztj->zti", self.exact_weights(c), R[:, c])
+        return out
 
-    def column(self, terms: Sequence[Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]]):
-        """sum_{t>=i} W_ti[j] sum_k R_k[t, j] A_k[t, i]: [Z, nc, C, n] indexed [i, j].
+    def column(self, out: torch.Tensor,
+               terms: Sequence[Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]]):
+        """out <- sum_{t>=i} W_ti[j] sum_k R_k[t, j] A_k[t, i] (rows-shaped, indexed [i, j]).
 
-        ``terms``: (RF_k, R_k, A_k) with A_k masked, or None for all ones (the sum over t >= i is
-        then a matmul with a triangle of ones; total - cumsum would cancel, and E_i, up to
+        ``terms``: (RF_k, R_k, A_k) with A_k masked, or None for all ones: the sum over t >= i is
+        then a matmul with a triangle of ones (total - cumsum would cancel, and E_i, up to
         exp(SAFE_EXPONENT), would amplify the error).
         """
-        acc = torch.zeros_like(terms[0][0])
-        for RF, _, A in terms:
-            add_matmul_(acc, self.later_ones if A is None else A.transpose(-1, -2), RF)
-        acc.mul_(self.geo.col_growth)
+        for k, (RF, _, A) in enumerate(terms):
+            A_t = self.later_ones if A is None else A.transpose(-1, -2)
+            if k == 0:
+                matmul_into(out, A_t.expand(*RF.shape[:-2], *A_t.shape[-2:]), RF)
+            else:
+                add_matmul_(out, A_t, RF)
+        out.mul_(self.geo.col_growth)
         for c in self.geo.flagged:
             W = self.exact_weights(c)
             exact = 0
@@ -159,143 +165,156 @@ class IntraChunk:
                     exact = exact + torch.einsum("ztij,ztj->zij", W, R[:, c])
                 else:
                     exact = exact + torch.einsum("ztij,ztj,zti->zij", W, R[:, c], A[:, c])
-            acc[:, c] = exact
-        return acc
+            out[:, c] = exact
+        return out
 
 
-def scan_forward(local, anchors, carry, g_before):
-    """Memories entering each chunk.
+def scan_(memories: Sequence[torch.Tensor], carries: Sequence[torch.Tensor], decay: torch.Tensor,
+          reverse: bool, ws: Workspace) -> List[torch.Tensor]:
+    """Turn per-chunk sums into the memories carried between chunks, in place.
 
-    local: [Z, nc, n, D], chunk c's own writes normalised at a_{c+1}; anchors: [Z, nc + 1, n];
-    carry: [Z, n, D] normalised at g_before [Z, n]. Returns (states [Z, nc, n, D], states[:, c]
-    normalised at a_c; the memory after the block [Z, n, D], normalised at anchors[:, -1]).
+    memories: [Z, nc, n, *] each, chunk c's own sums; carries: [Z, n, *], what enters the scan
+    (already normalised at its first anchor); decay: [Z, nc, n], exp(a_c - a_{c+1}).
+    Forward (reverse=False): on input memories[c] is normalised at a_{c+1}; on output it holds
+    everything before chunk c, normalised at a_c. Reverse: on input memories[c] is normalised at
+    a_c; on output it holds everything after chunk c, normalised at a_{c+1}.
+    Returns the memories leaving the scan (after the last chunk, or before the first).
     """
-    nc = local.shape[1]
-    states = torch.empty_like(local)
-    torch.mul(torch.exp(g_before - anchors[:, 0]).unsqueeze(-1), carry, out=states[:, 0])
-    decay = torch.exp(anchors[:, :-1] - anchors[:, 1:]).unsqueeze(-1)  # [Z, nc, n, 1]
-    for c in range(nc - 1):
-        torch.addcmul(local[:, c], decay[:, c], states[:, c], out=states[:, c + 1])
-    return states, torch.addcmul(local[:, -1], decay[:, -1], states[:, -1])
-
-
-def scan_backward(local, anchors, carry, carry_anchor):
-    """Reverse memories: what the rows after chunk c send back to it.
-
-    local: [Z, nc, n, D], chunk c's own rows normalised at a_c; carry: [Z, n, D], the rows after the
-    block normalised at carry_anchor [Z, n] (>= the block's last normaliser). Returns (states
-    [Z, nc, n, D], states[:, c] normalised at a_{c+1}; the carry for the block before, at a_0).
-    """
-    nc = local.shape[1]
-    states = torch.empty_like(local)
-    torch.mul(torch.exp(anchors[:, -1] - carry_anchor).unsqueeze(-1), carry, out=states[:, -1])
-    decay = torch.exp(anchors[:, :-1] - anchors[:, 1:]).unsqueeze(-1)
-    for c in range(nc - 1, 0, -1):
-        torch.addcmul(local[:, c], decay[:, c], states[:, c], out=states[:, c - 1])
-    return states, torch.addcmul(local[:, 0], decay[:, 0], states[:, 0])
+    nc = memories[0].shape[1]
+    order = range(nc - 1, -1, -1) if reverse else range(nc)
+    leaving = []
+    for index, (memory, carry) in enumerate(zip(memories, carries)):
+        expand = decay if memory.dim() == 3 else decay.unsqueeze(-1)
+        ping = ws(f"scan{index}a", carry.shape, carry)
+        pong = ws(f"scan{index}b", carry.shape, carry)
+        current = ping.copy_(carry)
+        for c in order:
+            nxt = pong if current is ping else ping
+            torch.addcmul(memory[:, c], expand[:, c], current, out=nxt)
+            memory[:, c].copy_(current)
+            current = nxt
+        leaving.append(current.clone())
+    return leaving
 
 
 class BlockForward(NamedTuple):
-    out: torch.Tensor  # [Z, nc, C, dv]
     geo: BlockGeometry
     intra: IntraChunk
-    states: torch.Tensor  # [Z, nc, n, d + dv], memory entering each chunk (keys, then values)
-    scores: torch.Tensor  # S  [Z, nc, C, n]
-    probs: torch.Tensor  # P  [Z, nc, C, n]
-    probs_f: torch.Tensor  # P * F
-    qk: torch.Tensor  # q_t . k_i, masked  [Z, nc, C, C]
-    value_mix: torch.Tensor  # sum_j P_t[j] W_ti[j]  [Z, nc, C, C]
-    carry: torch.Tensor  # [Z, n, d + dv], memory after the block, normalised at g_last
+    q: torch.Tensor  # scaled queries, [Z, nc, C, d]
+    key_states: torch.Tensor  # [Z, nc, n, d], memory entering each chunk
+    value_states: torch.Tensor  # [Z, nc, n, dv]
+    scores: torch.Tensor  # S (rows)
+    probs: torch.Tensor  # P (rows)
+    probs_f: torch.Tensor  # P * F (rows)
+    qk: torch.Tensor  # q_t . k_i, masked (pairs)
+    value_mix: torch.Tensor  # sum_j P_t[j] W_ti[j] (pairs)
+    carry: Tuple[torch.Tensor, torch.Tensor]  # memories after the block, normalised at g_last
     g_last: torch.Tensor  # [Z, n]
 
 
-def block_forward(q, kv, logits, carry, g_before, chunk: int) -> BlockForward:
-    """Causal ABC over one block.
+def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chunk: int,
+                  ws: Workspace, out: Optional[torch.Tensor] = None) -> BlockForward:
+    """Causal ABC over one block; writes the output into ``out`` ([Z, T, dv]) when given.
 
-    q: [Z, T, d] (pre-scaled); kv: [Z, T, d + dv], keys then values; logits: [Z, T, n];
-    carry: [Z, n, d + dv], memory of the prefix normalised at g_before [Z, n].
+    q, k: [Z, T, d]; v: [Z, T, dv]; logits: [Z, T, n] (contiguous, T a multiple of ``chunk``);
+    carry_k [Z, n, d], carry_v [Z, n, dv]: memory of the prefix, normalised at g_before [Z, n].
     """
     Z, T, d = q.shape
-    nc = T // chunk
-    geo = block_geometry(logits, g_before, chunk)
+    nc, n, dv = T // chunk, logits.shape[-1], v.shape[-1]
+    geo = block_geometry(logits, g_before, chunk, ws)
     intra = IntraChunk(geo)
-    qc = q.view(Z, nc, chunk, d)
-    kvc = kv.view(Z, nc, chunk, kv.shape[-1])
-    kc, vc = kvc[..., :d], kvc[..., d:]
+    rows, pairs = (Z, nc, chunk, n), (Z, nc, chunk, chunk)
+    qc = torch.mul(q.view(Z, nc, chunk, d), scale, out=ws("q", (Z, nc, chunk, d), q))
+    kc, vc = k.view(Z, nc, chunk, d), v.view(Z, nc, chunk, dv)
 
-    local = torch.matmul(geo.leave.transpose(-1, -2), kvc)  # [Z, nc, n, d + dv]
-    states, carry_out = scan_forward(local, geo.anchors, carry, g_before)
-    key_states, value_states = states[..., :d], states[..., d:]
+    leave_t = geo.leave.transpose(-1, -2)
+    key_states = matmul_into(ws("key_states", (Z, nc, n, d), q), leave_t, kc)
+    value_states = matmul_into(ws("value_states", (Z, nc, n, dv), q), leave_t, vc)
+    entering = torch.exp(g_before - geo.anchors[:, 0]).unsqueeze(-1)
+    decay = torch.exp(geo.anchors[:, :-1] - geo.anchors[:, 1:])
+    carry = scan_([key_states, value_states], [entering * carry_k, entering * carry_v], decay,
+                  reverse=False, ws=ws)
 
-    qk = torch.matmul(qc, kc.transpose(-1, -2))
-    scores = intra.read(torch.matmul(qc, key_states.transpose(-1, -2)), qk)
-    probs = torch.softmax(scores, dim=-1)
-    probs_f = probs * geo.row_decay
-    value_mix = intra.mixing(probs_f, probs)
-    out = add_matmul_(torch.matmul(probs_f, value_states), value_mix, vc)
-    return BlockForward(out, geo, intra, states, scores, probs, probs_f, qk, value_mix,
-                        carry_out, geo.anchors[:, -1])
+    qk = matmul_into(ws("qk", pairs, q), qc, kc.transpose(-1, -2))
+    scores = matmul_into(ws("scores", rows, q), qc, key_states.transpose(-1, -2))
+    intra.read_(scores, qk)
+    probs = torch.ops.aten._softmax.out(scores, -1, False, out=ws("probs", rows, q))
+    probs_f = torch.mul(probs, geo.row_decay, out=ws("probs_f", rows, q))
+    value_mix = intra.mixing(ws("value_mix", pairs, q), probs_f, probs)
+    if out is not None:
+        out = out.view(Z, nc, chunk, dv)
+        add_matmul_(matmul_into(out, probs_f, value_states), value_mix, vc)
+    return BlockForward(geo, intra, qc, key_states, value_states, scores, probs, probs_f, qk,
+                        value_mix, tuple(carry), geo.anchors[:, -1])
 
 
 class ReverseCarry(NamedTuple):
     """What the rows after a block send back, as sums of exp(anchor - g_t) * (row term):
-    [Z, n, d + dv + 1] = (dS_t q_t | P_t dO_t | dg_t), normalised at ``anchor`` [Z, n]."""
+    keys [Z, n, d] (dS_t q_t), values [Z, n, dv] (P_t dO_t), normaliser [Z, n] (dg_t), all
+    normalised at ``anchor`` [Z, n]."""
 
-    memory: torch.Tensor
+    keys: torch.Tensor
+    values: torch.Tensor
+    normaliser: torch.Tensor
     anchor: torch.Tensor
 
 
-def block_backward(q, kv, logits, carry, g_before, grad_out, reverse: Optional[ReverseCarry],
-                   chunk: int):
+def block_backward(q, k, v, logits, carry_k, carry_v, g_before, grad_out,
+                   reverse: Optional[ReverseCarry], scale: float, chunk: int, ws: Workspace,
+                   dq, dk, dv, dlogits) -> ReverseCarry:
     """Gradients of one block, recomputing its forward from the carried prefix memory.
 
-    grad_out: [Z, T, dv]; ``reverse``: the carry from the block after this one (None for the last).
-    Returns (dq [Z, T, d], dkv [Z, T, d + dv], dlogits [Z, T, n], ReverseCarry for the block before).
+    grad_out: [Z, T, dv]; dq, dk, dv, dlogits: contiguous outputs shaped like q, k, v, logits;
+    ``reverse``: the carry from the block after this one (None for the last block).
+    Returns the ReverseCarry for the block before.
     """
     Z, T, d = q.shape
-    D = kv.shape[-1]
-    nc = T // chunk
-    fw = block_forward(q, kv, logits, carry, g_before, chunk)
+    nc, n, dv_dim = T // chunk, logits.shape[-1], v.shape[-1]
+    rows, pairs = (Z, nc, chunk, n), (Z, nc, chunk, chunk)
+    fw = block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, ws)
     geo, intra = fw.geo, fw.intra
-    qc = q.view(Z, nc, chunk, d)
-    kvc = kv.view(Z, nc, chunk, D)
-    kc, vc = kvc[..., :d], kvc[..., d:]
-    do = grad_out.view(Z, nc, chunk, D - d)
+    kc, vc = k.view(Z, nc, chunk, d), v.view(Z, nc, chunk, dv_dim)
+    do = grad_out.view(Z, nc, chunk, dv_dim)
 
     # dP_t[j] = sum_{i<=t} W_ti[j] (dO_t . v_i): the score pass with (dO, V) for (Q, K).
-    dov = torch.matmul(do, vc.transpose(-1, -2))
-    d_probs = intra.read(torch.matmul(do, fw.states[..., d:].transpose(-1, -2)), dov)
-    pdp = fw.probs * d_probs
-    d_scores = d_probs.sub_(pdp.sum(-1, keepdim=True)).mul_(fw.probs)  # softmax backward
+    dov = matmul_into(ws("dov", pairs, q), do, vc.transpose(-1, -2))
+    d_probs = matmul_into(ws("d_probs", rows, q), do, fw.value_states.transpose(-1, -2))
+    intra.read_(d_probs, dov)
     # g_t enters every W_ti through exp(-g_t): dg_t = -sum_i dW_ti W_ti = -(dS_t S_t + P_t dP_t).
-    d_norm = torch.addcmul(pdp, d_scores, fw.scores).neg_()
-    ds_f = d_scores * geo.row_decay
-    dn_f = d_norm * geo.row_decay
+    d_norm = torch.mul(fw.probs, d_probs, out=ws("d_norm", rows, q))
+    d_scores = d_probs.sub_(d_norm.sum(-1, keepdim=True)).mul_(fw.probs)  # softmax backward
+    d_norm.addcmul_(d_scores, fw.scores).neg_()
+    ds_f = torch.mul(d_scores, geo.row_decay, out=ws("ds_f", rows, q))
+    dn_f = torch.mul(d_norm, geo.row_decay, out=ws("dn_f", rows, q))
 
-    # dQ_t = sum_j dS_t[j] K~_t[j]: the output pass with (dS, K) for (P, V).
-    key_mix = intra.mixing(ds_f, d_scores)
-    dq = add_matmul_(torch.matmul(ds_f, fw.states[..., :d]), key_mix, kc)
+    # dQ_t = scale * sum_j dS_t[j] K~_t[j]: the output pass with (dS, K) for (P, V).
+    key_mix = intra.mixing(ws("key_mix", pairs, q), ds_f, d_scores)
+    dq = dq.view(Z, nc, chunk, d)
+    add_matmul_(matmul_into(dq, ds_f, fw.key_states), key_mix, kc).mul_(scale)
 
-    # Reverse memories: rows t send dS_t q_t (for dK), P_t dO_t (for dV) and dg_t (for dl),
-    # normalised at a_c: [Z, nc, n, D + 1].
-    local = kv.new_empty(Z, nc, ds_f.shape[-1], D + 1)
-    matmul_into(local[..., :d], ds_f.transpose(-1, -2), qc)
-    matmul_into(local[..., d:D], fw.probs_f.transpose(-1, -2), do)
-    torch.sum(dn_f, dim=2, out=local[..., D])
+    # Reverse memories: rows t send dS_t q_t (for dK), P_t dO_t (for dV), dg_t (for dl).
+    rev_k = matmul_into(ws("rev_k", (Z, nc, n, d), q), ds_f.transpose(-1, -2), fw.q)
+    rev_v = matmul_into(ws("rev_v", (Z, nc, n, dv_dim), q), fw.probs_f.transpose(-1, -2), do)
+    rev_g = dn_f.sum(2)
     if reverse is None:
-        reverse = ReverseCarry(local.new_zeros(Z, local.shape[2], D + 1), geo.anchors[:, -1])
-    states, back = scan_backward(local, geo.anchors, reverse.memory, reverse.anchor)
-    rev_k, rev_v, rev_g = states[..., :d], states[..., d:D], states[..., D]
+        zeros = (q.new_zeros(Z, n, d), q.new_zeros(Z, n, dv_dim), q.new_zeros(Z, n))
+        reverse = ReverseCarry(*zeros, geo.anchors[:, -1])
+    entering = torch.exp(geo.anchors[:, -1] - reverse.anchor)
+    decay = torch.exp(geo.anchors[:, :-1] - geo.anchors[:, 1:])
+    back = scan_([rev_k, rev_v, rev_g],
+                 [entering.unsqueeze(-1) * reverse.keys, entering.unsqueeze(-1) * reverse.values,
+                  entering * reverse.normaliser], decay, reverse=True, ws=ws)
 
-    dkv = torch.empty_like(kvc)
-    add_matmul_(matmul_into(dkv[..., :d], key_mix.transpose(-1, -2), qc), geo.leave, rev_k)
-    add_matmul_(matmul_into(dkv[..., d:], fw.value_mix.transpose(-1, -2), do), geo.leave, rev_v)
+    leave = geo.leave
+    add_matmul_(matmul_into(dk.view(Z, nc, chunk, d), key_mix.transpose(-1, -2), fw.q), leave, rev_k)
+    add_matmul_(matmul_into(dv.view(Z, nc, chunk, dv_dim), fw.value_mix.transpose(-1, -2), do),
+                leave, rev_v)
 
     # dl_i[j] = sum_{t>=i} W_ti[j] (dS_t[j] q_t.k_i + P_t[j] dO_t.v_i + dg_t[j]).
     intra.mask_(dov)
-    d_logits = intra.column([(ds_f, d_scores, fw.qk), (fw.probs_f, fw.probs, dov),
-                             (dn_f, d_norm, None)])
-    inter = add_matmul_(torch.matmul(kc, rev_k.transpose(-1, -2)), vc, rev_v.transpose(-1, -2))
-    d_logits.add_(inter.add_(rev_g.unsqueeze(2)).mul_(geo.leave))
-    return (dq.reshape(Z, T, d), dkv.reshape(Z, T, D), d_logits.reshape(Z, T, -1),
-            ReverseCarry(back, geo.anchors[:, 0]))
+    dl = intra.column(dlogits.view(rows), [(ds_f, d_scores, fw.qk), (fw.probs_f, fw.probs, dov),
+                                            (dn_f, d_norm, None)])
+    inter = matmul_into(ws("inter", rows, q), kc, rev_k.transpose(-1, -2))
+    add_matmul_(inter, vc, rev_v.transpose(-1, -2))
+    dl.add_(inter.add_(rev_g.unsqueeze(2)).mul_(leave))
+    return ReverseCarry(*back, geo.anchors[:, 0])
