@@ -5,9 +5,10 @@
   the shared W_phi projection and transformer layers using them.
 - ``abc_fairseq.models``: registered fairseq models (``abc_lm`` and its architectures).
 
-Importing the package (``--user-dir abc_fairseq`` does) registers the models and lets fairseq
-load checkpoints under torch's weights-only ``torch.load`` (see ``checkpoint_compat``). Without
-fairseq installed only the ops are available.
+Importing the package (``--user-dir abc_fairseq`` does) registers the models, lets fairseq
+load checkpoints under torch's weights-only ``torch.load`` (``checkpoint_compat``) and restores
+the one numpy 1.x alias fairseq 0.12 still needs (``numpy_compat``). Without fairseq installed
+only the ops are available.
 """
 
 import importlib.util
@@ -15,5 +16,7 @@ import importlib.util
 if importlib.util.find_spec("fairseq") is not None:
     from . import models, modules  # noqa: F401 (registers the models)
     from .checkpoint_compat import allow_fairseq_checkpoints
+    from .numpy_compat import restore_numpy_compat_long
 
     allow_fairseq_checkpoints()
+    restore_numpy_compat_long()
