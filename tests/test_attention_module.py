@@ -244,3 +244,49 @@ def test_phi_is_shared_by_layers_and_counted_once():
     # Moving the model moves the shared module the layers point to.
     stack.double()
     assert all(layer.self_attn.phi.weight.dtype == torch.float64 for layer in stack.layers)
+
+
+def small_transformer_config():
+    from fairseq.models.transformer import TransformerConfig
+
+    cfg = TransformerConfig()
+    for side in (cfg.encoder, cfg.decoder):
+        side.embed_dim, side.attention_heads, side.ffn_embed_dim = E, H, 32
+    cfg.dropout = 0.0
+    return cfg
+
+
+def test_encoder_layer_runs_abc_and_keeps_fast_paths_off():
+    from abc_fairseq.modules import ABCTransformerEncoderLayer
+
+    torch.manual_seed(0)
+    phi = PhiProjection(E, H, N_SLOTS)
+    layer = ABCTransformerEncoderLayer(small_transformer_config(), self_attn=ABCAttentionSpec(N_SLOTS, phi))
+    assert isinstance(layer.self_attn, ABCMultiheadAttention) and not layer.self_attn.causal
+    layer.load_to_BT = True  # what fairseq 0.12.2 sets when loading a checkpoint
+    layer.can_use_fastpath = True
+    assert layer.load_to_BT is False and layer.can_use_fastpath is False
+    layer, phi = layer.double().eval(), phi.double()
+    x = torch.randn(6, 1, E, dtype=torch.float64)
+    padded = torch.cat([torch.randn(2, 1, E, dtype=torch.float64), x])
+    mask = torch.tensor([[True, True] + [False] * 6])
+    torch.testing.assert_close(layer(padded, mask)[2:], layer(x, None), rtol=0, atol=1e-10)
+
+
+def test_decoder_layer_with_abc_self_and_cross_attention_decodes_incrementally():
+    torch.manual_seed(0)
+    cfg = small_transformer_config()
+    self_phi, cross_phi = PhiProjection(E, H, N_SLOTS), PhiProjection(E, H, 3)
+    layer = ABCTransformerDecoderLayer(cfg, self_attn=ABCAttentionSpec(N_SLOTS, self_phi),
+                                       encoder_attn=ABCAttentionSpec(3, cross_phi))
+    assert isinstance(layer.encoder_attn, ABCMultiheadAttention) and layer.encoder_attn.encoder_decoder_attention
+    for module in (layer, self_phi, cross_phi):
+        module.double().eval()
+    enc = torch.randn(7, 2, E, dtype=torch.float64)
+    enc_mask = torch.tensor([[False] * 7, [True] * 3 + [False] * 4])
+    x = torch.randn(5, 2, E, dtype=torch.float64)
+    full = layer(x, enc, enc_mask, self_attn_mask=future_mask(5))[0]
+    state, steps = {}, []
+    for t in range(5):
+        steps.append(layer(x[t:t + 1], enc, enc_mask, incremental_state=state)[0])
+    torch.testing.assert_close(torch.cat(steps), full, rtol=0, atol=1e-10)
