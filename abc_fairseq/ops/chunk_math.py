@@ -23,6 +23,7 @@ Shapes used below: "rows" [Z, nc, C, n], "pairs" [Z, nc, C, C] indexed [t, i], "
 [Z, nc, n, d]. Temporaries live in a ``Workspace``; only outputs are fresh tensors.
 """
 
+import functools
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
@@ -101,6 +102,13 @@ def block_geometry(logits: torch.Tensor, g_before: torch.Tensor, chunk: int,
     return BlockGeometry(l, anchors, F, E, H, flagged, exact_g)
 
 
+@functools.lru_cache(maxsize=16)
+def _triangles(chunk: int, dtype: torch.dtype, device: torch.device):
+    """([t, i] True where i > t, [i, t] ones where t >= i), cached per chunk size."""
+    ones = torch.ones(chunk, chunk, dtype=dtype, device=device)
+    return ones.triu(1).bool(), ones.triu()
+
+
 class IntraChunk:
     """Sums over the pairs i <= t inside each chunk, weighted by W_ti = exp(l_i - g_t).
 
@@ -110,10 +118,8 @@ class IntraChunk:
 
     def __init__(self, geo: BlockGeometry):
         self.geo = geo
-        chunk = geo.logits.shape[2]
-        ones = torch.ones(chunk, chunk, dtype=geo.logits.dtype, device=geo.logits.device)
-        self.above = ones.triu(1).bool()  # [t, i]: pairs i > t
-        self.later_ones = ones.triu()  # [i, t]: 1 where t >= i
+        self.above, self.later_ones = _triangles(geo.logits.shape[2], geo.logits.dtype,
+                                                 geo.logits.device)
 
     def mask_(self, A: torch.Tensor) -> torch.Tensor:
         """Zero the pairs i > t, in place."""
@@ -169,32 +175,31 @@ class IntraChunk:
         return out
 
 
-def scan_(memories: Sequence[torch.Tensor], carries: Sequence[torch.Tensor], decay: torch.Tensor,
-          reverse: bool, ws: Workspace) -> List[torch.Tensor]:
-    """Turn per-chunk sums into the memories carried between chunks, in place.
+def scan(sums: Sequence[torch.Tensor], carries: Sequence[torch.Tensor], decay: torch.Tensor,
+         reverse: bool, ws: Workspace, names: Sequence[str]) -> Tuple[List[torch.Tensor], List[torch.Tensor]]:
+    """Turn per-chunk sums into the memories carried between chunks.
 
-    memories: [Z, nc, n, *] each, chunk c's own sums; carries: [Z, n, *], what enters the scan
-    (already normalised at its first anchor); decay: [Z, nc, n], exp(a_c - a_{c+1}).
-    Forward (reverse=False): on input memories[c] is normalised at a_{c+1}; on output it holds
-    everything before chunk c, normalised at a_c. Reverse: on input memories[c] is normalised at
-    a_c; on output it holds everything after chunk c, normalised at a_{c+1}.
-    Returns the memories leaving the scan (after the last chunk, or before the first).
+    sums: [Z, nc, n, *] each, chunk c's own sums; carries: [Z, n, *], what enters the scan
+    (normalised at its first anchor); decay: [Z, nc, n], exp(a_c - a_{c+1}).
+    Forward (reverse=False): sums[c] is normalised at a_{c+1}; memories[c] holds everything before
+    chunk c, normalised at a_c. Reverse: sums[c] is normalised at a_c; memories[c] holds everything
+    after chunk c, normalised at a_{c+1}. Returns (memories in workspace buffers ``names``, the
+    memories leaving the scan: after the last chunk, or before the first).
     """
-    nc = memories[0].shape[1]
-    order = range(nc - 1, -1, -1) if reverse else range(nc)
-    leaving = []
-    for index, (memory, carry) in enumerate(zip(memories, carries)):
-        expand = decay if memory.dim() == 3 else decay.unsqueeze(-1)
-        ping = ws(f"scan{index}a", carry.shape, carry)
-        pong = ws(f"scan{index}b", carry.shape, carry)
-        current = ping.copy_(carry)
-        for c in order:
-            nxt = pong if current is ping else ping
-            torch.addcmul(memory[:, c], expand[:, c], current, out=nxt)
-            memory[:, c].copy_(current)
-            current = nxt
-        leaving.append(current.clone())
-    return leaving
+    nc = sums[0].shape[1]
+    first, step = (nc - 1, -1) if reverse else (0, 1)
+    memories, leaving = [], []
+    for part, carry, name in zip(sums, carries, names):
+        expand = decay if part.dim() == 3 else decay.unsqueeze(-1)
+        memory = ws(name, part.shape, part)
+        memory[:, first].copy_(carry)
+        c = first
+        for _ in range(nc - 1):
+            torch.addcmul(part[:, c], expand[:, c], memory[:, c], out=memory[:, c + step])
+            c += step
+        memories.append(memory)
+        leaving.append(torch.addcmul(part[:, c], expand[:, c], memory[:, c]))
+    return memories, leaving
 
 
 class BlockForward(NamedTuple):
@@ -228,12 +233,13 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
     kc, vc = k.view(Z, nc, chunk, d), v.view(Z, nc, chunk, dv)
 
     leave_t = geo.leave.transpose(-1, -2)
-    key_states = matmul_into(ws("key_states", (Z, nc, n, d), q), leave_t, kc)
-    value_states = matmul_into(ws("value_states", (Z, nc, n, dv), q), leave_t, vc)
+    key_sums = matmul_into(ws("key_sums", (Z, nc, n, d), q), leave_t, kc)
+    value_sums = matmul_into(ws("value_sums", (Z, nc, n, dv), q), leave_t, vc)
     entering = torch.exp(g_before - geo.anchors[:, 0]).unsqueeze(-1)
     decay = torch.exp(geo.anchors[:, :-1] - geo.anchors[:, 1:])
-    carry = scan_([key_states, value_states], [entering * carry_k, entering * carry_v], decay,
-                  reverse=False, ws=ws)
+    (key_states, value_states), carry = scan(
+        [key_sums, value_sums], [entering * carry_k, entering * carry_v], decay, reverse=False,
+        ws=ws, names=("key_states", "value_states"))
 
     qk = matmul_into(ws("qk", pairs, q), qc, kc.transpose(-1, -2))
     scores = matmul_into(ws("scores", rows, q), qc, key_states.transpose(-1, -2))
@@ -293,17 +299,19 @@ def block_backward(q, k, v, logits, carry_k, carry_v, g_before, grad_out,
     add_matmul_(matmul_into(dq, ds_f, fw.key_states), key_mix, kc).mul_(scale)
 
     # Reverse memories: rows t send dS_t q_t (for dK), P_t dO_t (for dV), dg_t (for dl).
-    rev_k = matmul_into(ws("rev_k", (Z, nc, n, d), q), ds_f.transpose(-1, -2), fw.q)
-    rev_v = matmul_into(ws("rev_v", (Z, nc, n, dv_dim), q), fw.probs_f.transpose(-1, -2), do)
-    rev_g = dn_f.sum(2)
+    sum_k = matmul_into(ws("rev_sum_k", (Z, nc, n, d), q), ds_f.transpose(-1, -2), fw.q)
+    sum_v = matmul_into(ws("rev_sum_v", (Z, nc, n, dv_dim), q), fw.probs_f.transpose(-1, -2), do)
+    sum_g = dn_f.sum(2)
     if reverse is None:
         zeros = (q.new_zeros(Z, n, d), q.new_zeros(Z, n, dv_dim), q.new_zeros(Z, n))
         reverse = ReverseCarry(*zeros, geo.anchors[:, -1])
     entering = torch.exp(geo.anchors[:, -1] - reverse.anchor)
     decay = torch.exp(geo.anchors[:, :-1] - geo.anchors[:, 1:])
-    back = scan_([rev_k, rev_v, rev_g],
-                 [entering.unsqueeze(-1) * reverse.keys, entering.unsqueeze(-1) * reverse.values,
-                  entering * reverse.normaliser], decay, reverse=True, ws=ws)
+    (rev_k, rev_v, rev_g), back = scan(
+        [sum_k, sum_v, sum_g],
+        [entering.unsqueeze(-1) * reverse.keys, entering.unsqueeze(-1) * reverse.values,
+         entering * reverse.normaliser], decay, reverse=True, ws=ws,
+        names=("rev_k", "rev_v", "rev_g"))
 
     leave = geo.leave
     add_matmul_(matmul_into(dk.view(Z, nc, chunk, d), key_mix.transpose(-1, -2), fw.q), leave, rev_k)
