@@ -11,7 +11,7 @@
 # save dir already holds one), and raising QUICKSTART_MAX_UPDATE continues training.
 #
 # Budget and size, all optional (defaults give a few minutes per model on 2 CPU cores):
-#   QUICKSTART_MAX_UPDATE=600        optimizer steps per model (fairseq --max-update)
+#   QUICKSTART_MAX_UPDATE=200        optimizer steps per model (fairseq --max-update)
 #   QUICKSTART_MAX_EPOCH=0           epoch limit (0: none)
 #   QUICKSTART_MAX_TOKENS=2048       tokens per batch (8 sequences of 256)
 #   QUICKSTART_TOKENS_PER_SAMPLE=256 sequence length
@@ -31,7 +31,7 @@ cd "$repo"
 
 out="${QUICKSTART_DIR:-$repo/work_dirs/quickstart}"
 data="${QUICKSTART_DATA:-$repo/data-bin/default_corpus}"
-max_update="${QUICKSTART_MAX_UPDATE:-600}"
+max_update="${QUICKSTART_MAX_UPDATE:-200}"
 max_epoch="${QUICKSTART_MAX_EPOCH:-0}"
 max_tokens="${QUICKSTART_MAX_TOKENS:-2048}"
 tps="${QUICKSTART_TOKENS_PER_SAMPLE:-256}"
@@ -77,6 +77,9 @@ common=(
     --task language_modeling --tokens-per-sample "$tps" --sample-break-mode none
     --decoder-layers "$layers" --decoder-embed-dim "$dim" --decoder-ffn-embed-dim "$ffn"
     --decoder-attention-heads "$heads" --share-decoder-input-output-embed
+    # Without these two, transformer_lm's config defaults give a 512-wide input/output projection
+    # around the 256-wide decoder (its default is not tied to --decoder-embed-dim).
+    --decoder-input-dim "$dim" --decoder-output-dim "$dim"
     --dropout 0.1 --attention-dropout 0.0
     --optimizer adam --adam-betas "(0.9, 0.98)" --weight-decay 0.01 --clip-norm 1.0
     --lr "$lr" --lr-scheduler inverse_sqrt --warmup-updates "$warmup" --warmup-init-lr 1e-07
