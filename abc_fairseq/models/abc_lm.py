@@ -1,7 +1,6 @@
 """``abc_lm``: fairseq's transformer language model with ABC causal self attention."""
 
 import ast
-import logging
 from dataclasses import dataclass
 
 from fairseq import options
@@ -26,8 +25,6 @@ from .abc_options import (
     memory_field,
     set_abc_defaults,
 )
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass
