@@ -49,7 +49,7 @@ class AttentionPosition(NamedTuple):
 
 
 DECODER_SELF = AttentionPosition("decoder_self", "self_attn_phi", "decoder (causal) self attention")
-ENCODER_SELF = AttentionPosition("encoder_self", "self_attn_phi", "encoder self attention")
+ENCODER_SELF = AttentionPosition("encoder", "self_attn_phi", "encoder self attention")
 DECODER_CROSS = AttentionPosition("decoder_cross", "encoder_attn_phi", "encoder-decoder (cross) attention")
 POSITIONS = (DECODER_SELF, ENCODER_SELF, DECODER_CROSS)
 
