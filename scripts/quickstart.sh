@@ -27,10 +27,11 @@ die() { printf 'quickstart: ERROR: %s\n' "$*" >&2; exit 1; }
 log() { printf '\nquickstart: %s\n' "$*" >&2; }
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# Relative QUICKSTART_DIR / QUICKSTART_DATA are taken relative to where the script is called from.
+abspath() { case "$1" in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac; }
+out="$(abspath "${QUICKSTART_DIR:-$repo/work_dirs/quickstart}")"
+data="$(abspath "${QUICKSTART_DATA:-$repo/data-bin/default_corpus}")"
 cd "$repo"
-
-out="${QUICKSTART_DIR:-$repo/work_dirs/quickstart}"
-data="${QUICKSTART_DATA:-$repo/data-bin/default_corpus}"
 max_update="${QUICKSTART_MAX_UPDATE:-200}"
 max_epoch="${QUICKSTART_MAX_EPOCH:-0}"
 max_tokens="${QUICKSTART_MAX_TOKENS:-2048}"
@@ -117,10 +118,17 @@ train() {  # NAME ARCH [extra fairseq-train args...]
         log "$name: training --arch $arch ($budget); log: $dir/train.log"
     fi
     rm -f "$dir/done"
+    # Training time is measured here, summed over resumed runs (fairseq's own "wall" meter
+    # restarts from 0 when it resumes). It includes fairseq's start-up and validation.
+    local start status=0 spent
+    start="$(date +%s)"
     fairseq-train "${args[@]}" \
         --max-update "$max_update" --max-epoch "$max_epoch" \
         --save-dir "$dir/checkpoints" \
-        2>&1 | tee -a "$dir/train.log"
+        2>&1 | tee -a "$dir/train.log" || status=$?
+    spent="$(cat "$dir/train_seconds" 2>/dev/null || echo 0)"
+    echo $((spent + $(date +%s) - start)) >"$dir/train_seconds"
+    [ "$status" -eq 0 ] || die "$name: fairseq-train failed with status $status (log: $dir/train.log)"
     [ -f "$dir/checkpoints/checkpoint_best.pt" ] || die "$name: fairseq-train wrote no $dir/checkpoints/checkpoint_best.pt"
     printf '%s\n' "$budget" >"$dir/done"
 }
@@ -129,6 +137,15 @@ evaluate() {  # NAME
     local name="$1" dir="$out/$1"
     local eval_args=("$data" "${user_dir[@]}" --path "$dir/checkpoints/checkpoint_best.pt"
         --tokens-per-sample "$tps" --max-tokens 4096 --cpu --num-workers 0 --log-format simple)
+    # Skip if all three logs are newer than the checkpoint and hold a result.
+    local f fresh=1
+    for f in eval_valid eval_test eval_test_ctx; do
+        [ "$dir/$f.log" -nt "$dir/checkpoints/checkpoint_best.pt" ] && grep -q 'Perplexity' "$dir/$f.log" || fresh=0
+    done
+    if [ "$fresh" = 1 ] && [ "$(cat "$dir/eval_settings" 2>/dev/null)" = "tps=$tps ctx=$ctx" ]; then
+        log "$name: evaluation logs are up to date; not re-evaluating"
+        return 0
+    fi
     log "$name: evaluating checkpoint_best.pt on valid, test, and test with --context-window $ctx"
     fairseq-eval-lm "${eval_args[@]}" --gen-subset valid >"$dir/eval_valid.log" 2>&1 \
         || { tail -20 "$dir/eval_valid.log" >&2; die "$name: fairseq-eval-lm on valid failed (log: $dir/eval_valid.log)"; }
@@ -136,7 +153,7 @@ evaluate() {  # NAME
         || { tail -20 "$dir/eval_test.log" >&2; die "$name: fairseq-eval-lm on test failed (log: $dir/eval_test.log)"; }
     fairseq-eval-lm "${eval_args[@]}" --gen-subset test --context-window "$ctx" >"$dir/eval_test_ctx.log" 2>&1 \
         || { tail -20 "$dir/eval_test_ctx.log" >&2; die "$name: fairseq-eval-lm --context-window on test failed (log: $dir/eval_test_ctx.log)"; }
-    grep -h 'Perplexity' "$dir"/eval_valid.log "$dir"/eval_test.log "$dir"/eval_test_ctx.log >&2 || true
+    printf '%s\n' "tps=$tps ctx=$ctx" >"$dir/eval_settings"
 }
 
 for m in $models; do
@@ -151,9 +168,8 @@ for m in $models; do
     evaluate "$m"
 done
 
-# Summary table, from the logs. Params: fairseq-train's "num. shared model params" line; train
-# time: fairseq's cumulative "wall" clock, which is stored in the checkpoint and so keeps counting
-# across resumed runs (it covers training and validation, not start-up).
+# Summary table, from the logs. Params: fairseq-train's "num. shared model params" line; updates:
+# the last num_updates logged; train time: train_seconds written by train() above.
 python - "$out" "$ctx" $models <<'EOF' | tee "$out/results.md"
 import os
 import re
@@ -176,8 +192,11 @@ rows = []
 for name in names:
     d = os.path.join(out, name)
     params = last(r"num\. shared model params: ([\d,]+)", os.path.join(d, "train.log"))
-    # "| wall 93" on epoch lines, "wall=60" on train_inner lines (log format "simple").
-    wall = last(r"(?:\| wall |wall=)(\d+)", os.path.join(d, "train.log"))
+    try:
+        with open(os.path.join(d, "train_seconds")) as f:
+            wall = f.read().strip()
+    except FileNotFoundError:
+        wall = None
     upd = last(r"(?:\| num_updates |num_updates=)(\d+)", os.path.join(d, "train.log"))
     ppl = [last(r"Perplexity: ([\d.]+)", os.path.join(d, f)) for f in ("eval_valid.log", "eval_test.log", "eval_test_ctx.log")]
     rows.append([labels[name], params or "?", upd or "?"] + [p or "?" for p in ppl] + [wall + " s" if wall else "?"])
