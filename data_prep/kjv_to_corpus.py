@@ -32,9 +32,10 @@ TRAILING_APOSTROPHE_RE = re.compile(r"(?<=\w)'(?=\s|$)")
 def tokenize(text):
     """WikiText-like word tokenisation of one verse."""
     text = HYPHEN_RE.sub(" @-@ ", text)
+    # Punctuation first, so that a plural possessive before it ("sons',") ends in a space.
+    text = PUNCT_RE.sub(r" \1 ", text)
     text = POSSESSIVE_RE.sub(" 's", text)
     text = TRAILING_APOSTROPHE_RE.sub(" '", text)
-    text = PUNCT_RE.sub(r" \1 ", text)
     return " ".join(text.split())
 
 
