@@ -109,9 +109,10 @@ _abc_setup_main() {
 }
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then
-    # Sourced: do the work in a subshell so that `set -euo pipefail` and `exit` inside it cannot
-    # leak into (or kill) the caller's shell, then activate the venv here.
-    if ! (_abc_setup_main); then
+    # Sourced: do the work in a separate bash process, so that `set -euo pipefail` and `exit`
+    # cannot leak into (or kill) the caller's shell, then activate the venv here. (A subshell
+    # would not do: inside `if ! (...)` bash ignores `set -e`, so failures would go unnoticed.)
+    if ! _ABC_SOURCED=1 bash "${BASH_SOURCE[0]}"; then
         printf '[setup_env] ERROR: environment setup failed (see above)\n' >&2
         return 1
     fi
@@ -122,5 +123,5 @@ if [ "${BASH_SOURCE[0]}" != "$0" ]; then
 else
     set -euo pipefail
     _abc_setup_main
-    _abc_log "activate it with: . ${ABC_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv}/bin/activate"
+    [ -n "${_ABC_SOURCED:-}" ] || _abc_log "activate it with: . ${ABC_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv}/bin/activate"
 fi
