@@ -30,7 +30,7 @@ workers="${PREPROCESS_WORKERS:-2}"
 for split in train valid test; do
     f="$src/$split.txt"
     [ -e "$f" ] || die "missing input file $f (regenerate it with data_prep/make_default_corpus.sh)"
-    [ -f "$f" ] && [ -r "$f" ] || die "input $f is not a readable file"
+    if [ ! -f "$f" ] || [ ! -r "$f" ]; then die "input $f is not a readable file"; fi
     [ -s "$f" ] || die "input file $f is empty"
 done
 

@@ -45,13 +45,14 @@ ctx="${QUICKSTART_CONTEXT_WINDOW:-128}"
 lr="${QUICKSTART_LR:-0.001}"
 warmup="${QUICKSTART_WARMUP:-100}"
 seed="${QUICKSTART_SEED:-1}"
-models="${QUICKSTART_MODELS:-abc softmax}"
+read -ra models <<<"${QUICKSTART_MODELS:-abc softmax}"
 
 for v in max_update max_epoch max_tokens tps layers dim ffn heads memory ctx warmup seed; do
     [[ "${!v}" =~ ^[0-9]+$ ]] || die "the setting for $v must be a non-negative integer, got '${!v}'"
 done
 [ "$ctx" -lt "$tps" ] || die "QUICKSTART_CONTEXT_WINDOW ($ctx) must be smaller than QUICKSTART_TOKENS_PER_SAMPLE ($tps)"
-for m in $models; do
+[ "${#models[@]}" -gt 0 ] || die "QUICKSTART_MODELS is empty"
+for m in "${models[@]}"; do
     case "$m" in abc|softmax) ;; *) die "QUICKSTART_MODELS may contain 'abc' and 'softmax', got '$m'" ;; esac
 done
 
@@ -156,7 +157,7 @@ evaluate() {  # NAME
     printf '%s\n' "tps=$tps ctx=$ctx" >"$dir/eval_settings"
 }
 
-for m in $models; do
+for m in "${models[@]}"; do
     case "$m" in
         abc)
             train abc abc_lm_small --decoder-self-attn abc --decoder-self-memory "$memory"
@@ -170,7 +171,7 @@ done
 
 # Summary table, from the logs. Params: fairseq-train's "num. shared model params" line; updates:
 # the last num_updates logged; train time: train_seconds written by train() above.
-python - "$out" "$ctx" $models <<'EOF' | tee "$out/results.md"
+python - "$out" "$ctx" "${models[@]}" <<'EOF' | tee "$out/results.md"
 import os
 import re
 import sys
