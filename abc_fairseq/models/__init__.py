@@ -1,7 +1,9 @@
 """fairseq models with ABC attention, registered on import."""
 
 from . import abc_lm  # noqa: F401 (registers abc_lm and its architectures)
+from . import abc_transformer  # noqa: F401 (registers abc_transformer and its architectures)
 from .abc_decoder import ABCTransformerDecoder, shared_phi, wrap_layer
+from .abc_encoder import ABCTransformerEncoder
 from .abc_lm import ABCLanguageModel, ABCLanguageModelConfig
 from .abc_options import (
     ATTENTION_CHOICES,
@@ -17,17 +19,21 @@ from .abc_options import (
     memory_field,
     set_abc_defaults,
 )
+from .abc_transformer import MT_POSITIONS, ABCTransformerModel
 
 __all__ = [
     "ATTENTION_CHOICES",
     "ABCLanguageModel",
     "ABCLanguageModelConfig",
     "ABCTransformerDecoder",
+    "ABCTransformerEncoder",
+    "ABCTransformerModel",
     "AttentionChoice",
     "AttentionPosition",
     "DECODER_CROSS",
     "DECODER_SELF",
     "ENCODER_SELF",
+    "MT_POSITIONS",
     "abc_memory_size",
     "add_abc_args",
     "attn_field",

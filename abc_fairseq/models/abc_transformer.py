@@ -1,0 +1,154 @@
+"""``abc_transformer``: fairseq's encoder-decoder transformer with ABC attention (translation).
+
+Three attention positions, each chosen independently on the command line:
+
+- decoder causal self attention: ``--decoder-self-attn {abc,softmax} --decoder-self-memory N``
+- encoder-decoder (cross) attention: ``--decoder-cross-attn {abc,softmax} --decoder-cross-memory N``
+- encoder self attention: ``--encoder-attn {abc,softmax} --encoder-memory N``
+
+Named architectures (the paper's Table 10; values given on the command line win):
+
+- ``abc_transformer`` / ``abc_transformer_wmt_en_de``: fairseq's base ``transformer`` (6+6 layers,
+  dim 512, 8 heads, FFN 2048, dropout 0.1), ABC cross attention with 32 slots and causal self
+  attention with 8, softmax encoder (``--encoder-attn abc`` gives the paper's "MLP-exp-all"
+  model, 32 encoder slots).
+- ``abc_transformer_iwslt_doc``: 6+6 layers, dim 512, 8 heads, FFN 1024, dropout 0.3, cross 128
+  and causal 64 slots (encoder 128 when ABC).
+- ``abc_transformer_tiny``: 2+2 layers, dim 128, 4 heads, FFN 256, cross 16 / causal 8 (encoder 16),
+  for tests and CI.
+
+Each ABC position has one W_phi shared by all its layers and registered once: the encoder's
+``self_attn_phi`` (encoder self attention), the decoder's ``self_attn_phi`` and
+``encoder_attn_phi``. The overhead is logged when the model is built. With all three positions
+softmax, the model is fairseq's ``transformer``: same modules, same parameter names, same outputs.
+"""
+
+import argparse
+
+from fairseq.models import register_model, register_model_architecture
+from fairseq.models.transformer import TransformerModel, base_architecture
+from fairseq.utils import safe_getattr
+from omegaconf import DictConfig, OmegaConf
+
+from ..modules import log_phi_parameter_overhead
+from .abc_decoder import ABCTransformerDecoder
+from .abc_encoder import ABCTransformerEncoder
+from .abc_options import (
+    DECODER_CROSS,
+    DECODER_SELF,
+    ENCODER_SELF,
+    abc_memory_size,
+    add_abc_args,
+    set_abc_defaults,
+)
+
+# Attention positions of an encoder-decoder model, in the order of their flags' help texts.
+MT_POSITIONS = (ENCODER_SELF, DECODER_SELF, DECODER_CROSS)
+
+
+def _as_namespace(args):
+    """fairseq hands argparse models an ``argparse.Namespace``; configs built elsewhere (hydra)
+    may arrive as a ``DictConfig``, whose unknown keys ``TransformerConfig.from_namespace`` would
+    drop. A Namespace keeps them: they become attributes of the ``TransformerConfig`` that the
+    encoder and decoder receive as ``self.args``."""
+    if isinstance(args, DictConfig):
+        return argparse.Namespace(**OmegaConf.to_container(args, resolve=True))
+    return args
+
+
+@register_model("abc_transformer")
+class ABCTransformerModel(TransformerModel):
+    """fairseq's ``transformer`` whose encoder self attention, decoder self attention and cross
+    attention may each be ABC_MLP (see the module docstring for flags and architectures).
+
+    Forward and generation are fairseq's: ``forward(src_tokens [B, S], src_lengths [B],
+    prev_output_tokens [B, T]) -> (logits [B, T, V], extra)``. ABC attention returns no
+    attention weights, so ``extra["attn"]`` is ``[None]`` when the cross attention is ABC
+    (alignment printing is unavailable there). In incremental decoding the cross attention builds
+    its bounded memory from the encoder output on the first step and caches it; beam search
+    reorders it with the rest of the incremental state.
+    """
+
+    @classmethod
+    def hub_models(cls):
+        return {}  # the transformer downloads are softmax models
+
+    @classmethod
+    def add_args(cls, parser):
+        super().add_args(parser)
+        add_abc_args(parser, MT_POSITIONS)
+
+    @classmethod
+    def build_model(cls, args, task):
+        args = _as_namespace(args)
+        abc_transformer(args)  # fills what an older or hand-made config lacks, like fairseq does
+        for position in MT_POSITIONS:
+            abc_memory_size(args, position)  # fail before building anything, naming the flag
+        model = super().build_model(args, task)
+        log_phi_parameter_overhead(model)
+        return model
+
+    @classmethod
+    def build_encoder(cls, args, src_dict, embed_tokens):
+        return ABCTransformerEncoder(args, src_dict, embed_tokens)
+
+    @classmethod
+    def build_decoder(cls, args, tgt_dict, embed_tokens):
+        return ABCTransformerDecoder(args, tgt_dict, embed_tokens,
+                                     no_encoder_attn=safe_getattr(args, "no_cross_attention", False))
+
+
+def _abc_defaults(args, cross: int, causal: int, encoder: int) -> None:
+    set_abc_defaults(args, DECODER_CROSS, "abc", cross)
+    set_abc_defaults(args, DECODER_SELF, "abc", causal)
+    set_abc_defaults(args, ENCODER_SELF, "softmax", encoder)
+
+
+@register_model_architecture("abc_transformer", "abc_transformer")
+def abc_transformer(args):
+    """fairseq's base transformer; ABC cross (32 slots) and causal (8) attention, softmax encoder
+    (32 slots if ``--encoder-attn abc``): the paper's WMT14 EN-DE model."""
+    _abc_defaults(args, cross=32, causal=8, encoder=32)
+    base_architecture(args)
+
+
+@register_model_architecture("abc_transformer", "abc_transformer_wmt_en_de")
+def abc_transformer_wmt_en_de(args):
+    """The paper's WMT14 EN-DE setting (Table 10): base transformer, FFN 2048, dropout 0.1,
+    cross 32 / causal 8 slots."""
+    args.encoder_ffn_embed_dim = safe_getattr(args, "encoder_ffn_embed_dim", 2048)
+    args.dropout = safe_getattr(args, "dropout", 0.1)
+    abc_transformer(args)
+
+
+@register_model_architecture("abc_transformer", "abc_transformer_iwslt_doc")
+def abc_transformer_iwslt_doc(args):
+    """The paper's IWSLT14 ES-EN document-level setting (Table 10): 6+6 layers, dim 512, 8 heads,
+    FFN 1024, dropout 0.3, cross 128 / causal 64 slots (encoder 128 if ABC)."""
+    args.encoder_embed_dim = safe_getattr(args, "encoder_embed_dim", 512)
+    args.encoder_ffn_embed_dim = safe_getattr(args, "encoder_ffn_embed_dim", 1024)
+    args.encoder_attention_heads = safe_getattr(args, "encoder_attention_heads", 8)
+    args.encoder_layers = safe_getattr(args, "encoder_layers", 6)
+    args.decoder_embed_dim = safe_getattr(args, "decoder_embed_dim", 512)
+    args.decoder_ffn_embed_dim = safe_getattr(args, "decoder_ffn_embed_dim", 1024)
+    args.decoder_attention_heads = safe_getattr(args, "decoder_attention_heads", 8)
+    args.decoder_layers = safe_getattr(args, "decoder_layers", 6)
+    args.dropout = safe_getattr(args, "dropout", 0.3)
+    _abc_defaults(args, cross=128, causal=64, encoder=128)
+    abc_transformer(args)
+
+
+@register_model_architecture("abc_transformer", "abc_transformer_tiny")
+def abc_transformer_tiny(args):
+    """A CPU-sized model for tests and CI: 2+2 layers, dim 128, 4 heads, FFN 256, cross 16 /
+    causal 8 slots (encoder 16 if ABC)."""
+    args.encoder_embed_dim = safe_getattr(args, "encoder_embed_dim", 128)
+    args.encoder_ffn_embed_dim = safe_getattr(args, "encoder_ffn_embed_dim", 256)
+    args.encoder_attention_heads = safe_getattr(args, "encoder_attention_heads", 4)
+    args.encoder_layers = safe_getattr(args, "encoder_layers", 2)
+    args.decoder_embed_dim = safe_getattr(args, "decoder_embed_dim", 128)
+    args.decoder_ffn_embed_dim = safe_getattr(args, "decoder_ffn_embed_dim", 256)
+    args.decoder_attention_heads = safe_getattr(args, "decoder_attention_heads", 4)
+    args.decoder_layers = safe_getattr(args, "decoder_layers", 2)
+    _abc_defaults(args, cross=16, causal=8, encoder=16)
+    abc_transformer(args)
