@@ -11,7 +11,7 @@
 # save dir already holds one), and raising QUICKSTART_MAX_UPDATE continues training.
 #
 # Budget and size, all optional (defaults give a few minutes per model on 2 CPU cores):
-#   QUICKSTART_MAX_UPDATE=200        optimizer steps per model (fairseq --max-update)
+#   QUICKSTART_MAX_UPDATE=300        optimizer steps per model (fairseq --max-update)
 #   QUICKSTART_MAX_EPOCH=0           epoch limit (0: none)
 #   QUICKSTART_MAX_TOKENS=2048       tokens per batch (8 sequences of 256)
 #   QUICKSTART_TOKENS_PER_SAMPLE=256 sequence length
@@ -32,7 +32,7 @@ abspath() { case "$1" in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$
 out="$(abspath "${QUICKSTART_DIR:-$repo/work_dirs/quickstart}")"
 data="$(abspath "${QUICKSTART_DATA:-$repo/data-bin/default_corpus}")"
 cd "$repo"
-max_update="${QUICKSTART_MAX_UPDATE:-200}"
+max_update="${QUICKSTART_MAX_UPDATE:-300}"
 max_epoch="${QUICKSTART_MAX_EPOCH:-0}"
 max_tokens="${QUICKSTART_MAX_TOKENS:-2048}"
 tps="${QUICKSTART_TOKENS_PER_SAMPLE:-256}"
