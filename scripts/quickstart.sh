@@ -50,6 +50,8 @@ read -ra models <<<"${QUICKSTART_MODELS:-abc softmax}"
 for v in max_update max_epoch max_tokens tps layers dim ffn heads memory ctx warmup seed; do
     [[ "${!v}" =~ ^[0-9]+$ ]] || die "the setting for $v must be a non-negative integer, got '${!v}'"
 done
+# fairseq reads 0 as "no limit": with both at 0 training would never stop.
+[ "$max_update" -gt 0 ] || [ "$max_epoch" -gt 0 ] || die "QUICKSTART_MAX_UPDATE and QUICKSTART_MAX_EPOCH cannot both be 0"
 [ "$ctx" -lt "$tps" ] || die "QUICKSTART_CONTEXT_WINDOW ($ctx) must be smaller than QUICKSTART_TOKENS_PER_SAMPLE ($tps)"
 [ "${#models[@]}" -gt 0 ] || die "QUICKSTART_MODELS is empty"
 for m in "${models[@]}"; do
