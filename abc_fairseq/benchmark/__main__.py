@@ -12,6 +12,7 @@ from typing import List, Optional
 # Subcommand name -> module name inside this package.
 SUBCOMMANDS = {
     "attention": "attention",
+    "decode": "decode",
 }
 
 

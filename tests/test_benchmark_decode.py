@@ -1,0 +1,147 @@
+"""Tests of ``python -m abc_fairseq.benchmark decode`` at tiny sizes (no timing thresholds)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from abc_fairseq.benchmark.__main__ import main
+from abc_fairseq.benchmark.decode import (
+    build_model,
+    check_targets,
+    greedy_decode,
+    state_bytes,
+    synthetic_dictionary,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+LENGTHS = (8, 16, 32)
+BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
+HEAD_DIM = DIM // HEADS
+TINY = ["--lengths", *map(str, LENGTHS), "--batch", str(BATCH), "--vocab", "64", "--encoder-layers", "1",
+        "--decoder-layers", str(LAYERS), "--embed-dim", str(DIM), "--heads", str(HEADS), "--ffn-dim", "32",
+        "--cross-memory", str(CROSS), "--causal-memory", str(CAUSAL), "--repeats", "1", "--warmup", "0",
+        "--threads", "1"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+FP32 = 4
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("decode")
+    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "decode", *TINY, "--out-dir", str(out_dir)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads((out_dir / "decode.json").read_text())
+    rows = {(row["method"], row["N"]): row for row in record["results"]}
+    return proc, out_dir, record, rows
+
+
+def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):
+    _, _, record, rows = tiny_run
+    assert record["complete"] is True
+    assert set(rows) == {(m, n) for m in ("softmax", "abc") for n in LENGTHS}
+    for (method, n), row in rows.items():
+        assert row["status"] == "ok", f"{method} N={n}: {row.get('status')}: {row.get('message')}"
+        assert row["info"]["tokens_decoded"] == BATCH * n
+        assert row["tokens_per_s"] > 0 and row["ms_per_step"] > 0 and row["encode_ms"] > 0
+        assert row["peak_mib"] >= 0
+    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark decode --lengths 8 16 32")
+
+
+def test_abc_state_is_constant_and_softmax_state_grows(tiny_run):
+    _, _, _, rows = tiny_run
+    # ABC, per layer, sentence and head: causal (K~, V~: n x d each, log-normaliser: n) and the
+    # cross memory (K~, V~: n x d each), float32, whatever N.
+    abc_self = LAYERS * BATCH * HEADS * (2 * CAUSAL * HEAD_DIM + CAUSAL) * FP32
+    abc_cross = LAYERS * BATCH * HEADS * 2 * CROSS * HEAD_DIM * FP32
+    for n in LENGTHS:
+        state = rows[("abc", n)]["state_bytes"]
+        assert (state["self"], state["cross"], state["other"]) == (abc_self, abc_cross, 0), n
+        assert state["total"] == abc_self + abc_cross
+    # softmax caches keys and values of all N decoded tokens and of all N source tokens.
+    totals = [rows[("softmax", n)]["state_bytes"]["total"] for n in LENGTHS]
+    assert totals == sorted(set(totals))  # strictly growing
+    for n in LENGTHS:
+        state = rows[("softmax", n)]["state_bytes"]
+        assert state["self"] == LAYERS * BATCH * HEADS * n * HEAD_DIM * 2 * FP32
+        assert state["cross"] >= LAYERS * BATCH * HEADS * n * HEAD_DIM * 2 * FP32
+        assert rows[("abc", n)]["state_vs_softmax"] == pytest.approx(
+            (abc_self + abc_cross) / state["total"])
+
+
+def test_report_plot_and_targets(tiny_run):
+    proc, out_dir, record, _ = tiny_run
+    header = ("| N | method | tokens/s | ms/step | x softmax speed | state MiB | self MiB | cross MiB | "
+              "x softmax state | peak MiB | encode ms |")
+    assert " ".join(header.split()) in " ".join(proc.stdout.split())
+    assert "incremental decoder API" in proc.stdout
+    assert (out_dir / "decode.md").read_text().strip() == proc.stdout.strip()
+    data = (out_dir / "decode.png").read_bytes()
+    assert data[:8] == PNG_SIGNATURE
+    assert [t["status"] for t in record["targets"]] == ["SKIP", "SKIP", "PASS"]
+    assert "DEBUG:matplotlib" not in proc.stderr
+
+
+@pytest.mark.parametrize("method", ["softmax", "abc"])
+def test_greedy_loop_matches_full_forward_argmax(method):
+    """The incremental loop decodes what a full forward over its own output predicts (float64)."""
+    torch.manual_seed(0)
+    params = dict(method=method, length=12, vocab=40, encoder_layers=1, decoder_layers=2, embed_dim=DIM,
+                  heads=HEADS, ffn_dim=32, cross_memory=CROSS, causal_memory=CAUSAL)
+    dictionary = synthetic_dictionary(40)
+    assert len(dictionary) == 40
+    model = build_model(params, dictionary).double()
+    src = torch.randint(dictionary.nspecial, 40, (3, 12))
+    src_lengths = torch.full((3,), 12)
+    with torch.no_grad():
+        encoder_out = model.encoder(src, src_lengths=src_lengths)
+        tokens, incremental_state = greedy_decode(model, encoder_out, 12, dictionary.eos(), dictionary.pad())
+        logits = model(src, src_lengths, tokens[:, :-1])[0]
+    logits[:, :, dictionary.pad()] = float("-inf")
+    assert tokens.shape == (3, 13) and not (tokens == dictionary.pad()).any()
+    assert torch.equal(logits.argmax(-1), tokens[:, 1:])
+    sizes = state_bytes(incremental_state, model.decoder)
+    assert sizes["other"] == 0 and sizes["self"] > 0 and sizes["cross"] > 0
+
+
+def _row(method, n, seconds, state=100, status="ok"):
+    if status != "ok":
+        return {"method": method, "N": n, "status": status}
+    return {"method": method, "N": n, "status": status, "decode_s": seconds,
+            "us_per_token": seconds * 1e6 / (16 * n), "state_bytes": {"total": state}}
+
+
+def test_targets_pass_fail_skip():
+    rows = {}
+    for n in (256, 512, 1024, 2048, 4096):
+        rows[("softmax", n)] = _row("softmax", n, n * n / 1e5, state=n * 1000)
+        rows[("abc", n)] = _row("abc", n, n / 100)
+    assert [t["status"] for t in check_targets(rows)] == ["PASS", "PASS", "PASS"]
+
+    rows[("abc", 4096)] = _row("abc", 4096, 4096 / 50, state=101)  # 2x slower per token, state grew
+    assert [t["status"] for t in check_targets(rows)] == ["FAIL", "FAIL", "FAIL"]
+
+    rows[("abc", 4096)] = _row("abc", 4096, None, status="oom")
+    rows[("softmax", 4096)] = _row("softmax", 4096, None, status="timeout")
+    assert [t["status"] for t in check_targets(rows)] == ["FAIL", "SKIP", "FAIL"]
+
+    del rows[("abc", 256)]
+    assert check_targets(rows)[0]["status"] == "SKIP"
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--embed-dim", "30", "--heads", "4"], "--embed-dim"),
+    (["--batch", "0"], "--batch"),
+    (["--methods", "rfa"], "--methods"),
+    (["--vocab", "3"], "--vocab"),
+    (["--lengths", "-4"], "--lengths"),
+])
+def test_bad_flags_are_named(argv, flag, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["decode", *argv])
+    assert exit_info.value.code == 2
+    assert flag in capsys.readouterr().err
