@@ -180,7 +180,7 @@ def test_abc_and_softmax_differ_only_by_attention(data_dir):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--decoder-self-attn", "linear"], "argument --decoder-self-attn: invalid choice: 'linear'"),
+    (["--decoder-self-attn", "flash"], "argument --decoder-self-attn: invalid choice: 'flash'"),
     (["--decoder-self-memory", "0"], "argument --decoder-self-memory: must be a positive number"),
     (["--decoder-self-memory", "-3"], "argument --decoder-self-memory: must be a positive number"),
     (["--decoder-self-memory", "many"], "argument --decoder-self-memory: expected a positive number"),

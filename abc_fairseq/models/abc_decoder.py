@@ -7,7 +7,7 @@ from fairseq.models.transformer import TransformerConfig, TransformerDecoder
 from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 
 from ..modules import ABCAttentionSpec, ABCTransformerDecoderLayer, PhiProjection
-from .abc_options import DECODER_CROSS, DECODER_SELF, AttentionPosition, abc_memory_size
+from .abc_options import DECODER_CROSS, DECODER_SELF, AttentionPosition, abc_attention_spec
 
 
 def wrap_layer(layer, cfg):
@@ -22,7 +22,8 @@ def wrap_layer(layer, cfg):
 def shared_phi(owner, position: AttentionPosition, in_dim: int, num_heads: int,
                memory_size: int) -> PhiProjection:
     """The W_phi of ``position``, created and registered on ``owner`` (an encoder or decoder)
-    the first time a layer asks for it; every later layer gets the same module."""
+    the first time a layer asks for it; every later layer gets the same module. (ABC_MLP only:
+    ``abc_attention_spec`` builds the spec of any strategy.)"""
     phi = owner._modules.get(position.phi_attr)
     if phi is None:
         phi = PhiProjection(in_dim, num_heads, memory_size)
@@ -32,10 +33,11 @@ def shared_phi(owner, position: AttentionPosition, in_dim: int, num_heads: int,
 
 class ABCTransformerDecoder(TransformerDecoder):
     """TransformerDecoder whose self attention (``--decoder-self-attn``) and cross attention
-    (``--decoder-cross-attn``) may be ABC.
+    (``--decoder-cross-attn``) may be bounded-memory attention (any registered strategy).
 
-    W_phi of each ABC position is one ``PhiProjection`` registered on this decoder
-    (``self_attn_phi``, ``encoder_attn_phi``) and shared by all its layers. When every position is
+    The module a strategy ties across layers (W_phi, a ``PhiProjection``, for the ABC_MLP family;
+    the Linformer matrix) is registered once on this decoder (``self_attn_phi``,
+    ``encoder_attn_phi``) and shared by all its layers. When every position is
     softmax, the layers are fairseq's own and the decoder is fairseq's decoder, parameter for
     parameter.
     """
@@ -56,7 +58,4 @@ class ABCTransformerDecoder(TransformerDecoder):
         return wrap_layer(layer, cfg)
 
     def _abc_spec(self, position: AttentionPosition, in_dim: int, num_heads: int) -> Optional[ABCAttentionSpec]:
-        memory_size = abc_memory_size(self.args, position)
-        if memory_size is None:
-            return None
-        return ABCAttentionSpec(memory_size, shared_phi(self, position, in_dim, num_heads, memory_size))
+        return abc_attention_spec(self, self.args, position, in_dim, num_heads)

@@ -2,6 +2,7 @@
 
 import ast
 from dataclasses import dataclass
+from typing import Optional
 
 from fairseq import options
 from fairseq.models import register_model, register_model_architecture
@@ -21,7 +22,9 @@ from .abc_options import (
     AttentionChoice,
     abc_memory_size,
     attn_field,
+    compressive_ratio_field,
     harden_memory_flags,
+    linformer_max_positions_field,
     memory_field,
     set_abc_defaults,
 )
@@ -31,12 +34,15 @@ from .abc_options import (
 class ABCLanguageModelConfig(TransformerLanguageModelConfig):
     decoder_self_attn: AttentionChoice = attn_field(DECODER_SELF)
     decoder_self_memory: int = memory_field(DECODER_SELF)
+    linformer_max_positions: Optional[int] = linformer_max_positions_field()
+    compressive_ratio: int = compressive_ratio_field()
 
 
 @register_model("abc_lm", dataclass=ABCLanguageModelConfig)
 class ABCLanguageModel(TransformerLanguageModel):
     """Decoder-only LM: ``transformer_lm`` whose self attention is ABC_MLP with
-    ``--decoder-self-memory`` slots and one W_phi shared by all layers.
+    ``--decoder-self-memory`` slots and one W_phi shared by all layers, or any other strategy
+    named by ``--decoder-self-attn`` (docs/strategies.md).
 
     ``--arch abc_lm`` takes the config's defaults, which are transformer_lm's (as for
     ``--arch transformer_lm``) plus ``--decoder-self-attn abc --decoder-self-memory 64``.

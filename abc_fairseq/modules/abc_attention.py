@@ -1,7 +1,8 @@
-"""ABCMultiheadAttention: ABC_MLP as a drop-in for fairseq's MultiheadAttention."""
+"""ABCMultiheadAttention: bounded-memory attention (ABC_MLP or any registered strategy) as a
+drop-in for fairseq's MultiheadAttention."""
 
 import logging
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 import torch
 import torch.nn as nn
@@ -10,9 +11,8 @@ from torch import Tensor
 from fairseq.incremental_decoding_utils import with_incremental_state
 from fairseq.modules.quant_noise import quant_noise
 
-from ..ops import ABCState, abc, abc_memory, abc_read, causal_abc, causal_abc_step
-from .masks import FutureMaskValidator, mask_padding_logits
-from .phi_projection import PhiProjection
+from ..strategies import Strategy, StrategyOptions, get_strategy
+from .masks import FutureMaskValidator
 
 logger = logging.getLogger(__name__)
 
@@ -33,37 +33,42 @@ def _warn_dropout_once(dropout: float) -> None:
 
 @with_incremental_state
 class ABCMultiheadAttention(nn.Module):
-    """Multi-head ABC_MLP attention (Peng et al., Eq. 12) with fairseq's MultiheadAttention API.
+    """Multi-head bounded-memory attention with fairseq's MultiheadAttention API.
 
-    Each head writes its keys and values into ``memory_size`` slots with control weights
-    phi = exp(W_phi x) normalised over positions, then reads the slots with an n-way softmax:
-    out_t = V~^T softmax(scale * K~ q_t). Three modes, fixed at construction:
+    The memory control is a ``Strategy`` from ``abc_fairseq.strategies`` (``strategy``, default
+    ``abc``: ABC_MLP, Peng et al. Eq. 12: each head writes its keys and values into
+    ``memory_size`` slots with control weights phi = exp(W_phi x) normalised over positions, then
+    reads the slots with an n-way softmax, out_t = V~^T softmax(scale * K~ q_t)). This module owns
+    the projections, masks and incremental state; the strategy does the math. Three modes, fixed
+    at construction:
 
     - causal self attention (``self_attention=True, causal=True``; decoder): row t reads the memory
-      of its prefix. Whole sequences go through the chunked ``causal_abc``; with an incremental
-      state, one token at a time goes through ``causal_abc_step`` on a constant-size ``ABCState``.
-    - bidirectional self attention (``self_attention=True``; encoder): one memory per sequence.
-    - cross attention (``encoder_decoder_attention=True``): the memory K~, V~ is built from the
-      encoder output once and, with ``static_kv``, cached in the incremental state.
+      of its prefix. Whole sequences go through the strategy's parallel form; with an incremental
+      state, new tokens go through its recurrent form on a constant-size state.
+    - bidirectional self attention (``self_attention=True``; encoder).
+    - cross attention (``encoder_decoder_attention=True``): the memory is built from the encoder
+      output once and, with ``static_kv``, cached in the incremental state.
 
     Padding (``key_padding_mask``, True at padding, left or right) is never written to memory.
 
-    W_phi (``phi``) is a ``PhiProjection`` shared by all layers of one attention position: it is
-    kept in a plain list so that the owning model registers it once.
+    ``phi`` is the module the strategy ties across the layers of one attention position (W_phi, a
+    ``PhiProjection``, for the ABC_MLP family; the Linformer matrix; None when the strategy ties
+    nothing). It is kept in a plain list so that the owning model registers it once. Parameters
+    the strategy keeps per layer (T2R's MLP, RFA's scales, ...) live in ``self.strategy``.
 
     Differences from MultiheadAttention, by design:
 
-    - ``attn_mask``: ABC has no per-key scores to mask. In causal mode the standard future mask
-      fairseq passes is checked and otherwise ignored (causality is built in); any other mask, or
-      a mask in the other modes, raises.
-    - attention dropout: the slot-read probabilities live inside the fused causal op, so there is
-      no tensor to drop out; ``dropout`` is accepted for signature compatibility and NOT applied
-      in any mode (one warning is logged when it is > 0). Residual and FFN dropout are unaffected.
+    - ``attn_mask``: a bounded memory has no per-key scores to mask. In causal mode the standard
+      future mask fairseq passes is checked and otherwise ignored (causality is built in); any
+      other mask, or a mask in the other modes, raises.
+    - attention dropout: the read probabilities live inside fused ops, so there is no tensor to
+      drop out; ``dropout`` is accepted for signature compatibility and NOT applied in any mode
+      (one warning is logged when it is > 0). Residual and FFN dropout are unaffected.
     - no attention weights are returned (``(out, None)``); ``before_softmax`` is unsupported;
       ``add_bias_kv``, ``add_zero_attn``, xFormers and cross-self-attention are rejected.
 
     Tensors are Time x Batch x Channel as in fairseq. Parameters keep fairseq's names
-    (``q_proj, k_proj, v_proj, out_proj``) so softmax checkpoints map onto ABC layers.
+    (``q_proj, k_proj, v_proj, out_proj``) so softmax checkpoints map onto these layers.
     """
 
     def __init__(
@@ -86,8 +91,10 @@ class ABCMultiheadAttention(nn.Module):
         xformers_blocksparse_blocksize: Optional[int] = 16,
         *,
         memory_size: int,
-        phi: PhiProjection,
+        phi: Optional[nn.Module] = None,
         causal: bool = False,
+        strategy: Union[str, Strategy, None] = None,
+        strategy_options: Optional[StrategyOptions] = None,
     ):
         super().__init__()
         if self_attention == encoder_decoder_attention:
@@ -123,15 +130,9 @@ class ABCMultiheadAttention(nn.Module):
         self.dropout = dropout  # not applied: see the class docstring
         _warn_dropout_once(dropout)
 
-        expected = (self.kdim, num_heads * memory_size)
-        if not isinstance(phi, nn.Linear) or (phi.in_features, phi.out_features) != expected:
-            got = (getattr(phi, "in_features", None), getattr(phi, "out_features", None))
-            raise ValueError(
-                f"phi must map the key input to num_heads * memory_size logits: expected "
-                f"(in, out) = {expected}, got {got}"
-            )
-        # A plain list: the shared projection is registered on the model, not on every layer.
-        self._phi: List[PhiProjection] = [phi]
+        # A plain list: the shared control module is registered on the model, not on every layer.
+        self._phi: List[Optional[nn.Module]] = [phi]
+        self.strategy = self._build_strategy(strategy, phi, strategy_options)
 
         self.k_proj = quant_noise(nn.Linear(self.kdim, embed_dim, bias=bias), q_noise, qn_block_size)
         self.v_proj = quant_noise(nn.Linear(self.vdim, embed_dim, bias=bias), q_noise, qn_block_size)
@@ -144,7 +145,25 @@ class ABCMultiheadAttention(nn.Module):
         self._future_mask_ok = FutureMaskValidator()
 
     @property
-    def phi(self) -> PhiProjection:
+    def mode(self) -> str:
+        if not self.self_attention:
+            return "cross"
+        return "causal" if self.causal else "encoder"
+
+    def _build_strategy(self, strategy, phi, options) -> Strategy:
+        if isinstance(strategy, Strategy):
+            if strategy.mode != self.mode or strategy.num_heads != self.num_heads:
+                raise ValueError(f"strategy {strategy.name} was built for mode {strategy.mode} with "
+                                 f"{strategy.num_heads} heads; this attention is {self.mode} with {self.num_heads}")
+            return strategy
+        options = options if options is not None else StrategyOptions()
+        cls = get_strategy("abc" if strategy is None else strategy, flag=options.flag("attn"))
+        cls.check_shared(phi, self.kdim, self.num_heads, self.memory_size)
+        return cls(self.num_heads, self.head_dim, self.memory_size, self.mode, shared=phi,
+                   scale=self.scaling, options=options)
+
+    @property
+    def phi(self) -> Optional[nn.Module]:
         return self._phi[0]
 
     def reset_parameters(self):
@@ -157,19 +176,14 @@ class ABCMultiheadAttention(nn.Module):
             nn.init.constant_(self.out_proj.bias, 0.0)
 
     def extra_repr(self) -> str:
-        mode = ("causal" if self.causal else "bidirectional") if self.self_attention else "cross"
-        return f"mode={mode}, num_heads={self.num_heads}, memory_size={self.memory_size}"
+        return (f"mode={self.mode}, strategy={self.strategy.name}, num_heads={self.num_heads}, "
+                f"memory_size={self.memory_size}")
 
     # ----------------------------------------------------------------- projections
     def _heads(self, x: Tensor, proj: nn.Module) -> Tensor:
         """[T, B, C_in] -> [B, H, T, head_dim]."""
         T, B, _ = x.shape
         return proj(x).view(T, B, self.num_heads, self.head_dim).permute(1, 2, 0, 3)
-
-    def _phi_logits(self, x: Tensor) -> Tensor:
-        """[T, B, kdim] -> [B, H, T, memory_size]."""
-        T, B, _ = x.shape
-        return self.phi(x).view(T, B, self.num_heads, self.memory_size).permute(1, 2, 0, 3)
 
     # ----------------------------------------------------------------- forward
     def forward(
@@ -188,20 +202,19 @@ class ABCMultiheadAttention(nn.Module):
         """query: [T, B, C]; key, value: [S, B, kdim / vdim] (S = T for self attention);
         key_padding_mask: [B, S], True (or 1) at padding; attn_mask: see the class docstring.
 
-        Returns (out [T, B, C], None): ABC has no [T, S] attention weights to return.
+        Returns (out [T, B, C], None): a bounded memory has no [T, S] attention weights to return.
         """
         if before_softmax:
             raise NotImplementedError("ABC attention has no pre-softmax [T, S] scores (before_softmax)")
         T, B, C = query.shape
         if C != self.embed_dim:
             raise ValueError(f"query has {C} channels, expected embed_dim={self.embed_dim}")
-        if key_padding_mask is not None:
-            key_padding_mask = key_padding_mask.to(torch.bool)
+        valid = None if key_padding_mask is None else ~key_padding_mask.to(torch.bool)
 
         if self.encoder_decoder_attention:
             if attn_mask is not None:
                 raise ValueError("ABC cross attention cannot apply attn_mask")
-            out = self._cross(query, key, value, key_padding_mask, incremental_state, static_kv)
+            out = self._cross(query, key, value, valid, incremental_state, static_kv)
         else:
             key = query if key is None else key
             value = key if value is None else value
@@ -213,65 +226,51 @@ class ABCMultiheadAttention(nn.Module):
             if self.causal:
                 if attn_mask is not None:
                     self._future_mask_ok(attn_mask, T)
-                out = self._causal(query, key, value, key_padding_mask, incremental_state)
+                out = self._causal(query, key, value, valid, incremental_state)
             else:
                 if attn_mask is not None:
                     raise ValueError("ABC bidirectional self attention cannot apply attn_mask")
                 if incremental_state is not None:
                     raise ValueError("bidirectional ABC self attention has no incremental mode")
-                out = abc(self._heads(query, self.q_proj), self._heads(key, self.k_proj),
-                          self._heads(value, self.v_proj), self._phi_logits(key),
-                          key_padding_mask=key_padding_mask, scale=self.scaling)
+                out = self.strategy.encode(self._heads(query, self.q_proj), self._heads(key, self.k_proj),
+                                           self._heads(value, self.v_proj), key.transpose(0, 1), valid)
 
         out = out.permute(2, 0, 1, 3).reshape(T, B, self.embed_dim)  # [B, H, T, d] -> [T, B, C]
         return self.out_proj(out), None
 
-    def _causal(self, query, key, value, key_padding_mask, incremental_state) -> Tensor:
-        """Returns [B, H, T, head_dim]; advances the ABCState in ``incremental_state``."""
+    def _causal(self, query, key, value, valid, incremental_state) -> Tensor:
+        """Returns [B, H, T, head_dim]; advances the strategy's state in ``incremental_state``."""
         q = self._heads(query, self.q_proj)
         k = self._heads(key, self.k_proj)
         v = self._heads(value, self.v_proj)
-        logits = mask_padding_logits(self._phi_logits(key), key_padding_mask)
+        x = key.transpose(0, 1)  # the control input, [B, T, C]
         if incremental_state is None:
-            return causal_abc(q, k, v, logits, scale=self.scaling)
+            return self.strategy.causal(q, k, v, x, valid)
         buffer = self._get_input_buffer(incremental_state)
-        state = self._load_state(buffer)
-        if q.shape[2] == 1:
-            out, state = causal_abc_step(q, k, v, logits, state, scale=self.scaling)
-        else:  # several new tokens at once: continue the chunked op from the saved memory
-            out, state = causal_abc(q, k, v, logits, scale=self.scaling, initial_state=state,
-                                    return_state=True)
-        buffer.update(state._asdict())
-        self._set_input_buffer(incremental_state, buffer)
+        out, state = self.strategy.extend(q, k, v, x, valid, buffer or None)
+        self._set_input_buffer(incremental_state, dict(state))
         return out
 
-    def _cross(self, query, key, value, key_padding_mask, incremental_state, static_kv) -> Tensor:
+    def _cross(self, query, key, value, valid, incremental_state, static_kv) -> Tensor:
         """Returns [B, H, T, head_dim]; builds (or reuses) the memory of the encoder output."""
         buffer = self._get_input_buffer(incremental_state) if incremental_state is not None else {}
         cache = incremental_state is not None and static_kv
-        if cache and buffer.get("key_memory") is not None:
-            memory = (buffer["key_memory"], buffer["value_memory"])
+        if cache and buffer:
+            memory = buffer
         else:
             if key is None:
                 raise ValueError("ABC cross attention needs the encoder output as key on its first call")
             value = key if value is None else value
-            memory = abc_memory(self._heads(key, self.k_proj), self._heads(value, self.v_proj),
-                                self._phi_logits(key), key_padding_mask)
+            memory = self.strategy.memory(self._heads(key, self.k_proj), self._heads(value, self.v_proj),
+                                          key.transpose(0, 1), valid)
             if cache:
-                buffer["key_memory"], buffer["value_memory"] = memory
-                self._set_input_buffer(incremental_state, buffer)
-        return abc_read(self._heads(query, self.q_proj), memory[0], memory[1], scale=self.scaling)
+                self._set_input_buffer(incremental_state, dict(memory))
+        return self.strategy.read(self._heads(query, self.q_proj), memory)
 
     # ----------------------------------------------------------------- incremental state
-    @staticmethod
-    def _load_state(buffer: Dict[str, Optional[Tensor]]) -> Optional[ABCState]:
-        if buffer.get("log_normalizer") is None:
-            return None
-        return ABCState(buffer["key_memory"], buffer["value_memory"], buffer["log_normalizer"])
-
     def _get_input_buffer(self, incremental_state: Optional[IncrementalState]) -> Dict[str, Optional[Tensor]]:
-        """The per-module state: ABCState fields (causal) or the cross-attention memory
-        (``key_memory`` / ``value_memory``), each with the batch (x beam) dimension first."""
+        """The per-module state: the strategy's decoding state (causal) or the cross-attention
+        memory, every tensor with the batch (x beam) dimension first."""
         result = self.get_incremental_state(incremental_state, "attn_state")
         return result if result is not None else {}
 
@@ -285,12 +284,9 @@ class ABCMultiheadAttention(nn.Module):
         buffer = self._get_input_buffer(incremental_state)
         if not buffer:
             return incremental_state
-        state = self._load_state(buffer)
-        if state is not None:
-            buffer.update(state.index_select(new_order)._asdict())
-        for name in ("key_memory", "value_memory"):  # cross attention memory, if that is what we hold
-            if state is None and buffer.get(name) is not None:
-                buffer[name] = buffer[name].index_select(0, new_order)
+        for name, tensor in buffer.items():
+            if tensor is not None:
+                buffer[name] = tensor.index_select(0, new_order)
         return self._set_input_buffer(incremental_state, buffer)
 
     def set_beam_size(self, beam_size: int):

@@ -2,7 +2,8 @@
 
 The layers only override the ``build_*_attention`` hooks of fairseq's own layers: everything
 else (residuals, layer norms, FFN, dropout, incremental decoding) is fairseq's code. An attention
-is ABC when its ``ABCAttentionSpec`` is given, fairseq's softmax MultiheadAttention otherwise.
+is bounded-memory (ABC_MLP or the strategy its spec names) when its ``ABCAttentionSpec`` is given,
+fairseq's softmax MultiheadAttention otherwise.
 """
 
 from typing import Optional
@@ -11,6 +12,12 @@ from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, Trans
 
 from .abc_attention import ABCMultiheadAttention
 from .phi_projection import ABCAttentionSpec
+
+
+def _strategy_kwargs(spec: ABCAttentionSpec) -> dict:
+    """The ABCMultiheadAttention keywords a spec stands for."""
+    return dict(memory_size=spec.memory_size, phi=spec.phi, strategy=spec.strategy,
+                strategy_options=spec.options)
 
 
 class ABCTransformerDecoderLayer(TransformerDecoderLayerBase):
@@ -52,8 +59,7 @@ class ABCTransformerDecoderLayer(TransformerDecoderLayerBase):
             q_noise=self.quant_noise,
             qn_block_size=self.quant_noise_block_size,
             xformers_att_config=cfg.decoder.xformers_att_config,
-            memory_size=spec.memory_size,
-            phi=spec.phi,
+            **_strategy_kwargs(spec),
             causal=True,
         )
 
@@ -71,8 +77,7 @@ class ABCTransformerDecoderLayer(TransformerDecoderLayerBase):
             q_noise=self.quant_noise,
             qn_block_size=self.quant_noise_block_size,
             xformers_att_config=cfg.encoder.xformers_att_config,
-            memory_size=spec.memory_size,
-            phi=spec.phi,
+            **_strategy_kwargs(spec),
         )
 
 
@@ -101,8 +106,7 @@ class ABCTransformerEncoderLayer(TransformerEncoderLayerBase):
             q_noise=self.quant_noise,
             qn_block_size=self.quant_noise_block_size,
             xformers_att_config=cfg.encoder.xformers_att_config,
-            memory_size=spec.memory_size,
-            phi=spec.phi,
+            **_strategy_kwargs(spec),
         )
 
     # Fast-path switches of fairseq 0.12.2's encoder layer: forced off when the attention is ABC.

@@ -1,67 +1,57 @@
-"""The control projection W_phi of ABC_MLP, shared by every layer of one attention position."""
+"""The control modules of ABC attention as layers see them: W_phi (``PhiProjection``), the spec a
+layer builds its attention from, and the parameter overhead over softmax attention."""
 
 import logging
-from typing import NamedTuple, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import torch.nn as nn
 
+from ..strategies import ControlModule, PhiProjection, StrategyOptions
+
 logger = logging.getLogger(__name__)
 
-
-class PhiProjection(nn.Linear):
-    """phi logits l = W_phi x, before exp (paper Eq. 12): ``in_dim -> num_heads * memory_size``.
-
-    No bias, as in the paper. One instance is created per attention position (decoder self
-    attention, encoder self attention, cross attention) and registered once on the model; the
-    layers hold it in a plain list so it is neither registered nor counted again per layer.
-
-    Input [..., in_dim]; output [..., num_heads * memory_size], head-major (head h owns columns
-    h * memory_size ... (h + 1) * memory_size - 1).
-    """
-
-    def __init__(self, in_dim: int, num_heads: int, memory_size: int):
-        if memory_size < 1:
-            raise ValueError(f"memory_size must be a positive number of slots, got {memory_size}")
-        super().__init__(in_dim, num_heads * memory_size, bias=False)
-        self.num_heads = num_heads
-        self.memory_size = memory_size
-        nn.init.xavier_uniform_(self.weight)
-
-    def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, num_heads={self.num_heads}, memory_size={self.memory_size}"
+__all__ = ["ABCAttentionSpec", "PhiProjection", "log_phi_parameter_overhead", "phi_parameter_overhead"]
 
 
 class ABCAttentionSpec(NamedTuple):
-    """What a layer needs to build one ABC attention: its slot count and the shared W_phi."""
+    """What a layer needs to build one bounded-memory attention.
+
+    memory_size: slots n (window length, feature size for kernels: see the strategy).
+    phi: the module tied across the layers of this attention position (W_phi for the ABC_MLP
+        family, the Linformer matrix for ``linformer``), or None for strategies that tie nothing.
+    strategy: a name registered in ``abc_fairseq.strategies`` (default: ``abc``, ABC_MLP).
+    options: further settings (``StrategyOptions``), or None for the defaults.
+    """
 
     memory_size: int
-    phi: PhiProjection
+    phi: Optional[nn.Module]
+    strategy: str = "abc"
+    options: Optional[StrategyOptions] = None
 
 
 def phi_parameter_overhead(model: nn.Module) -> Tuple[int, int, float]:
-    """Parameters ABC adds to ``model``: (W_phi parameters, all parameters, fraction).
-
-    The fraction is W_phi's size relative to the rest of the model, i.e. the growth over the same
-    architecture with softmax attention (the paper reports < 1%). Shared tensors count once.
-    """
-    phi_params = {
+    """Parameters bounded-memory control adds to ``model``: (control parameters, all parameters,
+    fraction). Control parameters are those of W_phi and of every other strategy module (shared or
+    per layer; ``ControlModule``); the fraction is their size relative to the rest of the model, the
+    growth over the same architecture with softmax attention. Shared tensors count once."""
+    control = {
         id(p): p.numel()
         for module in model.modules()
-        if isinstance(module, PhiProjection)
+        if isinstance(module, ControlModule)
         for p in module.parameters()
     }
     total = sum(p.numel() for p in model.parameters())
-    extra = sum(phi_params.values())
+    extra = sum(control.values())
     base = total - extra
     return extra, total, (extra / base if base > 0 else float("inf"))
 
 
 def log_phi_parameter_overhead(model: nn.Module) -> float:
-    """Log the W_phi overhead of a freshly built model; returns the fraction."""
+    """Log the control-parameter overhead of a freshly built model; returns the fraction."""
     extra, total, fraction = phi_parameter_overhead(model)
     if extra:
         logger.info(
-            "ABC W_phi adds %d parameters to %d others (+%.3f%%); total %d",
+            "bounded-memory control adds %d parameters to %d others (+%.3f%%); total %d",
             extra, total - extra, 100.0 * fraction, total,
         )
     return fraction

@@ -1,0 +1,28 @@
+"""Memory-control strategies of ABC (Peng et al.) and the kernel attentions it is compared with,
+as plain PyTorch modules (no fairseq imports), selected by name.
+
+``STRATEGIES`` maps each flag value (``--decoder-self-attn``, ``--decoder-cross-attn``,
+``--encoder-attn``) to its ``Strategy`` class; every class has a parallel causal form (training),
+a recurrent step (decoding) that agrees with it, and a bidirectional memory/read form (encoder
+self attention, cross attention) where the strategy applies. See ``base`` for the conventions
+and docs/strategies.md for the table of strategies.
+"""
+
+from . import abc_mlp, linformer, random_slots, window  # noqa: F401 (registration order = listing order)
+from .base import MODES, ControlModule, Memory, State, Strategy, StrategyOptions
+from .phi import PhiProjection
+from .registry import STRATEGIES, get_strategy, register, strategy_names
+
+__all__ = [
+    "MODES",
+    "STRATEGIES",
+    "ControlModule",
+    "Memory",
+    "PhiProjection",
+    "State",
+    "Strategy",
+    "StrategyOptions",
+    "get_strategy",
+    "register",
+    "strategy_names",
+]

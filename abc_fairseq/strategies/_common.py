@@ -1,0 +1,72 @@
+"""Small helpers shared by the strategies: dtypes, token ranks, compaction, masked softmax."""
+
+from typing import Optional, Tuple
+
+import torch
+
+# Logit given to padding before exp-based control (causal ABC): finite so that a prefix made only
+# of padding gives finite (ignored) rows rather than NaN; exp(PAD_LOGIT - g) is exactly 0 as soon
+# as one real token has been seen. Same value as the attention module's padding logit.
+PAD_LOGIT = -1e30
+
+
+def work_dtype(dtype: torch.dtype) -> torch.dtype:
+    """Sums, normalisers and states: fp32, or fp64 for fp64 inputs."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def all_valid(valid: Optional[torch.Tensor], batch: int, length: int, device) -> torch.Tensor:
+    """``valid`` [B, N] bool (True at real tokens), or all True when None."""
+    if valid is None:
+        return torch.ones(batch, length, dtype=torch.bool, device=device)
+    return valid
+
+
+def token_ranks(valid: torch.Tensor, start: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Rank of each token among the real tokens of its sequence, from 0 (or from ``start`` [B],
+    the number of real tokens before this block). valid: [B, N] -> [B, N] long; padding gets the
+    rank of the next real token (it is never used: padding writes nothing)."""
+    ranks = valid.long().cumsum(1) - valid.long()
+    return ranks if start is None else ranks + start[:, None]
+
+
+def masked_softmax(scores: torch.Tensor, allowed: Optional[torch.Tensor]) -> torch.Tensor:
+    """Softmax over the last dim restricted to ``allowed`` (broadcastable bool); a row with nothing
+    allowed is all zeros (not NaN), and so is its gradient."""
+    if allowed is None:
+        return torch.softmax(scores, dim=-1)
+    scores = scores.masked_fill(~allowed, float("-inf"))
+    top = scores.amax(dim=-1, keepdim=True)
+    top = torch.where(torch.isfinite(top), top, torch.zeros_like(top)).detach()
+    weights = torch.exp(scores - top)
+    return weights / weights.sum(dim=-1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
+
+
+def compaction(valid: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Order that moves every sequence's real tokens to its front (keeping their order) and its
+    padding to its end. valid: [B, N] -> (order [B, N] long, lengths [B]).
+
+    ``gather(x, order)`` left-aligns; ``scatter(order, y)`` puts results back in place. Strategies
+    whose memory depends on token adjacency (windows, pooled blocks) work on left-aligned tokens.
+    """
+    order = torch.sort((~valid).to(torch.int8), dim=1, stable=True).indices
+    return order, valid.sum(dim=1)
+
+
+def gather_rows(x: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
+    """x [B, H, N, e] reordered along N by order [B, N]."""
+    index = order[:, None, :, None].expand(x.shape[0], x.shape[1], -1, x.shape[-1])
+    return x.gather(2, index)
+
+
+def scatter_rows(y: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
+    """Inverse of ``gather_rows``: y [B, H, N, e] put back at positions ``order``."""
+    index = order[:, None, :, None].expand(y.shape[0], y.shape[1], -1, y.shape[-1])
+    return torch.zeros_like(y).scatter(2, index, y)
+
+
+def zero_padding_rows(out: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor:
+    """out [B, H, N, d] with the rows of padding tokens set to 0."""
+    if valid is None:
+        return out
+    return out.masked_fill(~valid[:, None, :, None], 0.0)

@@ -1,0 +1,84 @@
+"""ABC with explicit control vectors phi_i [n] (any sign): the shared core of Linformer, random,
+clustering, global-token and bidirectional compressive control.
+
+Memory after row t (per head, per slot j), Eq. 3 and 5 of the paper:
+    K~_t[j] = sum_{i<=t} phi_i[j] k_i        (divided by z_t[j] = sum_{i<=t} phi_i[j] if ``normalize``)
+    out_t   = V~_t^T softmax_j(scale * K~_t[j] . q_t)
+With ``mask_empty`` a slot no token has written yet (phi_i[j] == 0 for every i <= t) takes no part
+in the softmax: it holds nothing to attend to (slot-assignment strategies). A row that can read no
+slot at all (only padding so far) outputs 0.
+
+The causal form never materialises K~_t: scores are the linear-attention sum
+s_t = sum_{i<=t} (q_t . k_i) phi_i, and outputs o_t = sum_{i<=t} (w_t . phi_i) v_i with w_t = p_t (/ z_t):
+two chunked passes of ``causal_linear_attention``, linear time and memory in N.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+
+from ._common import masked_softmax, work_dtype
+from ._linear import causal_linear_attention, linear_state_update
+from .base import Memory, State
+
+
+def _normalised(scores: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """scores / z where z != 0, else 0 (an empty normalised slot holds nothing)."""
+    safe = z != 0
+    return torch.where(safe, scores / torch.where(safe, z, torch.ones_like(z)), torch.zeros_like(scores))
+
+
+def causal_slot_attention(q, k, v, phi, scale: float, normalize: bool = False,
+                          mask_empty: bool = False) -> torch.Tensor:
+    """q, k, v: [B, H, N, d]; phi: [B, H, N, n] (0 at padding). Returns [B, H, N, d] in q's dtype."""
+    out_dtype, work = q.dtype, work_dtype(q.dtype)
+    q, k, v, phi = (t.to(work) for t in (q, k, v, phi))
+    scores = causal_linear_attention(q * scale, k, phi)  # [B, H, N, n]
+    z = phi.cumsum(dim=2) if normalize else None
+    if normalize:
+        scores = _normalised(scores, z)
+    allowed = (phi != 0).cumsum(dim=2) > 0 if mask_empty else None
+    probs = masked_softmax(scores, allowed)
+    if normalize:
+        probs = _normalised(probs, z)
+    return causal_linear_attention(probs, phi, v).to(out_dtype)
+
+
+def slot_step(q, k, v, phi, state: Optional[State], scale: float, normalize: bool = False,
+              mask_empty: bool = False) -> Tuple[torch.Tensor, State]:
+    """One token: q, k, v [B, H, 1, d]; phi [B, H, 1, n]. State: ``key_memory`` / ``value_memory``
+    [B, H, n, d] (unnormalised sums), ``normalizer`` [B, H, n] (sum of phi), ``written`` [B, H, n]
+    (1 once a token has written the slot)."""
+    work = work_dtype(q.dtype)
+    q1, k1, v1, phi1 = (t[:, :, 0].to(work) for t in (q, k, v, phi))
+    previous = state or {}
+    key_memory = linear_state_update(previous.get("key_memory"), phi1, k1)
+    value_memory = linear_state_update(previous.get("value_memory"), phi1, v1)
+    normalizer = phi1 if not previous else previous["normalizer"] + phi1
+    written = (phi1 != 0).to(work) if not previous else torch.maximum(previous["written"], (phi1 != 0).to(work))
+    state = {"key_memory": key_memory, "value_memory": value_memory, "normalizer": normalizer,
+             "written": written}
+    out = slot_read(q, state, scale, normalize, mask_empty)
+    return out, state
+
+
+def slot_memory(k, v, phi, normalize: bool = False) -> Memory:
+    """Bidirectional memory: k, v [B, H, N, d]; phi [B, H, N, n] (0 at padding)."""
+    work = work_dtype(k.dtype)
+    k, v, phi = (t.to(work) for t in (k, v, phi))
+    z = phi.sum(dim=2)
+    key_memory = torch.einsum("bhin,bhid->bhnd", phi, k)
+    value_memory = torch.einsum("bhin,bhid->bhnd", phi, v)
+    return {"key_memory": key_memory, "value_memory": value_memory, "normalizer": z,
+            "written": ((phi != 0).sum(dim=2) > 0).to(work)}
+
+
+def slot_read(q, memory: Memory, scale: float, normalize: bool = False, mask_empty: bool = False) -> torch.Tensor:
+    """q [B, H, M, d] reads a slot memory (``slot_memory`` / ``slot_step`` state)."""
+    key_memory, value_memory = memory["key_memory"], memory["value_memory"]
+    if normalize:
+        z = memory["normalizer"][..., None]
+        key_memory, value_memory = _normalised(key_memory, z), _normalised(value_memory, z)
+    scores = scale * torch.matmul(q.to(key_memory.dtype), key_memory.transpose(-1, -2))
+    allowed = memory["written"][:, :, None, :] > 0 if mask_empty else None
+    return torch.matmul(masked_softmax(scores, allowed), value_memory).to(q.dtype)

@@ -1,0 +1,113 @@
+"""ABC_MLP (paper §4, Eq. 12) and its ReLU / sigmoid variants (Appendix C.2, Table 7).
+
+Per head, l_i = W_phi x_i in R^n (W_phi tied across layers), alpha_i = f(l_i) > 0 and
+    phi_i = alpha_i / sum_j alpha_j      (sum over all real tokens; over the prefix j <= i in causal
+                                          attention, footnote 5 / Appendix B.1)
+with
+    abc          f(l) = exp(l)
+    abc-relu     f(l) = relu(l) + EPS_RELU   (EPS_RELU = 1e-6: a slot every token leaves at 0 still
+                 has a positive normaliser, t * EPS_RELU after t tokens, and then stores the mean)
+    abc-sigmoid  f(l) = sigmoid(l)          (never 0, no epsilon needed)
+Every variant runs through the exp-based ops with logits log f(l): exp(log f(l)) = f(l), and the
+ops' log-space normaliser keeps the prefix sums exact. Padding gets the logit PAD_LOGIT (causal) or
+-inf (bidirectional), so its alpha is exactly 0; the normaliser is never 0 for a prefix holding a real
+token, and rows that have seen only padding give finite outputs that are ignored.
+
+Causal training: the chunked ``causal_abc`` op, O(N (n + C)) memory. Decoding state per head:
+K~, V~ [n, d] and the log-normaliser [n].
+"""
+
+from typing import Optional, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ..ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
+from ._common import PAD_LOGIT, work_dtype
+from .base import Memory, State, Strategy, StrategyOptions
+from .phi import PhiProjection
+from .registry import register
+
+EPS_RELU = 1e-6
+
+
+@register
+class ABCMLP(Strategy):
+    """ABC_MLP with exp control (the paper's model). ``shared``: the position's PhiProjection."""
+
+    name = "abc"
+    paper = "§4, Eq. 12 (Table 1: ABC_MLP)"
+
+    @classmethod
+    def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,
+                     options: StrategyOptions) -> nn.Module:
+        return PhiProjection(in_dim, num_heads, memory_size)
+
+    @classmethod
+    def check_shared(cls, shared, in_dim: int, num_heads: int, memory_size: int) -> None:
+        expected = (in_dim, num_heads * memory_size)
+        if not isinstance(shared, nn.Linear) or (shared.in_features, shared.out_features) != expected:
+            got = (getattr(shared, "in_features", None), getattr(shared, "out_features", None))
+            raise ValueError(
+                f"phi must map the key input to num_heads * memory_size logits: expected "
+                f"(in, out) = {expected}, got {got}")
+
+    def log_alpha(self, logits: torch.Tensor) -> torch.Tensor:
+        """log f(l): the logits the exp-based ops take."""
+        return logits
+
+    def control_logits(self, x: torch.Tensor, valid: Optional[torch.Tensor], pad_value: float) -> torch.Tensor:
+        """x [B, N, C] -> log alpha [B, H, N, n] in fp32 (fp64 stays), ``pad_value`` at padding."""
+        B, N, _ = x.shape
+        logits = self.shared(x).view(B, N, self.num_heads, self.memory_size).permute(0, 2, 1, 3)
+        logits = self.log_alpha(logits.to(work_dtype(logits.dtype)))
+        if valid is not None:
+            logits = logits.masked_fill(~valid[:, None, :, None], pad_value)
+        return logits
+
+    def causal(self, q, k, v, x, valid):
+        return causal_abc(q, k, v, self.control_logits(x, valid, PAD_LOGIT), scale=self.scale)
+
+    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
+        return self.extend(q, k, v, x, valid, state)
+
+    def extend(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
+        logits = self.control_logits(x, valid, PAD_LOGIT)
+        previous = ABCState(**state) if state else None
+        if q.shape[2] == 1:
+            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale)
+        else:  # several tokens: continue the chunked op from the saved memory
+            out, new = causal_abc(q, k, v, logits, scale=self.scale, initial_state=previous,
+                                  return_state=True)
+        return out, new._asdict()
+
+    def memory(self, k, v, x, valid) -> Memory:
+        logits = self.control_logits(x, None, PAD_LOGIT)
+        key_memory, value_memory = abc_memory(k, v, logits, None if valid is None else ~valid)
+        return {"key_memory": key_memory, "value_memory": value_memory}
+
+    def read(self, q, memory: Memory):
+        return abc_read(q, memory["key_memory"], memory["value_memory"], scale=self.scale)
+
+
+@register
+class ABCMLPReLU(ABCMLP):
+    """ABC_MLP with alpha = relu(W_phi x) + EPS_RELU (Table 7, MLP-ReLU)."""
+
+    name = "abc-relu"
+    paper = "Appendix C.2, Table 7 (MLP-ReLU)"
+
+    def log_alpha(self, logits):
+        return torch.log(torch.relu(logits) + EPS_RELU)
+
+
+@register
+class ABCMLPSigmoid(ABCMLP):
+    """ABC_MLP with alpha = sigmoid(W_phi x) (Table 7, MLP-sigmoid)."""
+
+    name = "abc-sigmoid"
+    paper = "Appendix C.2, Table 7 (MLP-sigmoid)"
+
+    def log_alpha(self, logits):
+        return F.logsigmoid(logits)

@@ -1,0 +1,93 @@
+"""Sliding-window attention as ABC (paper §3.3, Eq. 9-11; Table 1: Sliding-window).
+
+Causal: the memory is a FIFO queue of the last n real tokens, K~_{t+1} = U K~_t + e_n (x) k_{t+1} with
+U the upper shift matrix (likewise V~). Slots the queue has not filled yet (the first n - 1 tokens)
+are left out of the read softmax, so row t is softmax attention over tokens max(1, t-n+1)..t (Eq. 9)
+rather than over zero rows. Padding is never pushed (the window counts real tokens only) and a
+padding row outputs 0.
+
+Encoder self attention: a local window, each token attends to the n real tokens at offsets
+-floor((n-1)/2) .. ceil((n-1)/2) around it (clipped at the ends). Not defined for cross attention:
+there is no alignment between decoder and encoder positions to centre a window on.
+
+Training (parallel form): banded attention in blocks, O(N n d) time and O(N n) memory. Decoding
+state per head: the queue K~, V~ [n, d] and a token counter.
+"""
+
+import math
+from typing import Optional, Tuple
+
+import torch
+
+from ._band import band_offsets, pad_rows, with_neighbours
+from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, work_dtype,
+                      zero_padding_rows)
+from .base import State, Strategy
+from .registry import register
+
+
+def banded_attention(q, k, v, lengths, scale: float, lo: int, hi: int) -> torch.Tensor:
+    """Softmax attention of row t over rows i with lo <= t - i <= hi and i < length.
+
+    q, k, v: [B, H, N, d] left-aligned (row i < lengths[b] real); returns [B, H, N, d].
+    """
+    B, H, N, _ = q.shape
+    reach = max(abs(lo), abs(hi), 1)
+    block = min(reach, N)
+    before, after = math.ceil(max(hi, 0) / block), math.ceil(max(-lo, 0) / block)
+    qb = pad_rows(q, block)
+    blocks = qb.shape[2] // block
+    keys = with_neighbours(pad_rows(k, block), block, before, after)
+    values = with_neighbours(pad_rows(v, block), block, before, after)
+    real = (torch.arange(blocks * block, device=q.device)[None, :] < lengths[:, None]).to(q.dtype)
+    real = with_neighbours(real[:, None, :, None], block, before, after)[..., 0] > 0  # [B, 1, nb, cols]
+    offsets = band_offsets(block, before, after, q.device)
+    allowed = ((offsets >= lo) & (offsets <= hi))[None, None, None] & real[:, :, :, None, :]
+    scores = scale * torch.matmul(qb.view(B, H, blocks, block, -1), keys.transpose(-1, -2))
+    out = torch.matmul(masked_softmax(scores, allowed), values)
+    return out.reshape(B, H, blocks * block, -1)[:, :, :N]
+
+
+@register
+class SlidingWindow(Strategy):
+    """Window of the last n tokens (causal) or a local window of n tokens (encoder). No parameters."""
+
+    name = "window"
+    paper = "§3.3, Eq. 9-11 (Table 1: Sliding-window)"
+    modes = frozenset({"causal", "encoder"})
+
+    def _banded(self, q, k, v, valid, lo: int, hi: int):
+        out_dtype, work = q.dtype, work_dtype(q.dtype)
+        valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
+        order, lengths = compaction(valid)
+        q, k, v = (gather_rows(t.to(work), order) for t in (q, k, v))
+        out = scatter_rows(banded_attention(q, k, v, lengths, self.scale, lo, hi), order)
+        return zero_padding_rows(out, valid).to(out_dtype)
+
+    def causal(self, q, k, v, x, valid):
+        return self._banded(q, k, v, valid, 0, self.memory_size - 1)
+
+    def encode(self, q, k, v, x, valid):
+        left = (self.memory_size - 1) // 2
+        return self._banded(q, k, v, valid, -(self.memory_size - 1 - left), left)
+
+    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
+        B, H, _, d = q.shape
+        n, work = self.memory_size, work_dtype(q.dtype)
+        valid = all_valid(valid, B, 1, q.device)[:, 0]
+        if not state:
+            state = {"key_memory": q.new_zeros(B, H, n, d, dtype=work),
+                     "value_memory": q.new_zeros(B, H, n, d, dtype=work),
+                     "count": torch.zeros(B, dtype=torch.long, device=q.device)}
+        push = valid[:, None, None, None]
+        new = {}
+        for name, x_t in (("key_memory", k), ("value_memory", v)):
+            queue = state[name]
+            shifted = torch.cat([queue[:, :, 1:], x_t.to(work)], dim=2)  # U K~ + e_n (x) k
+            new[name] = torch.where(push, shifted, queue)
+        new["count"] = state["count"] + valid.long()
+        filled = torch.minimum(new["count"], torch.full_like(new["count"], n))
+        occupied = torch.arange(n, device=q.device)[None, :] >= (n - filled)[:, None]  # [B, n]
+        scores = self.scale * torch.matmul(q.to(work), new["key_memory"].transpose(-1, -2))
+        out = torch.matmul(masked_softmax(scores, occupied[:, None, None, :]), new["value_memory"])
+        return zero_padding_rows(out, valid[:, None]).to(q.dtype), new

@@ -1,0 +1,279 @@
+"""Every registered strategy, in float64: parallel form = recurrent form = naive reference,
+causality, padding never written, constant decoding state (``abc_fairseq.strategies``)."""
+
+import pytest
+import torch
+
+from abc_fairseq.ops import reference_abc, reference_causal_abc
+from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
+from abc_fairseq.strategies import reference as ref
+from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+H, D, N_SLOTS, C_IN = 2, 4, 3, 6
+OPTIONS = StrategyOptions(linformer_max_positions=24, compressive_ratio=2)
+
+
+def make(name, mode="causal", n=N_SLOTS, seed=0, options=OPTIONS):
+    torch.manual_seed(seed)
+    cls = get_strategy(name)
+    shared = cls.build_shared(C_IN, H, n, options)
+    strategy = cls(H, D, n, mode, shared=shared, options=options)
+    if shared is not None:
+        shared.double()
+    return strategy.double().eval()
+
+
+def inputs(B, N, seed=0, scale=1.5):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (scale * torch.randn(B, H, N, D, generator=g, dtype=torch.float64) for _ in range(3))
+    x = scale * torch.randn(B, N, C_IN, generator=g, dtype=torch.float64)
+    return q, k, v, x
+
+
+def left_padded(B=3, N=9, pads=(0, 3, 1)):
+    valid = torch.ones(B, N, dtype=torch.bool)
+    for b, pad in enumerate(pads):
+        valid[b, :pad] = False
+    return valid
+
+
+def steps(strategy, q, k, v, x, valid=None, state=None):
+    outs = []
+    for t in range(q.shape[2]):
+        row = slice(t, t + 1)
+        out, state = strategy.step(q[:, :, row], k[:, :, row], v[:, :, row], x[:, row],
+                                   None if valid is None else valid[:, row], state)
+        outs.append(out)
+    return torch.cat(outs, dim=2), state
+
+
+def supporting(mode):
+    return [name for name, cls in STRATEGIES.items() if mode in cls.modes]
+
+
+CAUSAL = supporting("causal")
+BIDIRECTIONAL = [(name, mode) for mode in ("encoder", "cross") for name in supporting(mode)]
+
+
+# ------------------------------------------------------------------------------------------ causal
+@pytest.mark.parametrize("name", CAUSAL)
+def test_parallel_equals_recurrent_with_padding(name):
+    strategy = make(name)
+    q, k, v, x = inputs(3, 9)
+    valid = left_padded()
+    full = strategy.causal(q, k, v, x, valid)
+    inc, _ = steps(strategy, q, k, v, x, valid)
+    torch.testing.assert_close(inc, full, rtol=0, atol=1e-10)
+    assert torch.isfinite(full).all()
+    # Several tokens per incremental call continue the same state.
+    head, state = strategy.extend(q[:, :, :4], k[:, :, :4], v[:, :, :4], x[:, :4], valid[:, :4], None)
+    tail, _ = strategy.extend(q[:, :, 4:], k[:, :, 4:], v[:, :, 4:], x[:, 4:], valid[:, 4:], state)
+    torch.testing.assert_close(torch.cat([head, tail], dim=2), full, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+def test_future_does_not_leak(name):
+    strategy = make(name)
+    q, k, v, x = inputs(2, 10)
+    changed = [t.clone() for t in (q, k, v)] + [x.clone()]
+    for t in changed[:3]:
+        t[:, :, 6:] = 40 * torch.randn_like(t[:, :, 6:])
+    changed[3][:, 6:] = 40 * torch.randn_like(x[:, 6:])
+    a, b = strategy.causal(q, k, v, x, None), strategy.causal(*changed, None)
+    torch.testing.assert_close(a[:, :, :6], b[:, :, :6], rtol=0, atol=1e-12)
+    assert not torch.allclose(a[:, :, 6:], b[:, :, 6:])
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+def test_causal_padding_is_never_written(name):
+    strategy = make(name)
+    T, pad = 7, 3
+    q, k, v, x = inputs(1, T)
+    alone = strategy.causal(q, k, v, x, None)
+    noise = inputs(1, pad, seed=5, scale=30.0)
+    padded = [torch.cat([a, b], dim=2) for a, b in zip(noise[:3], (q, k, v))] + [torch.cat([noise[3], x], dim=1)]
+    valid = torch.ones(1, T + pad, dtype=torch.bool)
+    valid[0, :pad] = False
+    out = strategy.causal(*padded, valid)
+    torch.testing.assert_close(out[:, :, pad:], alone, rtol=0, atol=1e-10)
+    other = [t.clone() for t in padded]
+    for t in other[:3]:
+        t[:, :, :pad] = -t[:, :, :pad]
+    other[3][:, :pad] = -other[3][:, :pad]
+    torch.testing.assert_close(strategy.causal(*other, valid)[:, :, pad:], alone, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+def test_gradients_are_finite_with_padding(name):
+    strategy = make(name)
+    q, k, v, x = (t.requires_grad_() for t in inputs(3, 9))
+    strategy.causal(q, k, v, x, left_padded()).sum().backward()
+    for t in (q, k, v):
+        assert t.grad is not None and torch.isfinite(t.grad).all()
+    assert x.grad is None or torch.isfinite(x.grad).all()  # x feeds only learned controls
+    for p in list(strategy.parameters()) + (list(strategy.shared.parameters()) if strategy.shared else []):
+        assert p.grad is not None and torch.isfinite(p.grad).all()
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+def test_decoding_state_has_constant_size(name):
+    strategy = make(name)
+    q, k, v, x = inputs(2, 12)
+    state, sizes = None, set()
+    for t in range(12):
+        row = slice(t, t + 1)
+        _, state = strategy.step(q[:, :, row], k[:, :, row], v[:, :, row], x[:, row], None, state)
+        sizes.add(tuple((key, tuple(value.shape)) for key, value in sorted(state.items())))
+        assert all(value.shape[0] == 2 for value in state.values())  # batch first: reorderable
+    assert len(sizes) == 1
+
+
+# ------------------------------------------------------------------------ naive references (causal)
+def _phi_reference(name, strategy, x, valid):
+    """phi [B, H, N, n] computed position by position from the strategy's definition."""
+    B, N = x.shape[:2]
+    phi = torch.zeros(B, H, N, N_SLOTS, dtype=torch.float64)
+    for b in range(B):
+        rank = 0
+        for t in range(N):
+            if valid is not None and not valid[b, t]:
+                continue
+            for h in range(H):
+                if name == "linformer":
+                    phi[b, h, t] = strategy.shared.weight[h, :, rank]
+                elif name == "random":
+                    from abc_fairseq.strategies.random_slots import hashed_slots
+                    slot = hashed_slots(torch.tensor([[rank]]), H, N_SLOTS, strategy.slot_seed)[0, h, 0]
+                    phi[b, h, t, slot] = 1.0
+            rank += 1
+    return phi
+
+
+def reference_causal(name, strategy, q, k, v, x, valid):
+    if name in ("abc", "abc-relu", "abc-sigmoid"):
+        assert valid is None
+        B, N = x.shape[:2]
+        logits = strategy.shared(x).view(B, N, H, N_SLOTS).permute(0, 2, 1, 3)
+        return reference_causal_abc(q, k, v, strategy.log_alpha(logits), scale=strategy.scale)
+    if name in ("linformer", "random"):
+        phi = _phi_reference(name, strategy, x, valid)
+        out = ref.reference_slot_causal(q, k, v, phi, strategy.scale, mask_empty=name == "random")
+        return out
+    if name == "window":
+        return ref.reference_window_causal(q, k, v, valid, N_SLOTS, strategy.scale)
+    raise KeyError(name)
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+def test_parallel_equals_naive_reference(name):
+    strategy = make(name)
+    q, k, v, x = inputs(2, 11, seed=3)
+    valid = None if name.startswith("abc") else left_padded(2, 11, (0, 2))
+    expected = reference_causal(name, strategy, q, k, v, x, valid)
+    got = strategy.causal(q, k, v, x, valid)
+    if valid is not None:
+        got = got.masked_fill(~valid[:, None, :, None], 0.0)
+        expected = expected.masked_fill(~valid[:, None, :, None], 0.0)
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-10)
+
+
+# ------------------------------------------------------------------------------------ bidirectional
+def run_bidirectional(strategy, q, k, v, x, valid):
+    if strategy.mode == "encoder":
+        return strategy.encode(q, k, v, x, valid)
+    return strategy.read(q, strategy.memory(k, v, x, valid))
+
+
+@pytest.mark.parametrize("name, mode", BIDIRECTIONAL)
+def test_bidirectional_padding_is_never_written(name, mode):
+    strategy = make(name, mode)
+    T, pad = 7, 2
+    q, k, v, x = inputs(1, T)
+    if mode == "cross":
+        q = inputs(1, 4, seed=9)[0]
+    alone = run_bidirectional(strategy, q, k, v, x, None)
+    noise = inputs(1, pad, seed=5, scale=30.0)
+    k2, v2 = (torch.cat([a, b], dim=2) for a, b in zip(noise[1:3], (k, v)))
+    x2 = torch.cat([noise[3], x], dim=1)
+    q2 = q if mode == "cross" else torch.cat([noise[0], q], dim=2)
+    valid = torch.ones(1, T + pad, dtype=torch.bool)
+    valid[0, :pad] = False
+    out = run_bidirectional(strategy, q2, k2, v2, x2, valid)
+    rows = slice(None) if mode == "cross" else slice(pad, None)
+    torch.testing.assert_close(out[:, :, rows], alone, rtol=0, atol=1e-10)
+    assert torch.isfinite(out).all()
+
+
+@pytest.mark.parametrize("name, mode", BIDIRECTIONAL)
+def test_bidirectional_sees_the_whole_sequence(name, mode):
+    strategy = make(name, mode)
+    q, k, v, x = inputs(2, 10)
+    changed = [t.clone() for t in (k, v)]
+    later = 1 if name == "window" else -1  # a local window reaches only its neighbours
+    for t in changed:
+        t[:, :, later] += 5.0
+    a = run_bidirectional(strategy, q, k, v, x, None)
+    b = run_bidirectional(strategy, q, *changed, x, None)
+    assert torch.isfinite(a).all()
+    assert not torch.allclose(a[:, :, 0], b[:, :, 0])  # the first row reads a later token
+
+
+@pytest.mark.parametrize("name", ["abc", "abc-relu", "abc-sigmoid"])
+def test_abc_family_bidirectional_matches_the_paper(name):
+    strategy = make(name, "cross")
+    q, k, v, x = inputs(2, 8)
+    q = q[:, :, :5]
+    B, N = x.shape[:2]
+    logits = strategy.log_alpha(strategy.shared(x).view(B, N, H, N_SLOTS).permute(0, 2, 1, 3))
+    torch.testing.assert_close(strategy.read(q, strategy.memory(k, v, x, None)),
+                               reference_abc(q, k, v, logits, scale=strategy.scale), rtol=0, atol=1e-10)
+
+
+def test_encoder_window_matches_the_reference():
+    for n in (1, 2, 3, 4):
+        strategy = make("window", "encoder", n=n)
+        q, k, v, x = inputs(2, 9, seed=n)
+        valid = left_padded(2, 9, (0, 3))
+        got = strategy.encode(q, k, v, x, valid).masked_fill(~valid[:, None, :, None], 0.0)
+        torch.testing.assert_close(got, ref.reference_local_window(q, k, v, valid, n, strategy.scale),
+                                   rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 16])
+def test_window_sizes_against_the_reference(n):
+    strategy = make("window", n=n)
+    q, k, v, x = inputs(2, 13, seed=n)
+    valid = left_padded(2, 13, (0, 4))
+    got = strategy.causal(q, k, v, x, valid)
+    torch.testing.assert_close(got, ref.reference_window_causal(q, k, v, valid, n, strategy.scale),
+                               rtol=0, atol=1e-10)
+    torch.testing.assert_close(steps(strategy, q, k, v, x, valid)[0], got, rtol=0, atol=1e-10)
+
+
+# ------------------------------------------------------------------------------------------- errors
+def test_unknown_strategy_names_the_flag():
+    with pytest.raises(ValueError, match="--decoder-self-attn must be one of"):
+        get_strategy("flash", flag="--decoder-self-attn")
+
+
+def test_unsupported_mode_names_the_flag():
+    options = StrategyOptions(flags={"attn": "--decoder-cross-attn"})
+    with pytest.raises(ValueError, match="--decoder-cross-attn window is not available for cross"):
+        get_strategy("window")(H, D, 3, "cross", options=options)
+
+
+def test_linformer_too_long_names_the_flag():
+    options = StrategyOptions(linformer_max_positions=5, flags={"linformer_max_positions": "--linformer-max-positions"})
+    strategy = make("linformer", options=options)
+    q, k, v, x = inputs(1, 6)
+    with pytest.raises(ValueError, match="--linformer-max-positions"):
+        strategy.causal(q, k, v, x, None)
+    valid = torch.ones(1, 6, dtype=torch.bool)
+    valid[0, 0] = False  # 5 real tokens fit
+    assert torch.isfinite(strategy.causal(q, k, v, x, valid)).all()
+    _, state = steps(strategy, q[:, :, :5], k[:, :, :5], v[:, :, :5], x[:, :5])
+    with pytest.raises(ValueError, match="--linformer-max-positions"):
+        strategy.step(q[:, :, :1], k[:, :, :1], v[:, :, :1], x[:, :1], None, state)
+    with pytest.raises(ValueError, match="--linformer-max-positions"):
+        get_strategy("linformer").build_shared(C_IN, H, 3, StrategyOptions(
+            flags={"linformer_max_positions": "--linformer-max-positions"}))
