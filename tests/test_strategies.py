@@ -9,7 +9,7 @@ from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
 from abc_fairseq.strategies import reference as ref
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
-H, D, N_SLOTS, C_IN = 2, 4, 3, 6
+H, D, N_SLOTS, C_IN = 2, 4, 4, 6
 OPTIONS = StrategyOptions(linformer_max_positions=24, compressive_ratio=2)
 
 
@@ -161,7 +161,36 @@ def reference_causal(name, strategy, q, k, v, x, valid):
         return out
     if name == "window":
         return ref.reference_window_causal(q, k, v, valid, N_SLOTS, strategy.scale)
+    if name in KERNEL_FEATURES:
+        fq, fk, values = KERNEL_FEATURES[name](strategy, q, k, v)
+        if valid is not None:
+            fk, values = fk * valid[:, None, :, None], values * valid[:, None, :, None]
+        return ref.reference_kernel_causal(fq, fk, values, strategy.normalized, strategy.denominator)
     raise KeyError(name)
+
+
+def _t2r(strategy, x):
+    return torch.relu(torch.einsum("bhnd,hmd->bhnm", x, strategy.feature_weight) + strategy.feature_bias[:, None])
+
+
+def _rfa(strategy, x):
+    x = x / x.norm(dim=-1, keepdim=True)
+    angles = torch.einsum("bhnd,hmd->bhnm", x, strategy.omega.double()) * strategy.log_inverse_sigma.exp()[:, None, None]
+    return torch.cat([angles.sin(), angles.cos()], dim=-1) / (strategy.memory_size / 2) ** 0.5
+
+
+def _gate(strategy, k):
+    return torch.sigmoid(torch.einsum("bhnd,hed->bhne", k, strategy.gate_weight) + strategy.gate_bias[:, None])
+
+
+# Feature maps written from each paper: (f(q), f(k), values written).
+KERNEL_FEATURES = {
+    "elu": lambda s, q, k, v: (torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1, v),
+    "rfa": lambda s, q, k, v: (_rfa(s, q), _rfa(s, k), v),
+    "t2r": lambda s, q, k, v: (_t2r(s, q), _t2r(s, k), v),
+    "linear": lambda s, q, k, v: (q * s.scale, k, v),
+    "gated-linear": lambda s, q, k, v: (q * s.scale, _gate(s, k) * k, _gate(s, k) * v),
+}
 
 
 @pytest.mark.parametrize("name", CAUSAL)
@@ -169,6 +198,8 @@ def test_parallel_equals_naive_reference(name):
     strategy = make(name)
     q, k, v, x = inputs(2, 11, seed=3)
     valid = None if name.startswith("abc") else left_padded(2, 11, (0, 2))
+    if name in ("abc", "abc-relu", "abc-sigmoid"):
+        strategy.shared.weight.data *= 3  # logits far from 0: the activations' shapes matter
     expected = reference_causal(name, strategy, q, k, v, x, valid)
     got = strategy.causal(q, k, v, x, valid)
     if valid is not None:
@@ -277,3 +308,30 @@ def test_linformer_too_long_names_the_flag():
     with pytest.raises(ValueError, match="--linformer-max-positions"):
         get_strategy("linformer").build_shared(C_IN, H, 3, StrategyOptions(
             flags={"linformer_max_positions": "--linformer-max-positions"}))
+
+
+# ---------------------------------------------------------------------------------- kernels
+def test_rfa_features_approximate_the_gaussian_kernel():
+    strategy = make("rfa", n=8192)
+    x, y = torch.nn.functional.normalize(torch.randn(2, 1, H, 1, D, dtype=torch.float64), dim=-1)
+    fx, fy = strategy.query_features(x), strategy.query_features(y)
+    sigma_inv = strategy.log_inverse_sigma.exp()[None, :, None]
+    expected = torch.exp(-(sigma_inv ** 2) * (x - y).pow(2).sum(-1) / 2)
+    torch.testing.assert_close((fx * fy).sum(-1), expected, rtol=0, atol=0.05)
+
+
+def test_rfa_needs_an_even_feature_size():
+    options = StrategyOptions(flags={"memory_size": "--decoder-self-memory"})
+    with pytest.raises(ValueError, match="--decoder-self-memory must be even"):
+        get_strategy("rfa")(H, D, 5, "causal", options=options)
+
+
+def test_linear_attention_is_de_brebisson_and_vincent():
+    """With keys = values = h: linear R = (sum h h^T) q; gated: C = sum f f^T, f = sigmoid(W h + b) h."""
+    q, h, _, x = inputs(1, 6)
+    for name in ("linear", "gated-linear"):
+        strategy = make(name, "cross")
+        f = h if name == "linear" else _gate(strategy, h) * h
+        C = torch.einsum("bhid,bhie->bhde", f, f)
+        expected = torch.einsum("bhde,bhme->bhmd", C, q * strategy.scale)
+        torch.testing.assert_close(strategy.read(q, strategy.memory(h, h, x, None)), expected, rtol=0, atol=1e-10)

@@ -14,7 +14,7 @@ from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
 TINY = ["--arch", "abc_lm", "--decoder-layers", "2", "--decoder-embed-dim", "32", "--decoder-ffn-embed-dim",
         "64", "--decoder-attention-heads", "4", "--dropout", "0", "--tokens-per-sample", "32",
-        "--decoder-self-memory", "5", "--compressive-ratio", "2"]
+        "--decoder-self-memory", "6", "--compressive-ratio", "2"]
 CAUSAL = [name for name, cls in STRATEGIES.items() if "causal" in cls.modes]
 
 

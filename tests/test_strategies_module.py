@@ -14,7 +14,7 @@ from abc_fairseq.modules import ABCMultiheadAttention, phi_parameter_overhead
 from abc_fairseq.strategies import STRATEGIES, ControlModule
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
-E, H, N_SLOTS = 16, 2, 3
+E, H, N_SLOTS = 16, 2, 4
 MODE_KWARGS = {
     "causal": dict(self_attention=True, causal=True),
     "encoder": dict(self_attention=True),

@@ -65,3 +65,15 @@ def reference_local_window(q, k, v, valid, n, scale):
             probs = torch.softmax(scale * torch.einsum("hwd,hd->hw", k[b, :, window], q[b, :, t]), dim=-1)
             out[b, :, t] = torch.einsum("hw,hwd->hd", probs, v[b, :, window])
     return out
+
+
+def reference_kernel_causal(fq, fk, values, normalized=True, denominator=None):
+    """out_t = sum_{i<=t} (fq_t . fk_i) values_i (/ sum_{i<=t} fq_t . fk_i, through ``denominator``)."""
+    outs = []
+    for t in range(fq.shape[2]):
+        weights = torch.einsum("bhd,bhid->bhi", fq[:, :, t], fk[:, :, : t + 1])
+        out = torch.einsum("bhi,bhid->bhd", weights, values[:, :, : t + 1])
+        if normalized:
+            out = out / denominator(weights.sum(dim=-1, keepdim=True))
+        outs.append(out)
+    return torch.stack(outs, dim=2)

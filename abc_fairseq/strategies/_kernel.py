@@ -1,0 +1,76 @@
+"""Kernel (linear) attention, the baselines ABC is compared with (paper §4 "Connections", Table 2b):
+a feature map f replaces softmax's exp(q . k),
+
+    out_t = sum_{i<=t} (f(q_t) . f(k_i)) v_i / sum_{i<=t} f(q_t) . f(k_i)          (normalized)
+          = f(q_t)^T S_t / f(q_t)^T z_t,   S_t = sum_{i<=t} f(k_i) v_i^T,  z_t = sum_{i<=t} f(k_i)
+
+(over all real tokens in encoder / cross attention), or the un-normalised numerator alone.
+The memory is S [D x d] plus z [D]: D, the feature size, plays the part of the n slots.
+Training: one chunked prefix-sum pass (``causal_linear_attention``) plus a cumulative sum of the
+key features, O(N (C (D + d) + D d)) time, O(N (C + D)) memory. Decoding state: S and z per head.
+Padding has f(k) = 0 and v = 0: it is never written.
+"""
+
+from typing import ClassVar, Optional, Tuple
+
+import torch
+
+from ._common import all_valid, work_dtype
+from ._linear import causal_linear_attention, linear_state_update
+from .base import Memory, State, Strategy
+
+EPS = 1e-6  # added to positive denominators (a prefix of padding only has z = 0)
+
+
+class KernelAttention(Strategy):
+    """Subclasses define ``query_features`` and ``key_features`` (in the work dtype)."""
+
+    normalized: ClassVar[bool] = True
+
+    def query_features(self, q: torch.Tensor) -> torch.Tensor:
+        """q [B, H, M, d] -> f(q) [B, H, M, D]."""
+        raise NotImplementedError
+
+    def key_features(self, k: torch.Tensor, v: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """k, v [B, H, N, d] -> (f(k) [B, H, N, D], the values written [B, H, N, d])."""
+        raise NotImplementedError
+
+    def denominator(self, den: torch.Tensor) -> torch.Tensor:
+        """f(q) . z, made safe to divide by (positive feature maps: + EPS)."""
+        return den + EPS
+
+    def _write(self, k, v, valid):
+        work = work_dtype(k.dtype)
+        fk, values = self.key_features(k.to(work), v.to(work))
+        if valid is not None:
+            keep = valid[:, None, :, None].to(work)
+            fk, values = fk * keep, values * keep
+        return fk, values
+
+    def _finish(self, fq, num, k_sum, out_dtype):
+        if self.normalized:
+            num = num / self.denominator((fq * k_sum).sum(dim=-1, keepdim=True))
+        return num.to(out_dtype)
+
+    def causal(self, q, k, v, x, valid):
+        fq = self.query_features(q.to(work_dtype(q.dtype)))
+        fk, values = self._write(k, v, valid)
+        num = causal_linear_attention(fq, fk, values)
+        return self._finish(fq, num, fk.cumsum(dim=2) if self.normalized else None, q.dtype)
+
+    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
+        fq = self.query_features(q.to(work_dtype(q.dtype)))
+        fk, values = self._write(k, v, all_valid(valid, q.shape[0], 1, q.device))
+        state = state or {}
+        kv = linear_state_update(state.get("kv"), fk[:, :, 0], values[:, :, 0])
+        k_sum = fk[:, :, 0] if "k_sum" not in state else state["k_sum"] + fk[:, :, 0]
+        out = self._finish(fq, torch.matmul(fq, kv), k_sum[:, :, None], q.dtype)
+        return out, {"kv": kv, "k_sum": k_sum}
+
+    def memory(self, k, v, x, valid) -> Memory:
+        fk, values = self._write(k, v, valid)
+        return {"kv": torch.matmul(fk.transpose(-1, -2), values), "k_sum": fk.sum(dim=2)}
+
+    def read(self, q, memory: Memory):
+        fq = self.query_features(q.to(memory["kv"].dtype))
+        return self._finish(fq, torch.matmul(fq, memory["kv"]), memory["k_sum"][:, :, None], q.dtype)
