@@ -7,6 +7,7 @@ import torch
 from abc_fairseq.ops import reference_abc, reference_causal_abc
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
 from abc_fairseq.strategies import reference as ref
+from abc_fairseq.strategies.random_slots import hashed_slots
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
 H, D, N_SLOTS, C_IN = 2, 4, 4, 6
@@ -129,7 +130,7 @@ def test_decoding_state_has_constant_size(name):
 
 
 # ------------------------------------------------------------------------ naive references (causal)
-def _phi_reference(name, strategy, x, valid):
+def _phi_reference(name, strategy, x, valid, k):
     """phi [B, H, N, n] computed position by position from the strategy's definition."""
     B, N = x.shape[:2]
     phi = torch.zeros(B, H, N, N_SLOTS, dtype=torch.float64)
@@ -142,9 +143,13 @@ def _phi_reference(name, strategy, x, valid):
                 if name == "linformer":
                     phi[b, h, t] = strategy.shared.weight[h, :, rank]
                 elif name == "random":
-                    from abc_fairseq.strategies.random_slots import hashed_slots
                     slot = hashed_slots(torch.tensor([[rank]]), H, N_SLOTS, strategy.slot_seed)[0, h, 0]
                     phi[b, h, t, slot] = 1.0
+                elif name == "global" and rank < N_SLOTS:
+                    phi[b, h, t, rank] = 1.0
+                elif name == "cluster":
+                    similarity = strategy.centroids[h].double() @ (k[b, h, t] / k[b, h, t].norm())
+                    phi[b, h, t, similarity.argmax()] = 1.0
             rank += 1
     return phi
 
@@ -155,10 +160,13 @@ def reference_causal(name, strategy, q, k, v, x, valid):
         B, N = x.shape[:2]
         logits = strategy.shared(x).view(B, N, H, N_SLOTS).permute(0, 2, 1, 3)
         return reference_causal_abc(q, k, v, strategy.log_alpha(logits), scale=strategy.scale)
-    if name in ("linformer", "random"):
-        phi = _phi_reference(name, strategy, x, valid)
-        out = ref.reference_slot_causal(q, k, v, phi, strategy.scale, mask_empty=name == "random")
-        return out
+    if name in ("linformer", "random", "global", "cluster"):
+        phi = _phi_reference(name, strategy, x, valid, k)
+        return ref.reference_slot_causal(q, k, v, phi, strategy.scale, normalize=name == "cluster",
+                                         mask_empty=name != "linformer")
+    if name == "compressive":
+        return ref.reference_compressive_causal(q, k, v, valid, N_SLOTS, OPTIONS.compressive_ratio,
+                                                strategy.scale)
     if name == "window":
         return ref.reference_window_causal(q, k, v, valid, N_SLOTS, strategy.scale)
     if name in KERNEL_FEATURES:
@@ -240,7 +248,7 @@ def test_bidirectional_sees_the_whole_sequence(name, mode):
     strategy = make(name, mode)
     q, k, v, x = inputs(2, 10)
     changed = [t.clone() for t in (k, v)]
-    later = 1 if name == "window" else -1  # a local window reaches only its neighbours
+    later = {"window": 1, "global": N_SLOTS - 1}.get(name, -1)  # a local window, the global prefix
     for t in changed:
         t[:, :, later] += 5.0
     a = run_bidirectional(strategy, q, k, v, x, None)
@@ -335,3 +343,79 @@ def test_linear_attention_is_de_brebisson_and_vincent():
         C = torch.einsum("bhid,bhie->bhde", f, f)
         expected = torch.einsum("bhde,bhme->bhmd", C, q * strategy.scale)
         torch.testing.assert_close(strategy.read(q, strategy.memory(h, h, x, None)), expected, rtol=0, atol=1e-10)
+
+
+# ------------------------------------------------------------- compressive, cluster, random, global
+@pytest.mark.parametrize("n, ratio", [(1, 1), (1, 3), (2, 2), (3, 2), (4, 3), (6, 1)])
+def test_compressive_against_the_reference(n, ratio):
+    strategy = make("compressive", n=n, options=StrategyOptions(compressive_ratio=ratio))
+    q, k, v, x = inputs(2, 14, seed=n + ratio)
+    valid = left_padded(2, 14, (0, 3))
+    got = strategy.causal(q, k, v, x, valid)
+    torch.testing.assert_close(got, ref.reference_compressive_causal(q, k, v, valid, n, ratio, strategy.scale),
+                               rtol=0, atol=1e-10)
+    torch.testing.assert_close(steps(strategy, q, k, v, x, valid)[0], got, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("length", [2, 4, 11])
+def test_compressive_bidirectional_keeps_every_token_in_n_slots(length):
+    strategy = make("compressive", "cross")
+    q, k, v, x = inputs(2, length, seed=length)
+    q = q[:, :, :3]
+    valid = left_padded(2, length, (0, 1))
+    got = strategy.read(q, strategy.memory(k, v, x, valid))
+    expected = ref.reference_compressive_bidirectional(q, k, v, valid, N_SLOTS, strategy.scale)
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-10)
+
+
+def test_cluster_centroids_follow_the_keys_in_training_only():
+    strategy = make("cluster")
+    q, k, v, x = inputs(2, 9)
+    before = strategy.centroids.clone()
+    strategy.causal(q, k, v, x, None)
+    assert torch.equal(strategy.centroids, before)  # eval: frozen
+    strategy.train()
+    strategy.causal(q, k, v, x, left_padded(2, 9, (0, 2)))
+    moved = strategy.centroids
+    assert not torch.equal(moved, before)
+    torch.testing.assert_close(moved.norm(dim=-1), torch.ones(H, N_SLOTS, dtype=moved.dtype))
+    # Each centroid moved towards its members: cosine with the members' mean did not decrease.
+    assign = strategy.assign(k)
+    for h in range(H):
+        for j in range(N_SLOTS):
+            members = k[:, h][assign[:, h] == j]
+            if len(members):
+                target = torch.nn.functional.normalize(members, dim=-1).mean(0)
+                assert moved[h, j].double() @ target >= before[h, j].double() @ target - 1e-12
+
+
+def test_random_slots_fresh_in_training_fixed_in_eval():
+    strategy = make("random", n=64)
+    ranks = torch.arange(4096)[None]
+    slots = strategy.slots(ranks)
+    assert torch.equal(slots, strategy.slots(ranks))  # eval: a hash of the position
+    counts = torch.bincount(slots.flatten(), minlength=64)
+    assert counts.min() > 0.6 * counts.float().mean() and counts.max() < 1.4 * counts.float().mean()
+    other_layer = make("random", n=64, seed=1)
+    assert not torch.equal(other_layer.slots(ranks), slots)  # the seed is per layer
+    strategy.train()
+    assert not torch.equal(strategy.slots(ranks), strategy.slots(ranks))  # training: fresh draws
+    q, k, v, x = inputs(2, 9)
+    a, b = strategy.causal(q, k, v, x, None), strategy.causal(q, k, v, x, None)
+    assert not torch.allclose(a, b)
+    state = {k: t.clone() for k, t in strategy.state_dict().items()}
+    reloaded = make("random", n=64, seed=7)
+    reloaded.load_state_dict(state)
+    assert torch.equal(reloaded.eval().slots(ranks), slots)  # the seed travels in the checkpoint
+
+
+def test_global_tokens_read_only_the_first_n():
+    strategy = make("global", "encoder")
+    q, k, v, x = inputs(1, 8)
+    changed = [t.clone() for t in (k, v)]
+    for t in changed:
+        t[:, :, N_SLOTS:] = torch.randn_like(t[:, :, N_SLOTS:])
+    torch.testing.assert_close(strategy.encode(q, k, v, x, None), strategy.encode(q, *changed, x, None),
+                               rtol=0, atol=1e-12)
+    probs = torch.softmax(strategy.scale * q @ k[:, :, :N_SLOTS].transpose(-1, -2), dim=-1)
+    torch.testing.assert_close(strategy.encode(q, k, v, x, None), probs @ v[:, :, :N_SLOTS], rtol=0, atol=1e-12)

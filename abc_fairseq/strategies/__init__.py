@@ -11,7 +11,7 @@ and docs/strategies.md for the table of strategies.
 # Registration order is the order of the flag's choices: ABC family, then the other ABC instances
 # of the paper, then the kernel baselines.
 from . import abc_mlp  # noqa: F401, I001
-from . import linformer, random_slots, window  # noqa: F401, I001
+from . import linformer, random_slots, window, cluster, compressive, global_tokens  # noqa: F401, I001
 from . import elu, rfa, t2r, linear  # noqa: F401, I001
 from .base import MODES, ControlModule, Memory, State, Strategy, StrategyOptions
 from .phi import PhiProjection

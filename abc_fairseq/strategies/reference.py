@@ -77,3 +77,36 @@ def reference_kernel_causal(fq, fk, values, normalized=True, denominator=None):
             out = out / denominator(weights.sum(dim=-1, keepdim=True))
         outs.append(out)
     return torch.stack(outs, dim=2)
+
+
+def reference_compressive_causal(q, k, v, valid, n, c, scale):
+    """Real token of rank r (from 0) reads the means of blocks max(0, b-n+1)..b-1 of c real tokens and
+    the sum / c of its own block so far, b = r // c (Eq. 14 with a FIFO of n slots); padding rows 0."""
+    B, H, N, d = q.shape
+    out = torch.zeros_like(q)
+    for b in range(B):
+        real = _real_positions(valid, b, N)
+        for rank, t in enumerate(real):
+            block = rank // c
+            slots = [real[j * c:(j + 1) * c] for j in range(max(0, block - n + 1), block)]
+            slots.append(real[block * c: rank + 1])
+            K = torch.stack([k[b, :, members].sum(dim=1) / c for members in slots], dim=1)  # [H, s, d]
+            V = torch.stack([v[b, :, members].sum(dim=1) / c for members in slots], dim=1)
+            probs = torch.softmax(scale * torch.einsum("hsd,hd->hs", K, q[b, :, t]), dim=-1)
+            out[b, :, t] = torch.einsum("hs,hsd->hd", probs, V)
+    return out
+
+
+def reference_compressive_bidirectional(q, k, v, valid, n, scale):
+    """Every query reads n slots: slot j holds the mean of real ranks r with floor(n r / L) = j."""
+    B, H, M, d = q.shape
+    out = torch.zeros_like(q)
+    for b in range(B):
+        real = _real_positions(valid, b, k.shape[2])
+        groups = [[t for r, t in enumerate(real) if (n * r) // len(real) == j] for j in range(n)]
+        groups = [g for g in groups if g]
+        K = torch.stack([k[b, :, g].mean(dim=1) for g in groups], dim=1)
+        V = torch.stack([v[b, :, g].mean(dim=1) for g in groups], dim=1)
+        probs = torch.softmax(scale * torch.einsum("hsd,hmd->hms", K, q[b]), dim=-1)
+        out[b] = torch.einsum("hms,hsd->hmd", probs, V)
+    return out

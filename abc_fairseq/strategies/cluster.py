@@ -1,0 +1,81 @@
+"""Clustering-based attention as ABC (paper §3.2, Eq. 7-8; Table 1: Clustering).
+
+Keys are assigned to n clusters (membership M shared by keys and values) and queries attend to the
+centroids, each the mean of its members: phi_i = sum_j M_ij / (sum_l M_lj) e_j.
+
+Assignment: spherical k-means against n learned centroids per head and layer (unit vectors,
+buffer ``centroids``): key k_i joins the centroid of highest cosine similarity. The assignment is
+a function of k_i alone, so the causal form never looks ahead: row t reads the running means of
+the members among tokens 1..t (the normaliser runs over the prefix as in ABC_MLP), a state of
+n centroids whatever the length. Clusters with no member yet are left out of the softmax.
+Centroids are not trained by gradient (argmax has none): in training mode every forward pass moves
+each centroid towards the mean of its unit-normalised member keys, an exponential moving average
+with decay CLUSTER_DECAY (online k-means, as in Routing Transformer), after computing the outputs.
+The moving averages are per worker (buffers are not all-reduced); decoding never updates them.
+
+Training O(N (C d + d n)) time, O(N (C + n)) memory; decoding state per head: member sums K~, V~
+[n, d], member counts [n].
+"""
+
+from typing import Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+
+from ._common import all_valid, work_dtype
+from ._slots import causal_slot_attention, slot_memory, slot_read, slot_step
+from .base import Memory, State, Strategy
+from .registry import register
+
+CLUSTER_DECAY = 0.999
+
+
+@register
+class Clustering(Strategy):
+    """Keys and values pooled into n clusters by nearest centroid. No parameters (EMA centroids)."""
+
+    name = "cluster"
+    paper = "§3.2, Eq. 7-8 (Table 1: Clustering)"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        centroids = F.normalize(torch.randn(self.num_heads, self.memory_size, self.head_dim), dim=-1)
+        self.register_buffer("centroids", centroids)
+
+    @torch.no_grad()
+    def assign(self, k: torch.Tensor) -> torch.Tensor:
+        """k [B, H, N, d] -> cluster index [B, H, N] (highest cosine similarity)."""
+        unit = F.normalize(k.to(self.centroids.dtype), dim=-1)
+        return torch.matmul(unit, self.centroids.transpose(-1, -2)[None]).argmax(dim=-1)
+
+    def _phi(self, k: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor:
+        phi = F.one_hot(self.assign(k), self.memory_size).to(work_dtype(k.dtype))
+        return phi if valid is None else phi * valid[:, None, :, None].to(phi.dtype)
+
+    @torch.no_grad()
+    def _update_centroids(self, k: torch.Tensor, phi: torch.Tensor) -> None:
+        if not self.training:
+            return
+        unit = F.normalize(k.to(phi.dtype), dim=-1)
+        counts = phi.sum(dim=(0, 2))  # [H, n]
+        means = torch.einsum("bhin,bhid->hnd", phi, unit) / counts.clamp_min(1)[..., None]
+        moved = F.normalize(CLUSTER_DECAY * self.centroids.to(phi.dtype) + (1 - CLUSTER_DECAY) * means, dim=-1)
+        self.centroids.copy_(torch.where(counts[..., None] > 0, moved, self.centroids.to(phi.dtype)))
+
+    def causal(self, q, k, v, x, valid):
+        phi = self._phi(k, valid)
+        out = causal_slot_attention(q, k, v, phi, self.scale, normalize=True, mask_empty=True)
+        self._update_centroids(k.detach(), phi)
+        return out
+
+    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
+        return slot_step(q, k, v, self._phi(k, valid), state, self.scale, normalize=True, mask_empty=True)
+
+    def memory(self, k, v, x, valid) -> Memory:
+        phi = self._phi(k, valid)
+        memory = slot_memory(k, v, phi, normalize=True)
+        self._update_centroids(k.detach(), phi)
+        return memory
+
+    def read(self, q, memory: Memory):
+        return slot_read(q, memory, self.scale, normalize=True, mask_empty=True)
