@@ -3,6 +3,8 @@ causality, padding never written, constant decoding state (``abc_fairseq.strateg
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from abc_fairseq.ops import reference_abc, reference_causal_abc
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
@@ -419,3 +421,37 @@ def test_global_tokens_read_only_the_first_n():
                                rtol=0, atol=1e-12)
     probs = torch.softmax(strategy.scale * q @ k[:, :, :N_SLOTS].transpose(-1, -2), dim=-1)
     torch.testing.assert_close(strategy.encode(q, k, v, x, None), probs @ v[:, :, :N_SLOTS], rtol=0, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------- linear complexity
+class _Allocations(TorchDispatchMode):
+    """Records the largest tensor and the total number of elements every op produces."""
+
+    def __init__(self):
+        super().__init__()
+        self.largest = self.total = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor):
+                self.largest = max(self.largest, t.numel())
+                self.total += t.numel()
+        return out
+
+
+def _training_step_allocations(name, mode, N):
+    strategy = make(name, mode, n=8, options=StrategyOptions(linformer_max_positions=4096, compressive_ratio=4))
+    q, k, v, x = (t.requires_grad_() for t in inputs(1, N, scale=1.0))
+    with _Allocations() as record:
+        out = strategy.causal(q, k, v, x, None) if mode == "causal" else run_bidirectional(strategy, q, k, v, x, None)
+        out.sum().backward()
+    return record.largest, record.total
+
+
+@pytest.mark.parametrize("name, mode", [(name, "causal") for name in CAUSAL] + BIDIRECTIONAL)
+def test_training_cost_is_linear_in_length(name, mode):
+    """Doubling N at most doubles the largest tensor and the elements produced (no N x N term)."""
+    small, large = (_training_step_allocations(name, mode, N) for N in (512, 1024))
+    assert large[0] <= 2.2 * small[0], f"largest tensor {small[0]} -> {large[0]}"
+    assert large[1] <= 2.2 * small[1], f"elements produced {small[1]} -> {large[1]}"
