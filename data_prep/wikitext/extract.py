@@ -1,0 +1,48 @@
+"""Extract the three WikiText-103 token files from the archive into a directory.
+
+    python -m data_prep.wikitext.extract ARCHIVE OUT_DIR
+
+The archive must hold ``wikitext-103/wiki.{train,valid,test}.tokens`` (the layout of
+``wikitext-103-v1.zip``); they are written as ``OUT_DIR/wiki.{split}.tokens``. Anything else in
+the archive is ignored, and a missing member is an error naming it, so a wrong archive (e.g. the
+``-raw`` character-level one) fails here instead of producing an odd vocabulary later.
+"""
+
+import argparse
+import shutil
+import sys
+import zipfile
+
+SPLITS = ("train", "valid", "test")
+MEMBER = "wikitext-103/wiki.{}.tokens"
+
+
+def extract(archive, out_dir):
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (OSError, zipfile.BadZipFile) as e:
+        raise SystemExit("extract: ERROR: cannot open %s as a zip archive: %s" % (archive, e))
+    with zf:
+        names = set(zf.namelist())
+        missing = [MEMBER.format(s) for s in SPLITS if MEMBER.format(s) not in names]
+        if missing:
+            raise SystemExit("extract: ERROR: %s lacks %s (is it wikitext-103-v1.zip, the word-level "
+                             "archive?)" % (archive, ", ".join(missing)))
+        for split in SPLITS:
+            # Streamed copy: the train split is ~540 MB uncompressed.
+            with zf.open(MEMBER.format(split)) as src, open("%s/wiki.%s.tokens" % (out_dir, split), "wb") as dst:
+                shutil.copyfileobj(src, dst, 1 << 20)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m data_prep.wikitext.extract", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("archive", help="wikitext-103-v1.zip")
+    parser.add_argument("out_dir", help="existing directory for wiki.{train,valid,test}.tokens")
+    args = parser.parse_args(argv)
+    extract(args.archive, args.out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
