@@ -3,6 +3,7 @@
 #
 #   bash scripts/run_tests.sh                 # all tests
 #   bash scripts/run_tests.sh -k data_prep -x # extra arguments go to pytest
+#   bash scripts/run_tests.sh tests/test_data_prep.py   # a path replaces the default "tests"
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,8 +12,17 @@ cd "$repo"
 # shellcheck source=scripts/setup_env.sh
 . scripts/setup_env.sh
 
+# Run tests/ unless the arguments already name a test file or directory (or a node id of one).
+targets=(tests)
+for arg in "$@"; do
+    if [ -e "${arg%%::*}" ]; then
+        targets=()
+        break
+    fi
+done
+
 status=0
-python -m pytest -q tests "$@" || status=$?
+python -m pytest -q "${targets[@]}" "$@" || status=$?
 
 # pytest exits 5 when it collected no tests at all (e.g. an empty tests/ while the suite is being
 # written, or a -k filter that matches nothing). That is not a failure of the code, so do not fail
