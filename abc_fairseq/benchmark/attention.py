@@ -15,7 +15,7 @@ import sys
 from typing import List
 
 from . import cli_types
-from .attention_methods import DTYPES, METHODS
+from .attention_methods import DEFAULT_METHODS, DTYPES, METHODS
 from .attention_report import add_relative, make_row, plot_panels, report
 from .attention_targets import check_targets, format_targets
 from .environment import environment_info
@@ -47,8 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head-dim", type=cli_types.positive_int, default=64, help="dimension d per head")
     parser.add_argument("--memory", type=cli_types.positive_int, default=64,
                         help="ABC memory slots n (the size of phi_logits' last dim)")
-    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
-                        metavar="METHOD", help=f"methods to measure, from: {', '.join(METHODS)}")
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(DEFAULT_METHODS),
+                        metavar="METHOD", help=f"methods to measure, from: {', '.join(METHODS)} "
+                                               f"(default: {' '.join(DEFAULT_METHODS)})")
     parser.add_argument("--repeats", type=cli_types.positive_int, default=5,
                         help="timed calls per (method, N); the median is reported")
     parser.add_argument("--warmup", type=cli_types.non_negative_int, default=2,

@@ -13,8 +13,14 @@ accumulates in ``.grad`` between calls).
   decoder layers call it), including its q, k, v and output projections.
 - ``abc-module``: ``abc_fairseq.modules.ABCMultiheadAttention`` in causal self-attention mode,
   projections and W_phi included (compare with ``fairseq-mha``); skipped when not importable.
+- every other strategy of ``abc_fairseq.strategies`` by its flag value (``abc-relu``, ``linformer``,
+  ``window``, ``elu``, ...): the strategy's causal parallel form on q, k, v ``[B, H, N, d]`` and the
+  control input x ``[B, N, H*d]``, with its own (and its tied) parameters, ``memory`` = n (the
+  window length, the kernel feature size); Linformer's N_max is the length measured. Like ``abc``
+  there are no q/k/v/output projections. Not run unless named in ``--methods``.
 """
 
+import functools
 from typing import Callable, Dict, Sequence
 
 import torch
@@ -131,11 +137,48 @@ def _abc_module(params: dict, device) -> Case:
     return Case(run, {"shapes": {"x": [N, B, H * d]}, "class": "abc_fairseq ABCMultiheadAttention (causal)"})
 
 
+def _strategy_case(name: str, params: dict, device) -> Case:
+    """A strategy's causal parallel form, forward + backward w.r.t. inputs and its parameters."""
+    from abc_fairseq.strategies import StrategyOptions, get_strategy
+
+    B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
+    dtype = DTYPES[params["dtype"]]
+    options = StrategyOptions(linformer_max_positions=N)
+    cls = get_strategy(name)
+    shared = cls.build_shared(H * d, H, n, options)
+    strategy = cls(H, d, n, "causal", shared=shared, options=options)
+    modules = [strategy] + ([shared] if shared is not None else [])
+    for module in modules:
+        module.to(device=device, dtype=dtype).train()
+    q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
+    x = _randn((B, N, H * d), params, device)
+    weight = _randn((B, H, N, d), params, device, requires_grad=False)
+    inputs = [q, k, v, x] if cls.uses_control_input else [q, k, v]  # autograd.grad rejects unused inputs
+    wrt = inputs + [p for module in modules for p in module.parameters()]
+    run = _fwd_bwd(lambda: strategy.causal(q, k, v, x, None), weight, wrt)
+    return Case(run, {"shapes": {"q,k,v": [B, H, N, d], "x": [B, N, H * d]}, "class": type(strategy).__name__})
+
+
+def _causal_strategies() -> Dict[str, str]:
+    """Registered causal strategies other than ``abc`` (measured by the op method above) -> note."""
+    from abc_fairseq.strategies import STRATEGIES
+
+    return {name: f"abc_fairseq.strategies {name} ({cls.paper}), causal parallel form with its parameters "
+                  "on q, k, v [B,H,N,d] and x [B,N,H*d]; no projections."
+            for name, cls in STRATEGIES.items() if name != "abc" and "causal" in cls.modes}
+
+
+METHOD_NOTES.update(_causal_strategies())
+
+
+# The methods run when --methods is not given; every strategy can be named explicitly.
+DEFAULT_METHODS = ("abc", "sdpa", "fairseq-mha", "abc-module")
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
     "abc": _abc,
     "sdpa": _sdpa,
     "fairseq-mha": _fairseq_mha,
     "abc-module": _abc_module,
+    **{name: functools.partial(_strategy_case, name) for name in _causal_strategies()},
 }
 
 

@@ -38,6 +38,7 @@ class ABCMLP(Strategy):
 
     name = "abc"
     paper = "§4, Eq. 12 (Table 1: ABC_MLP)"
+    uses_control_input = True
 
     @classmethod
     def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,

@@ -71,6 +71,7 @@ class Strategy(nn.Module, ControlModule):
     name: ClassVar[str] = ""
     paper: ClassVar[str] = ""
     modes: ClassVar[FrozenSet[str]] = frozenset(MODES)
+    uses_control_input: ClassVar[bool] = False  # whether x (not only k, v) shapes the memory
 
     def __init__(self, num_heads: int, head_dim: int, memory_size: int, mode: str,
                  shared: Optional[nn.Module] = None, scale: Optional[float] = None,

@@ -1,0 +1,39 @@
+"""The attention benchmark measures every strategy (``--methods NAME``), in the same table, JSON and plot."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from abc_fairseq.benchmark.attention_methods import DEFAULT_METHODS, METHOD_NOTES, METHODS, build_case
+from abc_fairseq.strategies import STRATEGIES
+from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+REPO = Path(__file__).resolve().parents[1]
+CAUSAL = [name for name, cls in STRATEGIES.items() if "causal" in cls.modes]
+
+
+def test_every_causal_strategy_is_a_method_but_not_a_default():
+    assert set(CAUSAL) <= set(METHODS) and all(name in METHOD_NOTES for name in CAUSAL)
+    assert DEFAULT_METHODS == ("abc", "sdpa", "fairseq-mha", "abc-module")
+
+
+@pytest.mark.parametrize("name", CAUSAL)
+def test_strategy_case_runs_forward_and_backward(name):
+    params = {"method": name, "batch": 2, "heads": 2, "length": 24, "head_dim": 8, "memory": 4, "dtype": "float32"}
+    build_case(params, torch.device("cpu")).run()
+
+
+def test_cli_reports_strategies_in_the_table_and_json(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "abc_fairseq.benchmark", "attention", "--methods", "window", "elu",
+         "--lengths", "32", "--tokens", "64", "--heads", "2", "--head-dim", "8", "--memory", "4",
+         "--repeats", "1", "--warmup", "0", "--threads", "1", "--no-plot", "--out-dir", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = json.loads((tmp_path / "attention.json").read_text())["results"]
+    assert [(row["method"], row["status"]) for row in rows] == [("window", "ok"), ("elu", "ok")]
+    assert "| 32 |     2 | window" in proc.stdout and "- window: abc_fairseq.strategies window" in proc.stdout
