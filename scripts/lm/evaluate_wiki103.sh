@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Evaluate a WikiText-103 language model of Table 2 with fairseq-eval-lm: perplexity on the
+# valid and test splits for each evaluation context size of the row's setting (0 and 480 tokens
+# for the 16-layer models, 256 for the 32-layer ones). Segments are 512 tokens; with a context
+# size C, each evaluated block of 512 - C new tokens is preceded by the C tokens before it
+# (fairseq's --context-window).
+#
+#   bash scripts/lm/evaluate_wiki103.sh --row ROW [options] [-- extra fairseq-eval-lm flags]
+#
+# Each (split, context) writes OUT/{valid,test}_ctx{C}.log; a log that already holds a result
+# newer than the checkpoint is kept (rerunning resumes), --force redoes it.
+# scripts/lm/collect_lm_results.py turns the logs of all rows into the Markdown of Table 2.
+#
+# Options:
+#   --row ROW          experiment of scripts/lm/rows.tsv (required)
+#   --data DIR         binarised data (default <repo>/data-bin/wikitext-103/bin)
+#   --checkpoint FILE  model (default <repo>/checkpoints/lm/ROW/checkpoint_best.pt)
+#   --out DIR          where the logs go (default <repo>/results/lm/ROW)
+#   --contexts "C..."  context sizes (default: the paper's for the row's setting)
+#   --splits "S..."    splits (default "valid test")
+#   --max-tokens N     tokens per batch (default 4096)
+#   --cpu              evaluate on CPU
+#   --force            re-evaluate even when a log is up to date
+#   -h, --help         this help
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+export LM_SCRIPT=evaluate_wiki103  # the name common.sh's messages carry
+# shellcheck source=scripts/lm/common.sh
+. "$here/common.sh"
+
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+
+TOKENS_PER_SAMPLE=512
+row="" data="$repo/data-bin/wikitext-103/bin" checkpoint="" out="" contexts="" splits="valid test"
+max_tokens=4096 cpu=0 force=0 extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --row) row="${2:?--row needs an experiment name}"; shift 2 ;;
+        --data) data="${2:?--data needs a directory}"; shift 2 ;;
+        --checkpoint) checkpoint="${2:?--checkpoint needs a file}"; shift 2 ;;
+        --out) out="${2:?--out needs a directory}"; shift 2 ;;
+        --contexts) contexts="${2:?--contexts needs sizes}"; shift 2 ;;
+        --splits) splits="${2:?--splits needs split names}"; shift 2 ;;
+        --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
+        --cpu) cpu=1; shift ;;
+        --force) force=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; extra=("$@"); break ;;
+        *) lm_die "unknown argument '$1' (see --help; fairseq flags go after '--')" ;;
+    esac
+done
+[ -n "$row" ] || lm_die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
+lm_row "$row"
+lm_positive_int --max-tokens "$max_tokens"
+contexts="${contexts:-$(lm_contexts "$ROW_SETTING")}"
+for c in $contexts; do
+    if ! [[ "$c" =~ ^[0-9]+$ ]] || [ "$c" -ge "$TOKENS_PER_SAMPLE" ]; then
+        lm_die "--contexts: each size must be a whole number below $TOKENS_PER_SAMPLE, got '$c'"
+    fi
+done
+[ -n "$splits" ] || lm_die "--splits is empty"
+[ -f "$data/dict.txt" ] || lm_die "--data $data has no dict.txt (run data_prep/prepare_wikitext103.sh first)"
+checkpoint="${checkpoint:-$repo/checkpoints/lm/$row/checkpoint_best.pt}"
+[ -f "$checkpoint" ] || lm_die "--checkpoint $checkpoint does not exist (train with scripts/lm/train_wiki103.sh --row $row)"
+out="${out:-$repo/results/lm/$row}"
+lm_need_tool fairseq-eval-lm
+mkdir -p "$out"
+
+device=()
+[ "$cpu" = 0 ] || device=(--cpu)
+for split in $splits; do
+    [ -f "$data/$split.bin" ] || lm_die "--data $data has no split '$split' ($data/$split.bin)"
+    for c in $contexts; do
+        log="$out/${split}_ctx${c}.log"
+        if [ "$force" = 0 ] && [ "$log" -nt "$checkpoint" ] && grep -q 'Perplexity:' "$log"; then
+            lm_log "$split, context $c: up to date ($log)"
+            continue
+        fi
+        lm_log "$split, context $c -> $log"
+        # Written aside and moved when complete, so a log with a result is always a whole run.
+        fairseq-eval-lm "$data" --user-dir "$repo/abc_fairseq" --path "$checkpoint" \
+            --task language_modeling --gen-subset "$split" --tokens-per-sample "$TOKENS_PER_SAMPLE" \
+            --context-window "$c" --sample-break-mode none --max-tokens "$max_tokens" \
+            --softmax-batch 1024 --log-format simple "${device[@]}" "${extra[@]}" >"$log.tmp" 2>&1 \
+            || { tail -n 20 "$log.tmp" >&2; lm_die "fairseq-eval-lm failed on $split with context $c (full log: $log.tmp)"; }
+        mv "$log.tmp" "$log"
+        lm_log "$split, context $c: $(grep -o 'Perplexity: [0-9.]*' "$log" | tail -n 1)"
+    done
+done

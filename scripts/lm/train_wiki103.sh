@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# Train one WikiText-103 language model of the paper's Table 2.
+#
+#   bash scripts/lm/train_wiki103.sh --row ROW [options] [-- extra fairseq-train flags]
+#
+# ROW names an experiment of scripts/lm/rows.tsv (base, linformer, abc_rd, abc_n32, abc_n64, and
+# the 32-layer base_32l, elu_32l, rfa_32l, t2r_32l, abc_n64_32l). Flags after '--' go to
+# fairseq-train last, so they override anything set here (e.g. '-- --max-update 1000').
+#
+# Launching: one process on 1 GPU (or on CPU with --cpu); torchrun with one process per GPU on
+# one node; with --nodes N > 1, inside a SLURM allocation srun starts one torchrun per node, and
+# outside one the script submits itself through scripts/lm/train_wiki103.sbatch.
+#
+# Batch: the paper's 64 segments x 512 tokens = 32768 tokens per update are kept whatever the
+# hardware: --update-freq = batch tokens / (processes x --max-tokens), which must divide evenly.
+#
+# Optimisation, as fairseq's Baevski & Auli WikiText-103 recipe (fairseq
+# examples/language_model/README.adaptive_inputs.md) and Table 9 of the paper (lr 1.0):
+# NAG, lr 1.0 with a cosine schedule (period 270k updates, t-mult 2, shrink 0.75) after 16k
+# linear warm-up updates from 1e-7, min lr 1e-4, stop below 1e-9, 286k updates, clip norm 0.1,
+# adaptive softmax loss.
+#
+# Resuming: checkpoints go to --save-dir; rerunning the same command continues from its
+# checkpoint_last.pt (fairseq's default), and does nothing once --max-update is reached.
+#
+# Options:
+#   --row ROW            experiment (required)
+#   --data DIR           binarised data (default <repo>/data-bin/wikitext-103/bin, made by
+#                        data_prep/prepare_wikitext103.sh)
+#   --save-dir DIR       checkpoints (default <repo>/checkpoints/lm/ROW)
+#   --gpus N             GPUs per node (default: all that nvidia-smi lists)
+#   --nodes N            nodes (default 1; more needs SLURM)
+#   --max-tokens N       tokens per process and forward pass, a multiple of 512 (default 8192)
+#   --batch-tokens N     tokens per update (default 32768 = 64 x 512, the paper's batch)
+#   --cpu                train on CPU (small runs); --cpu-procs N processes (default 1; > 1
+#                        runs torchrun with gloo)
+#   --no-fp16            GPU training in fp32 (default: --fp16, as Baevski & Auli)
+#   --no-tensorboard     do not write TensorBoard logs (default: SAVE_DIR/tensorboard)
+#   --dry-run            print the command instead of running it
+#   -h, --help           this help
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+export LM_SCRIPT=train_wiki103  # the name common.sh's messages carry
+# shellcheck source=scripts/lm/common.sh
+. "$here/common.sh"
+
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+
+TOKENS_PER_SAMPLE=512  # the paper's segment length (Baevski & Auli's 512-token setting)
+row="" data="$repo/data-bin/wikitext-103/bin" save_dir="" gpus="" nodes=1 max_tokens=8192
+batch_tokens=$((64 * TOKENS_PER_SAMPLE)) fp16=1 cpu=0 cpu_procs=1 tensorboard=1 dry_run=0
+original_args=("$@")
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --row) row="${2:?--row needs an experiment name}"; shift 2 ;;
+        --data) data="${2:?--data needs a directory}"; shift 2 ;;
+        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
+        --gpus) gpus="${2:?--gpus needs a number}"; shift 2 ;;
+        --nodes) nodes="${2:?--nodes needs a number}"; shift 2 ;;
+        --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
+        --batch-tokens) batch_tokens="${2:?--batch-tokens needs a number}"; shift 2 ;;
+        --cpu) cpu=1; shift ;;
+        --cpu-procs) cpu_procs="${2:?--cpu-procs needs a number}"; shift 2 ;;
+        --no-tensorboard) tensorboard=0; shift ;;
+        --no-fp16) fp16=0; shift ;;
+        --dry-run) dry_run=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; extra=("$@"); break ;;
+        *) lm_die "unknown argument '$1' (see --help; fairseq flags go after '--')" ;;
+    esac
+done
+[ -n "$row" ] || lm_die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
+lm_row "$row"
+lm_positive_int --nodes "$nodes"
+lm_positive_int --max-tokens "$max_tokens"
+lm_positive_int --batch-tokens "$batch_tokens"
+lm_positive_int --cpu-procs "$cpu_procs"
+[ $((max_tokens % TOKENS_PER_SAMPLE)) = 0 ] \
+    || lm_die "--max-tokens $max_tokens is not a multiple of the $TOKENS_PER_SAMPLE-token segment"
+
+if [ "$cpu" = 1 ]; then
+    [ "$nodes" = 1 ] || lm_die "--cpu runs on one machine; drop --nodes"
+    [ -z "$gpus" ] || lm_die "--cpu and --gpus exclude each other"
+    procs="$cpu_procs"
+else
+    if [ -z "$gpus" ]; then
+        gpus="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)"
+        [ "$gpus" -gt 0 ] 2>/dev/null || lm_die "no GPU found (nvidia-smi); give --gpus N, or --cpu for a small CPU run"
+    fi
+    lm_positive_int --gpus "$gpus"
+    procs=$((nodes * gpus))
+fi
+
+# Keep the paper's batch: every process contributes --max-tokens per forward pass.
+per_pass=$((procs * max_tokens))
+[ $((batch_tokens % per_pass)) = 0 ] || lm_die "the batch of $batch_tokens tokens is not a multiple of \
+$procs process(es) x --max-tokens $max_tokens; choose --max-tokens so that $batch_tokens / ($procs x max-tokens) \
+is a whole number (or change --batch-tokens)"
+update_freq=$((batch_tokens / per_pass))
+
+[ -f "$data/dict.txt" ] || lm_die "--data $data has no dict.txt (run data_prep/prepare_wikitext103.sh first)"
+data="$(cd "$data" && pwd)"
+save_dir="${save_dir:-$repo/checkpoints/lm/$row}"
+
+cmd=(
+    "$data"
+    --user-dir "$repo/abc_fairseq"
+    --task language_modeling --tokens-per-sample "$TOKENS_PER_SAMPLE" --sample-break-mode none
+    --arch "$ROW_ARCH" "${ROW_FLAGS[@]}"
+    --criterion adaptive_loss
+    --optimizer nag --lr 1.0 --lr-scheduler cosine --lr-period-updates 270000 --t-mult 2
+    --lr-shrink 0.75 --warmup-updates 16000 --warmup-init-lr 1e-07 --min-lr 0.0001
+    --stop-min-lr 1e-09 --max-update 286000 --clip-norm 0.1
+    --max-tokens "$max_tokens" --update-freq "$update_freq"
+    --seed 1 --skip-invalid-size-inputs-valid-test
+    --save-dir "$save_dir" --log-format simple --log-interval 100
+)
+[ "$tensorboard" = 0 ] || cmd+=(--tensorboard-logdir "$save_dir/tensorboard")
+
+if [ "$cpu" = 1 ]; then
+    cmd+=(--cpu)
+    if [ "$procs" -gt 1 ]; then
+        # fairseq 0.12 infers torchrun's environment only with CUDA devices: on CPU the rank is
+        # forwarded from torchrun's RANK, and legacy DDP avoids the device ids the default asks for.
+        cmd+=(--distributed-backend gloo --distributed-world-size "$procs"
+              --distributed-init-method env:// --distributed-no-spawn --ddp-backend legacy_ddp)
+        # shellcheck disable=SC2016 # "$@" and $RANK are expanded by the sh that torchrun starts
+        launch=(torchrun --standalone --nproc_per_node "$procs" --no-python
+                sh -c 'exec fairseq-train "$@" --distributed-rank "$RANK"' sh)
+    else
+        launch=(fairseq-train)
+    fi
+else
+    # Baevski & Auli train with legacy DDP (fairseq's no_c10d) and fp16.
+    cmd+=(--ddp-backend legacy_ddp)
+    [ "$fp16" = 0 ] || cmd+=(--fp16)
+    if [ "$procs" = 1 ]; then
+        launch=(fairseq-train)
+    elif [ "$nodes" = 1 ]; then
+        launch=(torchrun --standalone --nproc_per_node "$gpus" --no-python fairseq-train)
+    elif [ -n "${SLURM_JOB_ID:-}" ]; then
+        # Inside the allocation: one torchrun per node, meeting at the first node.
+        master="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"
+        launch=(srun --nodes "$nodes" --ntasks-per-node 1
+                torchrun --nnodes "$nodes" --nproc_per_node "$gpus" --rdzv_backend c10d
+                --rdzv_id "$SLURM_JOB_ID" --rdzv_endpoint "$master:${LM_RDZV_PORT:-29500}"
+                --no-python fairseq-train)
+    else
+        submit=(sbatch --nodes "$nodes" --ntasks-per-node 1 --gpus-per-node "$gpus"
+                --chdir "$repo" "$here/train_wiki103.sbatch" "${original_args[@]}")
+        if [ "$dry_run" = 1 ]; then printf '%q ' "${submit[@]}"; echo; exit 0; fi
+        lm_need_tool sbatch
+        lm_log "not inside a SLURM allocation: submitting ${submit[*]}"
+        exec "${submit[@]}"
+    fi
+fi
+
+full=("${launch[@]}" "${cmd[@]}" "${extra[@]}")
+if [ "$dry_run" = 1 ]; then printf '%q ' "${full[@]}"; echo; exit 0; fi
+
+lm_need_tool fairseq-train
+[ "${launch[0]}" = fairseq-train ] || lm_need_tool "${launch[0]}"
+mkdir -p "$save_dir"
+if [ -f "$save_dir/checkpoint_last.pt" ]; then
+    lm_log "resuming from $save_dir/checkpoint_last.pt"
+fi
+lm_log "$row: $ROW_LABEL (n=$ROW_N, $ROW_SETTING) on $procs process(es), update-freq $update_freq"
+exec "${full[@]}"
