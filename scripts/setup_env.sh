@@ -97,9 +97,20 @@ _abc_setup_main() {
     _abc_log "installing abc-fairseq itself in editable mode"
     "${pip[@]}" install -e "$repo"
 
-    _abc_log "checking that torch, fairseq and abc_fairseq import"
-    "$venv/bin/python" -c 'import torch, fairseq, abc_fairseq; print("torch", torch.__version__, "| fairseq", fairseq.__version__)' \
-        || _abc_die "the new venv cannot import torch/fairseq/abc_fairseq (see the traceback above)"
+    # Check the environment, not the project's code: abc_fairseq must be found (in this checkout)
+    # but is not imported, so a bug in it is reported by the tests rather than by a failed
+    # (and, lacking a stamp, endlessly repeated) setup.
+    _abc_log "checking that torch and fairseq import and that abc_fairseq resolves to $repo"
+    # (Run from / so that the checkout itself is not on sys.path: the editable install must work.)
+    (cd / && "$venv/bin/python" - "$repo") <<'PY' || _abc_die "the new venv is not usable (see the message above)"
+import importlib.util, os, sys
+import torch, fairseq
+spec = importlib.util.find_spec("abc_fairseq")
+origin = os.path.realpath(spec.origin) if spec and spec.origin else None
+if origin is None or not origin.startswith(os.path.realpath(sys.argv[1]) + os.sep):
+    sys.exit("abc_fairseq resolves to %s, not to the checkout %s" % (origin, sys.argv[1]))
+print("torch", torch.__version__, "| fairseq", fairseq.__version__, "| abc_fairseq", origin)
+PY
     for tool in fairseq-preprocess fairseq-train fairseq-eval-lm; do
         [ -x "$venv/bin/$tool" ] || _abc_die "$venv/bin/$tool is missing after installing $_ABC_FAIRSEQ_SPEC"
     done
