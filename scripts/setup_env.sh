@@ -5,7 +5,7 @@
 #   . scripts/setup_env.sh         # same, then activate it in the current shell
 #
 # Idempotent: a stamp file inside the venv records a hash of everything that decides its
-# contents (this script's pins, requirements.txt, setup.py, the interpreter version); when the
+# contents (this script, requirements.txt, setup.py, TORCH_PIP_ARGS); when the
 # hash matches, nothing is reinstalled and the script returns in well under a second.
 #
 # Environment variables:
@@ -36,12 +36,12 @@ _abc_setup_main() {
     [ -f "$repo/requirements.txt" ] || _abc_die "missing $repo/requirements.txt"
     [ -f "$repo/setup.py" ] || _abc_die "missing $repo/setup.py"
 
-    # The hash covers everything that decides what ends up in the venv; TORCH_PIP_ARGS can change
-    # which torch build is picked, so it is part of it too.
+    # The hash covers everything that decides what ends up in the venv, this script included (its
+    # pins and install steps); TORCH_PIP_ARGS can change which torch build is picked.
     want="$(
         {
             printf '%s\n%s\n%s\n' "$_ABC_TORCH_SPEC" "$_ABC_FAIRSEQ_SPEC" "${TORCH_PIP_ARGS:-}"
-            cat "$repo/requirements.txt" "$repo/setup.py"
+            cat "$repo/requirements.txt" "$repo/setup.py" "$repo/scripts/setup_env.sh"
         } | sha256sum | cut -d' ' -f1
     )"
 
