@@ -60,7 +60,7 @@ _abc_setup_main() {
             _abc_log "venv $venv is up to date (stamp $want); nothing to do"
             return 0
         fi
-        _abc_log "requirements changed since the venv was built; updating it"
+        _abc_log "setup_env.sh, requirements.txt, setup.py or TORCH_PIP_ARGS changed since the venv was built; updating it"
     fi
 
     if [ ! -x "$venv/bin/python" ]; then
@@ -83,7 +83,7 @@ _abc_setup_main() {
     _abc_log "upgrading pip"
     "${pip[@]}" install --upgrade pip
 
-    _abc_log "installing $_ABC_TORCH_SPEC ${TORCH_PIP_ARGS:+(extra args: $TORCH_PIP_ARGS)}"
+    _abc_log "installing $_ABC_TORCH_SPEC${TORCH_PIP_ARGS:+ (extra args: $TORCH_PIP_ARGS)}"
     # shellcheck disable=SC2086  # TORCH_PIP_ARGS is a list of words on purpose
     "${pip[@]}" install "$_ABC_TORCH_SPEC" ${TORCH_PIP_ARGS:-} \
         || _abc_die "could not install $_ABC_TORCH_SPEC; set TORCH_PIP_ARGS to point pip at a suitable index"
