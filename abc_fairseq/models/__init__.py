@@ -2,7 +2,6 @@
 
 from . import abc_lm  # noqa: F401 (registers abc_lm and its architectures)
 from . import abc_roberta  # noqa: F401 (registers abc_roberta and its architectures)
-from . import abc_roberta  # noqa: F401 (registers abc_roberta and its architectures)
 from . import abc_lm_presets  # noqa: F401 (registers the WikiText-103 abc_lm architectures)
 from . import abc_transformer  # noqa: F401 (registers abc_transformer and its architectures)
 from .abc_decoder import ABCTransformerDecoder, shared_phi, wrap_layer
