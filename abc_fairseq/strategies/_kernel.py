@@ -47,10 +47,15 @@ class KernelAttention(Strategy):
             fk, values = fk * keep, values * keep
         return fk, values
 
-    def _finish(self, fq, num, k_sum, out_dtype):
+    def _finish(self, fq, num, k_sum: Optional[torch.Tensor], out_dtype):
+        """num [B, H, M, d]; k_sum: z broadcastable to f(q) [B, H, M, D] (None when not normalized)."""
         if self.normalized:
             num = num / self.denominator((fq * k_sum).sum(dim=-1, keepdim=True))
         return num.to(out_dtype)
+
+    @staticmethod
+    def _row(k_sum: Optional[torch.Tensor]) -> Optional[torch.Tensor]:
+        return None if k_sum is None else k_sum[:, :, None]
 
     def causal(self, q, k, v, x, valid):
         fq = self.query_features(q.to(work_dtype(q.dtype)))
@@ -62,15 +67,19 @@ class KernelAttention(Strategy):
         fq = self.query_features(q.to(work_dtype(q.dtype)))
         fk, values = self._write(k, v, all_valid(valid, q.shape[0], 1, q.device))
         state = state or {}
-        kv = linear_state_update(state.get("kv"), fk[:, :, 0], values[:, :, 0])
-        k_sum = fk[:, :, 0] if "k_sum" not in state else state["k_sum"] + fk[:, :, 0]
-        out = self._finish(fq, torch.matmul(fq, kv), k_sum[:, :, None], q.dtype)
-        return out, {"kv": kv, "k_sum": k_sum}
+        new = {"kv": linear_state_update(state.get("kv"), fk[:, :, 0], values[:, :, 0])}
+        if self.normalized:
+            new["k_sum"] = fk[:, :, 0] if "k_sum" not in state else state["k_sum"] + fk[:, :, 0]
+        out = self._finish(fq, torch.matmul(fq, new["kv"]), self._row(new.get("k_sum")), q.dtype)
+        return out, new
 
     def memory(self, k, v, x, valid) -> Memory:
         fk, values = self._write(k, v, valid)
-        return {"kv": torch.matmul(fk.transpose(-1, -2), values), "k_sum": fk.sum(dim=2)}
+        memory = {"kv": torch.matmul(fk.transpose(-1, -2), values)}
+        if self.normalized:
+            memory["k_sum"] = fk.sum(dim=2)
+        return memory
 
     def read(self, q, memory: Memory):
         fq = self.query_features(q.to(memory["kv"].dtype))
-        return self._finish(fq, torch.matmul(fq, memory["kv"]), memory["k_sum"][:, :, None], q.dtype)
+        return self._finish(fq, torch.matmul(fq, memory["kv"]), self._row(memory.get("k_sum")), q.dtype)
