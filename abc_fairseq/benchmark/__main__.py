@@ -13,6 +13,7 @@ from typing import List, Optional
 SUBCOMMANDS = {
     "attention": "attention",
     "decode": "decode",
+    "encode": "encode",
 }
 
 

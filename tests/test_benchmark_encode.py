@@ -1,0 +1,95 @@
+"""Tests of ``python -m abc_fairseq.benchmark encode`` at tiny sizes (no timing thresholds)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from abc_fairseq.benchmark.__main__ import build_parser
+from abc_fairseq.benchmark.encode import build_model, check_targets
+
+REPO = Path(__file__).resolve().parents[1]
+LENGTH, BATCH = 24, 2
+TINY = ["--length", str(LENGTH), "--batch", str(BATCH), "--memories", "64", "--vocab", "64", "--layers", "1",
+        "--embed-dim", "32", "--heads", "2", "--ffn-dim", "32", "--repeats", "1", "--warmup", "0",
+        "--threads", "1", "--max-memory-gib", "0"]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("encode")
+    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "encode", *TINY, "--out-dir", str(out_dir)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads((out_dir / "encode.json").read_text())
+    return proc, out_dir, record, {row["method"]: row for row in record["results"]}
+
+
+def test_every_method_is_measured_relative_to_softmax(tiny_run):
+    _, _, record, rows = tiny_run
+    assert record["complete"] is True
+    assert list(rows) == ["softmax", "linformer-64", "abc-64"]
+    for name, row in rows.items():
+        assert row["status"] == "ok", f"{name}: {row.get('message')}"
+        assert row["ms_per_batch"] > 0 and row["sequences_per_s"] > 0 and row["peak_mib"] >= 0
+        assert row["info"]["output_shape"] == [BATCH, LENGTH, 32]
+        assert row["speed_vs_softmax"] > 0
+    assert rows["softmax"]["speed_vs_softmax"] == 1.0
+    assert rows["abc-64"]["info"]["parameters"] > rows["softmax"]["info"]["parameters"]  # + W_phi
+    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark encode --length 24")
+
+
+def test_report_table_targets_and_plot(tiny_run):
+    proc, out_dir, record, _ = tiny_run
+    text = (out_dir / "encode.md").read_text()
+    assert "| method" in text and "| abc-64" in text and "speed vs softmax" in text
+    assert "## Targets (informational)" in proc.stdout
+    assert [t["status"] in ("PASS", "FAIL") for t in record["targets"]] == [True, True]
+    assert (out_dir / "encode.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_targets_logic():
+    soft = {"status": "ok", "encode_s": 2.0, "peak_mib": 100.0}
+    fast = {"status": "ok", "encode_s": 1.0, "peak_mib": 50.0}
+    slow = {"status": "ok", "encode_s": 3.0, "peak_mib": 150.0}
+    assert [t["status"] for t in check_targets({"softmax": soft, "abc-64": fast})] == ["PASS", "PASS"]
+    assert [t["status"] for t in check_targets({"softmax": soft, "abc-64": slow})] == ["FAIL", "FAIL"]
+    assert [t["status"] for t in check_targets({"softmax": soft})] == ["SKIP", "SKIP"]
+    crashed = {"status": "crashed"}
+    assert [t["status"] for t in check_targets({"softmax": soft, "abc-64": crashed})] == ["FAIL", "FAIL"]
+    assert [t["status"] for t in check_targets({"softmax": crashed, "abc-64": fast})] == ["SKIP", "SKIP"]
+
+
+def test_models_share_dimensions_and_use_their_attention():
+    from fairseq.modules import MultiheadAttention
+
+    from abc_fairseq.modules import ABCMultiheadAttention
+
+    params = {"vocab": 64, "layers": 2, "embed_dim": 32, "heads": 2, "ffn_dim": 32, "length": 16}
+    models = {kind: build_model(dict(params, kind=kind, memory=None if kind == "softmax" else 8))
+              for kind in ("softmax", "linformer", "abc")}
+    assert isinstance(models["softmax"].encoder.sentence_encoder.layers[0].self_attn, MultiheadAttention)
+    for kind in ("linformer", "abc"):
+        attn = models[kind].encoder.sentence_encoder.layers[0].self_attn
+        assert isinstance(attn, ABCMultiheadAttention)
+    shared = {k: v.shape for k, v in models["softmax"].state_dict().items()}
+    for kind in ("linformer", "abc"):
+        own = {k: v.shape for k, v in models[kind].state_dict().items() if "self_attn_phi" not in k}
+        assert own == shared
+    tokens = torch.randint(4, 64, (2, 16))
+    with torch.inference_mode():
+        assert models["abc"](tokens, features_only=True)[0].shape == (2, 16, 32)
+
+
+def test_help_and_flag_errors(capsys):
+    parser = build_parser()
+    with pytest.raises(SystemExit):
+        parser.parse_args(["encode", "--help"])
+    assert "--memories" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        parser.parse_args(["encode", "--memories", "0"])
+    assert "--memories" in capsys.readouterr().err
