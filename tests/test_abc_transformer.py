@@ -233,8 +233,8 @@ def test_dictconfig_model_config_keeps_abc_options(data_dir):
     (["--decoder-cross-memory", "0"], "argument --decoder-cross-memory: must be a positive number"),
     (["--decoder-self-memory", "-2"], "argument --decoder-self-memory: must be a positive number"),
     (["--encoder-memory", "lots"], "argument --encoder-memory: expected a positive number"),
-    (["--encoder-attn", "linear"], "argument --encoder-attn: invalid choice: 'linear'"),
-    (["--decoder-cross-attn", "rfa"], "argument --decoder-cross-attn: invalid choice: 'rfa'"),
+    (["--encoder-attn", "flash"], "argument --encoder-attn: invalid choice: 'flash'"),
+    (["--decoder-cross-attn", "performer"], "argument --decoder-cross-attn: invalid choice: 'performer'"),
     (["--decoder-self-attn", "ABC"], "argument --decoder-self-attn: invalid choice: 'ABC'"),
 ])
 def test_bad_flags_fail_at_parsing(data_dir, capsys, flags, message):

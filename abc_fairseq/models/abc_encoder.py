@@ -5,8 +5,8 @@ from typing import Optional
 from fairseq.models.transformer import TransformerConfig, TransformerEncoder
 
 from ..modules import ABCAttentionSpec, ABCTransformerEncoderLayer
-from .abc_decoder import shared_phi, wrap_layer
-from .abc_options import ENCODER_SELF, abc_memory_size
+from .abc_decoder import wrap_layer
+from .abc_options import ENCODER_SELF, abc_attention_spec
 
 
 class ABCTransformerEncoder(TransformerEncoder):
@@ -31,8 +31,6 @@ class ABCTransformerEncoder(TransformerEncoder):
         return wrap_layer(layer, cfg)
 
     def _abc_spec(self, cfg) -> Optional[ABCAttentionSpec]:
-        memory_size = abc_memory_size(self.args, ENCODER_SELF)
-        if memory_size is None:
-            return None
-        phi = shared_phi(self, ENCODER_SELF, cfg.encoder.embed_dim, cfg.encoder.attention_heads, memory_size)
-        return ABCAttentionSpec(memory_size, phi)
+        # Any strategy --encoder-attn names; its tied module (W_phi for abc) is registered once here.
+        return abc_attention_spec(self, self.args, ENCODER_SELF, cfg.encoder.embed_dim,
+                                  cfg.encoder.attention_heads)

@@ -50,8 +50,9 @@ def log_phi_parameter_overhead(model: nn.Module) -> float:
     """Log the control-parameter overhead of a freshly built model; returns the fraction."""
     extra, total, fraction = phi_parameter_overhead(model)
     if extra:
-        logger.info(
-            "bounded-memory control adds %d parameters to %d others (+%.3f%%); total %d",
-            extra, total - extra, 100.0 * fraction, total,
-        )
+        only_phi = all(isinstance(m, PhiProjection) for m in model.modules()
+                       if isinstance(m, ControlModule) and any(True for _ in m.parameters()))
+        what = "ABC W_phi" if only_phi else "bounded-memory control"
+        logger.info("%s adds %d parameters to %d others (+%.3f%%); total %d",
+                    what, extra, total - extra, 100.0 * fraction, total)
     return fraction
