@@ -24,7 +24,7 @@ HEAD_DIM = DIM // HEADS
 TINY = ["--lengths", *map(str, LENGTHS), "--batch", str(BATCH), "--vocab", "64", "--encoder-layers", "1",
         "--decoder-layers", str(LAYERS), "--embed-dim", str(DIM), "--heads", str(HEADS), "--ffn-dim", "32",
         "--cross-memory", str(CROSS), "--causal-memory", str(CAUSAL), "--repeats", "1", "--warmup", "0",
-        "--threads", "1"]
+        "--threads", "1", "--max-memory-gib", "0"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 FP32 = 4
 
