@@ -116,6 +116,9 @@ cmd=(
     --stop-min-lr 1e-09 --max-update 286000 --clip-norm 0.1
     --max-tokens "$max_tokens" --update-freq "$update_freq"
     --seed 1 --skip-invalid-size-inputs-valid-test
+    # fairseq's adaptive softmax loss refuses PyTorch DDP (even with one process); Baevski & Auli
+    # train with the legacy one (then called no_c10d).
+    --ddp-backend legacy_ddp
     --save-dir "$save_dir" --log-format simple --log-interval 100
 )
 [ "$tensorboard" = 0 ] || cmd+=(--tensorboard-logdir "$save_dir/tensorboard")
@@ -124,9 +127,9 @@ if [ "$cpu" = 1 ]; then
     cmd+=(--cpu)
     if [ "$procs" -gt 1 ]; then
         # fairseq 0.12 infers torchrun's environment only with CUDA devices: on CPU the rank is
-        # forwarded from torchrun's RANK, and legacy DDP avoids the device ids the default asks for.
+        # forwarded from torchrun's RANK.
         cmd+=(--distributed-backend gloo --distributed-world-size "$procs"
-              --distributed-init-method env:// --distributed-no-spawn --ddp-backend legacy_ddp)
+              --distributed-init-method env:// --distributed-no-spawn)
         # shellcheck disable=SC2016 # "$@" and $RANK are expanded by the sh that torchrun starts
         launch=(torchrun --standalone --nproc_per_node "$procs" --no-python
                 sh -c 'exec fairseq-train "$@" --distributed-rank "$RANK"' sh)
@@ -134,9 +137,7 @@ if [ "$cpu" = 1 ]; then
         launch=(fairseq-train)
     fi
 else
-    # Baevski & Auli train with legacy DDP (fairseq's no_c10d) and fp16.
-    cmd+=(--ddp-backend legacy_ddp)
-    [ "$fp16" = 0 ] || cmd+=(--fp16)
+    [ "$fp16" = 0 ] || cmd+=(--fp16)  # as Baevski & Auli
     if [ "$procs" = 1 ]; then
         launch=(fairseq-train)
     elif [ "$nodes" = 1 ]; then
