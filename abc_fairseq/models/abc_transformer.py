@@ -1,10 +1,11 @@
 """``abc_transformer``: fairseq's encoder-decoder transformer with ABC attention (translation).
 
-Three attention positions, each chosen independently on the command line:
+Three attention positions, each chosen independently on the command line (``abc`` is ABC_MLP,
+``softmax`` fairseq's attention; other values are the strategies of ``abc_fairseq.strategies``):
 
-- decoder causal self attention: ``--decoder-self-attn {abc,softmax} --decoder-self-memory N``
-- encoder-decoder (cross) attention: ``--decoder-cross-attn {abc,softmax} --decoder-cross-memory N``
-- encoder self attention: ``--encoder-attn {abc,softmax} --encoder-memory N``
+- decoder causal self attention: ``--decoder-self-attn abc --decoder-self-memory N``
+- encoder-decoder (cross) attention: ``--decoder-cross-attn abc --decoder-cross-memory N``
+- encoder self attention: ``--encoder-attn abc --encoder-memory N``
 
 Named architectures (the paper's Table 10; values given on the command line win):
 
