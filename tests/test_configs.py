@@ -57,7 +57,9 @@ def compose_config(relpath, overrides=()):
     group, name = os.path.split(relpath)
     name = os.path.splitext(name)[0]
     hydra_init(name)
-    with initialize_config_dir(config_dir=os.path.join(CONFIG_DIR, group), version_base=None):
+    # No version_base, like fairseq-hydra-train's @hydra.main: Hydra 1.1 semantics. (Asking for a
+    # newer base would also switch off the hydra.experimental API fairseq itself still calls.)
+    with initialize_config_dir(config_dir=os.path.join(CONFIG_DIR, group)):
         cfg = compose(config_name=name, overrides=list(overrides))
     add_defaults(cfg)
     with omegaconf_no_object_check():
