@@ -35,10 +35,11 @@ usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
 log() { printf 'prepare_wikitext103: %s\n' "$*" >&2; }
 die() { printf 'prepare_wikitext103: ERROR: %s\n' "$*" >&2; exit 1; }
 
-# CHECKSUM. The sha256 below is the one that several independent dataset loaders record for
-# wikitext-103-v1.zip (e.g. Julia's MLDatasets data dependency and other published download
-# tables), all for the same file name at its original address; the same bytes are served at the
-# default URL. The fetch helper refuses any other file (kept as .corrupt for inspection).
+# CHECKSUM. The sha256 below is the value that several independent, published dataset loaders
+# record for wikitext-103-v1.zip at its original address (a Julia DataDeps registration and
+# Python download tables among them), so it is recorded here rather than learnt on first
+# download; the default URL serves the same archive. The fetch helper refuses any other file
+# (kept as .corrupt for inspection). For a mirror holding another build pass --sha256.
 ARCHIVE=wikitext-103-v1.zip
 ARCHIVE_SHA256=242ba0f20b329cfdf1ccc61e9e9e5b59becf189db7f7a81cd2a0e2fc31539590
 
