@@ -182,3 +182,20 @@ def test_collect_layout(tmp_path):
     assert "| ABC_MLP | 64 | - / 18.6 | 19.10 / 19.1 |" in table
     with pytest.raises(SystemExit):
         collect_lm_results.collect(str(tmp_path / "nothing"))
+
+
+def test_multi_node_launch_inside_slurm(prepared, tmp_path):
+    """Inside an allocation the script starts one torchrun per node with srun, meeting at the
+    first node of the job (scontrol is faked here)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "scontrol").write_text("#!/bin/sh\nprintf 'node17\\nnode18\\n'\n")
+    (fake / "scontrol").chmod(0o755)
+    env = dict(os.environ, SLURM_JOB_ID="4242", SLURM_JOB_NODELIST="node[17-18]",
+               PATH=str(fake) + os.pathsep + os.environ.get("PATH", ""))
+    line = subprocess.run(["bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--data", str(prepared / "bin"),
+                           "--gpus", "4", "--nodes", "2", "--max-tokens", "2048", "--dry-run"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+    assert line.startswith("srun --nodes 2 --ntasks-per-node 1 torchrun --nnodes 2 --nproc_per_node 4")
+    assert "--rdzv_endpoint node17:29500" in line and "--rdzv_id 4242" in line
+    assert "--update-freq 2" in line  # 2 nodes x 4 GPUs x 2048 tokens x 2 = 64 x 512
