@@ -1,0 +1,171 @@
+"""GLUE and MLM-corpus preparation against a tiny local mirror (no network): a toy GPT-2 BPE
+(every byte symbol plus a few merges) and miniature GLUE archives in the real files' layouts."""
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if not (ROOT / "data_prep" / "lib" / "fetch.py").exists():  # the shared download helper
+    pytest.skip("data_prep/lib/fetch.py is not available", allow_module_level=True)
+
+from data_prep.glue.prepare import TASKS, download, read_examples, write_text_splits  # noqa: E402
+
+
+def run(*cmd, check=True, env_extra=None):
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", **(env_extra or {}))
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run(list(map(str, cmd)), cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{cmd[:3]} failed ({proc.returncode}):\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}")
+    return proc
+
+
+def _zip(path, folder, files):
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(f"{folder}/{name}", text)
+
+
+def _tsv(header, rows):
+    return "\n".join(["\t".join(header)] + ["\t".join(r) for r in rows]) + "\n"
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory):
+    from fairseq.data.encoders.gpt2_bpe_utils import bytes_to_unicode
+
+    path = tmp_path_factory.mktemp("mirror")
+    b2u = bytes_to_unicode()
+    merges = [("t", "h"), ("th", "e"), ("\u0120", "the")]
+    vocab = [b2u[b] for b in range(256)] + ["".join(m) for m in merges]
+    (path / "encoder.json").write_text(json.dumps({s: i for i, s in enumerate(vocab)}))
+    (path / "vocab.bpe").write_text("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in merges))
+    (path / "dict.txt").write_text("".join(f"{i} {1000 - i}\n" for i in range(len(vocab))))
+    sst = [(f"the movie number {i} was the {'good' if i % 2 else 'bad'}", str(i % 2)) for i in range(12)]
+    _zip(path / "SST-2.zip", "SST-2", {"train.tsv": _tsv(["sentence", "label"], sst),
+                                       "dev.tsv": _tsv(["sentence", "label"], sst[:4]),
+                                       "test.tsv": _tsv(["index", "sentence"], [("0", "x")])})
+    header = ["index", "promptID", "pairID", "genre", "sentence1_binary_parse", "sentence2_binary_parse",
+              "sentence1_parse", "sentence2_parse", "sentence1", "sentence2"]
+    labels = ["entailment", "neutral", "contradiction"]
+    train = [[str(i), "p", "q", "g", "-", "-", "-", "-", f"premise {i}", f"hypothesis {i}", labels[i % 3]]
+             for i in range(9)]
+    dev_header = header + [f"label{j}" for j in range(1, 6)] + ["gold_label"]
+    dev = [[str(i), "p", "q", "g", "-", "-", "-", "-", f"dev premise {i}", f"dev hyp {i}"] + ["x"] * 5
+           + [labels[i % 3]] for i in range(6)]
+    _zip(path / "MNLI.zip", "MNLI", {"train.tsv": _tsv(header + ["gold_label"], train),
+                                     "dev_matched.tsv": _tsv(dev_header, dev),
+                                     "dev_mismatched.tsv": _tsv(dev_header, dev[:3])})
+    sts_header = ["index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1",
+                  "sentence2", "score"]
+    sts = [[str(i), "g", "f", "y", "o", "s", "s", f"a man {i}", f"the man {i}", f"{i % 6}.000"] for i in range(8)]
+    _zip(path / "STS-B.zip", "STS-B", {"train.tsv": _tsv(sts_header, sts), "dev.tsv": _tsv(sts_header, sts[:3])})
+    cola = "\n".join(f"src\t{i % 2}\t*\tsentence {i} here ." for i in range(5)) + "\n"
+    _zip(path / "CoLA.zip", "CoLA", {"train.tsv": cola, "dev.tsv": cola})
+    qqp_header = ["id", "qid1", "qid2", "question1", "question2", "is_duplicate"]
+    qqp = [[str(i), "1", "2", f"how {i}?", f"why {i}?", str(i % 2)] for i in range(4)] + [["9", "1", "2", "broken"]]
+    _zip(path / "QQP-clean.zip", "QQP", {"train.tsv": _tsv(qqp_header, qqp), "dev.tsv": _tsv(qqp_header, qqp)})
+    mrpc_header = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
+    mrpc = [[str(i % 2), f"{i}", f"{100 + i}", f"first {i}", f"second {i}"] for i in range(6)]
+    (path / "msr_paraphrase_train.txt").write_text(_tsv(mrpc_header, mrpc))
+    (path / "msr_paraphrase_test.txt").write_text(_tsv(mrpc_header, mrpc[:1]))
+    (path / "mrpc_dev_ids.tsv").write_text("1\t101\n3\t103\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def glue(mirror, tmp_path_factory):
+    dest = tmp_path_factory.mktemp("glue")
+    proc = run("bash", "data_prep/prepare_glue.sh", "--dest", dest, "--tasks", "SST-2", "MNLI",
+               "--mirror", mirror, "--workers", "1")
+    return dest, proc
+
+
+def test_sentence_prediction_layout(glue):
+    dest, proc = glue
+    for task, inputs in (("SST-2", 1), ("MNLI", 2)):
+        root = dest / f"{task}-bin"
+        for i in range(inputs):
+            assert (root / f"input{i}" / "dict.txt").exists()
+            assert (root / f"input{i}" / "train.bin").exists() and (root / f"input{i}" / "valid.bin").exists()
+        assert not (root / "input1").exists() or inputs == 2
+    assert (dest / "MNLI-bin" / "input0" / "valid1.bin").exists()  # dev mismatched
+    labels = (dest / "MNLI-bin" / "label" / "dict.txt").read_text().splitlines()
+    assert sorted(l.split()[0] for l in labels if not l.startswith("madeupword")) == \
+        ["contradiction", "entailment", "neutral"]
+    assert (dest / "MNLI" / "valid.input0").read_text().splitlines()[0] == "dev premise 0"
+    # RoBERTa's BPE ids, merges applied ("the" -> 257, " the" -> 258)
+    encoded = (dest / "SST-2" / "train.input0.bpe").read_text().splitlines()[0].split()
+    assert encoded[0] == "257" and "258" in encoded
+    assert "SST-2\t" in proc.stdout and "sha256" in proc.stderr
+
+
+def test_rerun_skips_and_checksums_are_enforced(glue, mirror, tmp_path):
+    dest, _ = glue
+    again = run("bash", "data_prep/prepare_glue.sh", "--dest", dest, "--tasks", "SST-2", "--mirror", mirror)
+    assert "already prepared" in again.stderr
+    # a BPE file that changed since its sha256 was recorded is refused
+    bad_mirror = tmp_path / "bad"
+    bad_mirror.mkdir()
+    for name in ("encoder.json", "vocab.bpe", "dict.txt"):
+        (bad_mirror / name).write_bytes((mirror / name).read_bytes())
+    (bad_mirror / "dict.txt").write_text("0 1\n")
+    os.makedirs(tmp_path / "g" / "gpt2_bpe")
+    for name in ("encoder.json", "vocab.bpe", "dict.txt"):
+        (tmp_path / "g" / "gpt2_bpe" / f"{name}.sha256").write_text(
+            (dest / "gpt2_bpe" / f"{name}.sha256").read_text())
+    failed = run("bash", "data_prep/prepare_glue.sh", "--dest", tmp_path / "g", "--tasks", "SST-2", "--mirror",
+                 bad_mirror, check=False)
+    assert failed.returncode == 1 and "mismatch" in failed.stderr
+
+
+def test_text_extraction_of_other_layouts(mirror, tmp_path):
+    """CoLA (no header), QQP (a malformed row), MRPC (built from the paraphrase files + dev ids),
+    STS-B (regression: score / 5)."""
+    os.environ.pop("ABC_DATA_MIRROR", None)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    for name in ("CoLA", "QQP", "MRPC", "STS-B"):
+        folder = download(name, str(raw), str(mirror))
+        write_text_splits(name, folder, str(tmp_path / name))
+    assert (tmp_path / "CoLA" / "train.label").read_text().split() == ["0", "1", "0", "1", "0"]
+    assert (tmp_path / "CoLA" / "train.input0").read_text().splitlines()[1] == "sentence 1 here ."
+    examples, skipped = read_examples(str(raw / "QQP" / "train.tsv"), TASKS["QQP"])
+    assert len(examples) == 4 and skipped == 1
+    assert (tmp_path / "MRPC" / "valid.input0").read_text().splitlines() == ["first 1", "first 3"]
+    assert len((tmp_path / "MRPC" / "train.label").read_text().splitlines()) == 4
+    assert (tmp_path / "STS-B" / "train.label").read_text().splitlines()[:3] == ["0.0", "0.2", "0.4"]
+
+
+def test_unknown_task_and_help():
+    proc = run("bash", "data_prep/prepare_glue.sh", "--dest", "x", "--tasks", "SST2", check=False)
+    assert proc.returncode == 2 and "--tasks" in proc.stderr and "SST-2" in proc.stderr
+    assert "sentence_prediction" in run("bash", "data_prep/prepare_glue.sh", "--help").stdout
+
+
+def test_mlm_corpus_shards_with_roberta_dictionary(mirror, tmp_path):
+    text = tmp_path / "a.txt"
+    text.write_text("the cat sat on the mat\nthe dog\n\nanother doc\nwith two lines\n\nthird doc\n")
+    valid = tmp_path / "v.txt"
+    valid.write_text("the valid line\n")
+    dest = tmp_path / "mlm"
+    proc = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", text, "--valid", valid, "--dest", dest,
+               "--shards", "2", "--workers", "1", "--mirror", mirror)
+    assert proc.stdout.strip() == f"{dest}/shard0:{dest}/shard1"
+    for k in range(2):
+        assert (dest / f"shard{k}" / "train.bin").exists() and (dest / f"shard{k}" / "valid.bin").exists()
+        assert (dest / f"shard{k}" / "dict.txt").read_text() == (mirror / "dict.txt").read_text()
+    first = (dest / "work" / "train.bpe.shard0").read_text().splitlines()
+    assert first[0].split()[:2] == ["257", "32"] and first[-1] == ""  # document boundary kept
+    again = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", text, "--valid", valid, "--dest", dest,
+                "--shards", "2", "--workers", "1", "--mirror", mirror)
+    assert "shard 1 already binarised" in again.stderr
+    bad = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", tmp_path / "nope.txt", "--valid", valid,
+              "--dest", dest, check=False)
+    assert bad.returncode == 1 and "nope.txt" in bad.stderr
