@@ -48,7 +48,7 @@ done
 [[ "$workers" =~ ^[1-9][0-9]*$ ]] || die "--workers must be a positive integer, got '$workers'"
 read -r -a train_files <<< "$train"
 for f in "${train_files[@]}" "$valid"; do
-    [ -f "$f" ] && [ -r "$f" ] || die "input text $f does not exist or is not readable"
+    if [ ! -f "$f" ] || [ ! -r "$f" ]; then die "input text $f does not exist or is not readable"; fi
     [ -s "$f" ] || die "input text $f is empty"
 done
 mkdir -p "$dest"

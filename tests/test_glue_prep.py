@@ -169,3 +169,71 @@ def test_mlm_corpus_shards_with_roberta_dictionary(mirror, tmp_path):
     bad = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", tmp_path / "nope.txt", "--valid", valid,
               "--dest", dest, check=False)
     assert bad.returncode == 1 and "nope.txt" in bad.stderr
+
+
+def test_recipe_end_to_end_pretrain_finetune_collect(glue, mirror, tmp_path):
+    """prepare_mlm_corpus -> pretrain_mlm.sh (tiny, CPU, from scratch) -> finetune_glue.sh SST-2 ->
+    collect_glue.py: the scripts run as documented (the toy BPE dictionary is shared by both)."""
+    dest, _ = glue
+    text = tmp_path / "a.txt"
+    text.write_text("".join(f"the line {i} of the text\n" for i in range(400)))
+    corpus = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", text, "--valid", text, "--dest",
+                 tmp_path / "mlm", "--workers", "1", "--mirror", mirror).stdout.strip()
+    tiny = ["--arch", "abc_roberta_tiny", "--memory", "4", "--cpu"]
+    pretrained = tmp_path / "mlm_ckpt"
+    run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", corpus, *tiny, "--batch-seqs", "8", "--max-sentences",
+        "8", "--total-updates", "2", "--warmup-updates", "1", "--save-dir", pretrained, "--", "--num-workers", "0",
+        "--no-epoch-checkpoints")
+    assert (pretrained / "checkpoint_last.pt").exists() and (pretrained / "tensorboard").is_dir()
+    assert "num_updates 2" in (pretrained / "train.log").read_text()
+    root = tmp_path / "glue_runs"
+    run("bash", "scripts/roberta/finetune_glue.sh", "SST-2", "--checkpoint", pretrained / "checkpoint_last.pt",
+        "--data-root", dest, "--save-dir", root / "abc_4" / "SST-2", *tiny, "--", "--max-update", "2",
+        "--max-epoch", "1", "--num-workers", "0")
+    table = run(sys.executable, "scripts/roberta/collect_glue.py", "--root", root, "--paper").stdout
+    row = next(line for line in table.splitlines() if line.startswith("| ABC_MLP | 4 |"))
+    assert row.split("|")[3].strip() == "-" and row.split("|")[6].strip() != "-"  # MNLI missing, SST-2 found
+    assert "| ABC_MLP (paper) | 128 | 87.1 | 92.6 | 91.8 | 94.4 | 91.5 |" in table
+
+
+def test_collect_glue_table4_layout(tmp_path):
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    spec = spec_from_file_location("collect_glue", ROOT / "scripts" / "roberta" / "collect_glue.py")
+    collect_glue = module_from_spec(spec)
+    spec.loader.exec_module(collect_glue)
+    accs = {"abc_64": (85.0, 91.0, 90.0, 93.0), "softmax_64": (87.0, 92.0, 91.0, 94.0)}
+    for model, values in accs.items():
+        for task, acc in zip(collect_glue.TABLE4_TASKS, values):
+            log = tmp_path / model / task / "train.log"
+            log.parent.mkdir(parents=True)
+            log.write_text(
+                f"x | INFO | valid | epoch 001 | valid on 'valid' subset | loss 0.5 | accuracy {acc - 1} | num_updates 9\n"
+                f"x | INFO | valid | epoch 002 | valid on 'valid' subset | loss 0.4 | accuracy {acc} | num_updates 18\n"
+                f"x | INFO | valid | epoch 002 | valid on 'valid1' subset | loss 0.4 | accuracy 99.9 | num_updates 18\n")
+    encode = tmp_path / "encode.json"
+    encode.write_text(json.dumps({"results": [{"method": "softmax", "speed_vs_softmax": 1.0, "memory_vs_softmax": 1.0},
+                                              {"method": "abc-64", "speed_vs_softmax": 1.5, "memory_vs_softmax": 0.5}]}))
+    out = run(sys.executable, "scripts/roberta/collect_glue.py", "--root", tmp_path, "--encode-json", encode).stdout
+    lines = out.splitlines()
+    assert "| Model | n | MNLI | QNLI | QQP | SST-2 | Avg. | Speed | Mem. |" in lines
+    assert lines.index("| RoBERTa-Ours | - | 87.0 | 92.0 | 91.0 | 94.0 | 91.0 | 1.0x | 1.0x |") < \
+        lines.index("| ABC_MLP | 64 | 85.0 | 91.0 | 90.0 | 93.0 | 89.8 | 1.5x | 0.5x |")
+
+
+def test_recipe_scripts_dry_run_and_errors():
+    cmd = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a:b", "--restore", "model.pt", "--gpus", "4",
+              "--nodes", "2", "--dry-run").stdout
+    assert cmd.startswith("torchrun --nnodes 2 --nproc_per_node 4")
+    assert "--update-freq 16" in cmd and "--batch-size 16" in cmd  # 16 x 8 x 16 = 2048 sequences
+    assert "--restore-file model.pt --reset-optimizer --reset-dataloader --reset-meters" in cmd
+    assert "--tensorboard-logdir" in cmd and "--encoder-attn abc --encoder-memory 64" in cmd
+    one = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a", "--gpus", "1", "--dry-run").stdout
+    assert one.startswith("python -m fairseq_cli.train") and "--update-freq 128" in one
+    for task, lr, bsz, total, warmup in (("MNLI", "1e-5", 32, 123873, 7432), ("RTE", "2e-5", 16, 2036, 122)):
+        ft = run("bash", "scripts/roberta/finetune_glue.sh", task, "--checkpoint", "c.pt", "--dry-run").stdout
+        assert f"--lr {lr} --total-num-update {total} --warmup-updates {warmup} --batch-size {bsz}" in ft
+    bad = run("bash", "scripts/roberta/finetune_glue.sh", "SST2", "--checkpoint", "c.pt", check=False)
+    assert bad.returncode == 1 and "SST-2" in bad.stderr
+    bad = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a", "--memory", "0", check=False)
+    assert bad.returncode == 1 and "--memory" in bad.stderr

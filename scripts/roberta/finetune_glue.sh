@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Fine-tune an (ABC) RoBERTa checkpoint on one GLUE task with RoBERTa's published per-task
+# hyperparameters, evaluating on the dev set after every epoch.
+#
+#   bash scripts/roberta/finetune_glue.sh TASK --checkpoint checkpoints/abc64_mlm/checkpoint_best.pt \
+#       --attn abc --memory 64 [--data-root data-bin/glue] [--save-dir DIR]
+#
+# TASK: MNLI QNLI QQP SST-2 RTE MRPC CoLA STS-B (data from data_prep/prepare_glue.sh).
+# Options (defaults in brackets):
+#   --checkpoint FILE   the pretrained model (continued-MLM abc_roberta checkpoint, a converted one,
+#                       or the original roberta.base/model.pt with --attn softmax)
+#   --attn NAME / --memory N   encoder attention and slots; must match the checkpoint [abc / 64]
+#   --arch NAME         [abc_roberta_base]
+#   --data-root DIR     where TASK-bin lives [data-bin/glue]
+#   --save-dir DIR      checkpoints and train.log [checkpoints/glue/ATTN_N/TASK]
+#   --seed S            [1]
+#   --cpu               run on CPU (tests; no fp16)
+#   --dry-run           print the command and exit
+#   -- ARGS             passed to fairseq-train as is (e.g. -- --max-update 10)
+#
+# Per-task values (RoBERTa's GLUE recipe, Liu et al. 2019 / fairseq's examples/roberta):
+#   task   lr    batch  total updates  warmup  classes
+#   MNLI   1e-5  32     123873         7432    3
+#   QNLI   1e-5  32     33112          1986    2
+#   QQP    1e-5  32     113272         28318   2
+#   RTE    2e-5  16     2036           122     2
+#   SST-2  1e-5  32     20935          1256    2
+#   MRPC   1e-5  16     2296           137     2
+#   CoLA   1e-5  16     5336           320     2
+#   STS-B  2e-5  16     3598           214     1 (regression)
+# Shared: 10 epochs, Adam (0.9, 0.98) eps 1e-6, weight decay 0.1, polynomial decay, dropout 0.1,
+# max 512 positions. The dev accuracy of every epoch is in SAVE_DIR/train.log; collect them with
+# scripts/roberta/collect_glue.py.
+set -euo pipefail
+
+die() { printf 'finetune_glue: ERROR: %s\n' "$*" >&2; exit 1; }
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+case "${1:-}" in -h|--help) usage; exit 0 ;; "") die "TASK is required (see --help)" ;; esac
+task="$1"; shift
+checkpoint="" attn="abc" memory=64 arch="abc_roberta_base" data_root="data-bin/glue" save_dir="" seed=1 cpu=0 dry_run=0
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --checkpoint) checkpoint="${2:?--checkpoint needs a file}"; shift 2 ;;
+        --attn) attn="${2:?--attn needs a name}"; shift 2 ;;
+        --memory) memory="${2:?--memory needs a number}"; shift 2 ;;
+        --arch) arch="${2:?--arch needs a name}"; shift 2 ;;
+        --data-root) data_root="${2:?--data-root needs a directory}"; shift 2 ;;
+        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
+        --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
+        --cpu) cpu=1; shift ;;
+        --dry-run) dry_run=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; extra=("$@"); break ;;
+        *) die "unknown argument $1 (see --help)" ;;
+    esac
+done
+
+#            lr     batch total   warmup classes
+case "$task" in
+    MNLI)  hp=(1e-5 32 123873 7432 3) ;;
+    QNLI)  hp=(1e-5 32 33112 1986 2) ;;
+    QQP)   hp=(1e-5 32 113272 28318 2) ;;
+    RTE)   hp=(2e-5 16 2036 122 2) ;;
+    SST-2) hp=(1e-5 32 20935 1256 2) ;;
+    MRPC)  hp=(1e-5 16 2296 137 2) ;;
+    CoLA)  hp=(1e-5 16 5336 320 2) ;;
+    STS-B) hp=(2e-5 16 3598 214 1) ;;
+    *) die "unknown TASK '$task'; choose from MNLI QNLI QQP RTE SST-2 MRPC CoLA STS-B" ;;
+esac
+[ -n "$checkpoint" ] || die "--checkpoint is required"
+[ -f "$checkpoint" ] || [ "$dry_run" = 1 ] || die "--checkpoint $checkpoint does not exist"
+[[ "$memory" =~ ^[1-9][0-9]*$ ]] || die "--memory must be a positive integer, got '$memory'"
+data="$data_root/$task-bin"
+[ -d "$data/input0" ] || [ "$dry_run" = 1 ] || die "$data/input0 is missing: run bash data_prep/prepare_glue.sh --dest $data_root --tasks $task"
+save_dir="${save_dir:-checkpoints/glue/${attn}_${memory}/$task}"
+
+args=(
+    "$data" --user-dir "$repo/abc_fairseq"
+    --restore-file "$checkpoint" --reset-optimizer --reset-dataloader --reset-meters
+    --task sentence_prediction --criterion sentence_prediction --num-classes "${hp[4]}"
+    --init-token 0 --separator-token 2 --max-positions 512 --shorten-method truncate
+    --arch "$arch" --encoder-attn "$attn" --encoder-memory "$memory"
+    --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.1
+    --optimizer adam --adam-betas "(0.9,0.98)" --adam-eps 1e-06 --clip-norm 0.0
+    --lr-scheduler polynomial_decay --lr "${hp[0]}" --total-num-update "${hp[2]}" --warmup-updates "${hp[3]}"
+    --batch-size "${hp[1]}" --required-batch-size-multiple 1 --max-epoch 10 --max-update "${hp[2]}"
+    --seed "$seed" --save-dir "$save_dir" --no-epoch-checkpoints --no-last-checkpoints
+    --log-format simple --log-interval 100 --log-file "$save_dir/train.log"
+    --tensorboard-logdir "$save_dir/tensorboard"
+)
+if [ "$task" = "STS-B" ]; then
+    args+=(--regression-target --best-checkpoint-metric loss)
+else
+    args+=(--best-checkpoint-metric accuracy --maximize-best-checkpoint-metric)
+fi
+[ "$task" != "CoLA" ] || args+=(--report-mcc)
+[ "$task" != "MNLI" ] || args+=(--valid-subset "valid,valid1")
+if [ "$cpu" = 1 ]; then args+=(--cpu); else args+=(--fp16 --fp16-init-scale 4 --threshold-loss-scale 1 --fp16-scale-window 128); fi
+args+=("${extra[@]}")
+
+if [ "$dry_run" = 1 ]; then
+    printf '%q ' python -m fairseq_cli.train "${args[@]}"; echo
+    exit 0
+fi
+mkdir -p "$save_dir"
+exec python -m fairseq_cli.train "${args[@]}"
