@@ -237,3 +237,29 @@ def test_recipe_scripts_dry_run_and_errors():
     assert bad.returncode == 1 and "SST-2" in bad.stderr
     bad = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a", "--memory", "0", check=False)
     assert bad.returncode == 1 and "--memory" in bad.stderr
+
+
+def test_hydra_configs_match_the_scripts():
+    """configs/glue/TASK.yaml carry the same per-task values as finetune_glue.sh; configs/mlm the
+    paper's memory sizes and RoBERTa-base's batch (16 x 8 GPUs x 16 = 2048 sequences)."""
+    import yaml
+
+    for path in sorted((ROOT / "configs" / "glue").glob("*.yaml")):
+        cfg = yaml.safe_load(path.read_text())
+        task = path.stem
+        cmd = run("bash", "scripts/roberta/finetune_glue.sh", task, "--checkpoint", "c.pt", "--dry-run").stdout
+        lr = cfg["optimization"]["lr"][0]
+        assert f"--lr {lr:.0e}".replace("e-0", "e-") in cmd, task
+        assert f"--total-num-update {cfg['lr_scheduler']['total_num_update']} " in cmd, task
+        assert f"--warmup-updates {cfg['lr_scheduler']['warmup_updates']} " in cmd, task
+        assert f"--batch-size {cfg['dataset']['batch_size']} " in cmd, task
+        assert f"--num-classes {cfg['task']['num_classes']} " in cmd, task
+        assert cfg["model"]["_name"] == "abc_roberta_base" and cfg["task"]["data"].endswith(f"{task}-bin")
+    memories = set()
+    for path in sorted((ROOT / "configs" / "mlm").glob("*.yaml")):
+        cfg = yaml.safe_load(path.read_text())
+        assert cfg["dataset"]["batch_size"] * 8 * cfg["optimization"]["update_freq"][0] == 2048
+        assert cfg["checkpoint"]["restore_file"] == "roberta.base/model.pt" and cfg["checkpoint"]["reset_optimizer"]
+        assert cfg["task"]["tokens_per_sample"] == 512 and cfg["model"]["dropout"] == 0.1
+        memories.add((cfg["model"]["encoder_attn"], cfg["model"]["encoder_memory"]))
+    assert {("abc", 64), ("abc", 128), ("linformer", 64), ("linformer", 128)} <= memories
