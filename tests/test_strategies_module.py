@@ -9,7 +9,7 @@ import torch.nn as nn
 
 import abc_fairseq  # noqa: F401 (registers the fairseq side)
 from abc_fairseq.models import (ATTENTION_CHOICES, DECODER_CROSS, DECODER_SELF, ENCODER_SELF,
-                                abc_attention_spec, abc_memory_size, attention_strategy)
+                                abc_attention_spec, abc_memory_size, attention_strategy, strategy_options)
 from abc_fairseq.modules import ABCMultiheadAttention, phi_parameter_overhead
 from abc_fairseq.strategies import STRATEGIES, ControlModule
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
@@ -130,6 +130,11 @@ def test_options_validation_names_the_flags():
         make_attention("linformer", "causal", max_target_positions=None)
     with pytest.raises(ValueError, match="--compressive-ratio must be a positive integer"):
         make_attention("abc", "causal", compressive_ratio=0)
+    # N_max defaults to the position's maximum length (RoBERTa-style encoders: max_positions).
+    assert strategy_options(Namespace(max_target_positions=40), DECODER_SELF).linformer_max_positions == 40
+    assert strategy_options(Namespace(max_positions=77), ENCODER_SELF).linformer_max_positions == 77
+    assert strategy_options(Namespace(max_positions=77, linformer_max_positions=9),
+                            DECODER_CROSS).linformer_max_positions == 9
 
 
 def test_linformer_too_long_fails_at_the_first_batch_naming_the_flag():

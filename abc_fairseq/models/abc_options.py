@@ -71,9 +71,11 @@ DECODER_CROSS = AttentionPosition("decoder_cross", "encoder_attn_phi", "encoder-
 POSITIONS = (DECODER_SELF, ENCODER_SELF, DECODER_CROSS)
 
 
-# Which cfg field bounds the sequences each position sees (the default N_max of linformer).
-_MAX_POSITIONS_KEY = {"decoder_self": "max_target_positions", "encoder": "max_source_positions",
-                      "decoder_cross": "max_source_positions"}
+# The cfg fields that bound the sequences each position sees, first found wins (the default N_max
+# of linformer; RoBERTa-style encoders call it max_positions).
+_MAX_POSITIONS_KEYS = {"decoder_self": ("max_target_positions",),
+                       "encoder": ("max_source_positions", "max_positions"),
+                       "decoder_cross": ("max_source_positions", "max_positions")}
 
 
 def _attn_help(position: AttentionPosition) -> str:
@@ -228,7 +230,8 @@ def _positive_setting(cfg, key: str, flag: str, default):
 
 def strategy_options(cfg, position: AttentionPosition) -> StrategyOptions:
     """The strategy settings of ``position`` from ``cfg``, with the flags errors should name."""
-    max_positions = safe_getattr(cfg, _MAX_POSITIONS_KEY.get(position.name, ""), None)
+    found = (safe_getattr(cfg, key, None) for key in _MAX_POSITIONS_KEYS.get(position.name, ()))
+    max_positions = next((value for value in found if value is not None), None)
     return StrategyOptions(
         linformer_max_positions=_positive_setting(cfg, "linformer_max_positions", LINFORMER_MAX_POSITIONS_FLAG,
                                                   max_positions),

@@ -22,12 +22,10 @@ def all_valid(valid: Optional[torch.Tensor], batch: int, length: int, device) ->
     return valid
 
 
-def token_ranks(valid: torch.Tensor, start: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """Rank of each token among the real tokens of its sequence, from 0 (or from ``start`` [B],
-    the number of real tokens before this block). valid: [B, N] -> [B, N] long; padding gets the
-    rank of the next real token (it is never used: padding writes nothing)."""
-    ranks = valid.long().cumsum(1) - valid.long()
-    return ranks if start is None else ranks + start[:, None]
+def token_ranks(valid: torch.Tensor) -> torch.Tensor:
+    """Rank of each token among the real tokens of its sequence, from 0. valid: [B, N] -> [B, N]
+    long; padding gets the rank of the next real token (unused: padding writes nothing)."""
+    return valid.long().cumsum(1) - valid.long()
 
 
 def masked_softmax(scores: torch.Tensor, allowed: Optional[torch.Tensor]) -> torch.Tensor:
