@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Regenerate the embedded Spanish-English Bible corpus (data_prep/bible_es_en/{train,valid,test}.
+# {es,en,doc}) from Debian's SWORD Bible packages: the Reina-Valera 1909 (Spanish) and the World
+# English Bible (English), both in the public domain.
+#
+#   bash data_prep/bible_es_en/make_corpus.sh            # rewrite the corpus files
+#   bash data_prep/bible_es_en/make_corpus.sh OUT_DIR    # write them into OUT_DIR instead
+#   bash data_prep/bible_es_en/make_corpus.sh --check    # regenerate in a temp dir, compare with
+#                                                        # the committed files (exit 1 if they differ)
+#
+# Needs a Debian-based system with apt lists (run `apt-get update` once) and the `mod2imp`
+# exporter of the SWORD library (`apt-get install libsword-utils`). The two text packages are
+# fetched with `apt-get download` (not installed), verified against the sha256 recorded below,
+# unpacked with `dpkg -x`, exported verse by verse with `mod2imp` (raw OSIS markup) and aligned
+# by data_prep/bible_es_en/sword_to_corpus.py: Gospels and Acts, chapters as documents.
+set -euo pipefail
+
+SPA_PKG=sword-text-sparv SPA_VERSION=2.60-1 SPA_MODULE=spaRV1909eb
+SPA_DEB_SHA256=5c87f9b2bc97457e8a872f5bae7ea7ce59cb3de1dcee73e4d4740451863694cf
+ENG_PKG=sword-text-web ENG_VERSION=426.0-1 ENG_MODULE=engWEB2015eb
+ENG_DEB_SHA256=930b23670b352f0829a306501de4bebb5e654a2df02cde2cbe86b802177868e1
+BOOKS="Matthew,Mark,Luke,John,Acts"
+
+die() { printf 'make_corpus: ERROR: %s\n' "$*" >&2; exit 1; }
+log() { printf 'make_corpus: %s\n' "$*" >&2; }
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+check=0
+out_dir="$here"
+case "${1:-}" in
+    --check) check=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    "") ;;
+    -*) die "unknown option '$1' (see --help)" ;;
+    *) out_dir="$1" ;;
+esac
+[ $# -le 1 ] || die "expected at most one argument, got $#"
+
+for tool in apt-get dpkg sha256sum python3; do
+    command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found; this script needs a Debian-based system"
+done
+command -v mod2imp >/dev/null 2>&1 || die "'mod2imp' not found; install it with: apt-get install libsword-utils"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+log "downloading $SPA_PKG=$SPA_VERSION and $ENG_PKG=$ENG_VERSION"
+# apt-get download writes into the current directory; as root it warns that the _apt user
+# cannot write there, which is harmless.
+(cd "$work" && apt-get download "$SPA_PKG=$SPA_VERSION" "$ENG_PKG=$ENG_VERSION") \
+    || die "apt-get download failed; run 'apt-get update' first (the versions must be in the apt lists)"
+for spec in "$SPA_PKG $SPA_VERSION $SPA_DEB_SHA256" "$ENG_PKG $ENG_VERSION $ENG_DEB_SHA256"; do
+    read -r pkg version expected <<<"$spec"
+    deb="$work/${pkg}_${version}_all.deb"
+    [ -f "$deb" ] || die "apt-get did not produce $(basename "$deb")"
+    got="$(sha256sum "$deb" | cut -d' ' -f1)"
+    [ "$got" = "$expected" ] || die "sha256 of $(basename "$deb") is $got, expected $expected"
+    log "sha256 ok: $(basename "$deb")"
+    dpkg -x "$deb" "$work/root"
+done
+
+# mod2imp finds modules through SWORD_PATH (a directory holding mods.d/ and modules/).
+export SWORD_PATH="$work/root/usr/share/sword"
+mod2imp "$SPA_MODULE" >"$work/es.imp" 2>"$work/mod2imp.log" || die "mod2imp $SPA_MODULE failed: $(cat "$work/mod2imp.log")"
+mod2imp "$ENG_MODULE" >"$work/en.imp" 2>"$work/mod2imp.log" || die "mod2imp $ENG_MODULE failed: $(cat "$work/mod2imp.log")"
+
+target="$out_dir"
+[ "$check" = 0 ] || target="$work/out"
+python3 "$here/sword_to_corpus.py" --src-imp "$work/es.imp" --tgt-imp "$work/en.imp" \
+    --src-lang es --tgt-lang en --books "$BOOKS" --fix-src-drop-caps "$target"
+
+if [ "$check" = 1 ]; then
+    status=0
+    for split in train valid test; do
+        for ext in es en doc; do
+            if cmp -s "$target/$split.$ext" "$here/$split.$ext"; then
+                log "identical: $split.$ext"
+            else
+                log "DIFFERS:   $split.$ext"
+                status=1
+            fi
+        done
+    done
+    exit "$status"
+fi
+log "wrote $target; sha256 of the files (README.md records them):"
+(cd "$target" && sha256sum train.es train.en train.doc valid.es valid.en valid.doc test.es test.en test.doc)
