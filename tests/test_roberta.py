@@ -215,14 +215,21 @@ def test_not_roberta_checkpoints_are_refused(tmp_path):
     wide = _tiny(encoder_attn="softmax", encoder_embed_dim=48).state_dict()
     with pytest.raises(RobertaCheckpointError, match="abc_roberta_base"):
         model.load_state_dict(wide, strict=True)
-    # the converter names the problem and exits 1
+
+def test_converter_refuses_what_is_not_roberta(tmp_path, capsys):
+    from abc_fairseq.convert_roberta import main
+
     fake = tmp_path / "transformer.pt"
     torch.save({"args": argparse.Namespace(arch="transformer"), "model": {"w": torch.zeros(1)}}, fake)
-    code, log = run("abc_fairseq.convert_roberta", "--input", fake, "--output", tmp_path / "o.pt", check=False)
-    assert code == 1 and "not a RoBERTa checkpoint" in log and not (tmp_path / "o.pt").exists()
-    code, log = run("abc_fairseq.convert_roberta", "--input", tmp_path / "missing.pt", "--output",
-                    tmp_path / "o.pt", check=False)
-    assert code == 1 and "--input" in log and "no such file" in log
+    assert main(["--input", str(fake), "--output", str(tmp_path / "o.pt")]) == 1
+    assert "not a RoBERTa checkpoint" in capsys.readouterr().err and not (tmp_path / "o.pt").exists()
+    no_embed = tmp_path / "no_embed.pt"
+    torch.save({"args": argparse.Namespace(arch="roberta_base"), "model": {"w": torch.zeros(1)}}, no_embed)
+    assert main(["--input", str(no_embed), "--output", str(tmp_path / "o.pt")]) == 1
+    assert "embed_tokens" in capsys.readouterr().err
+    assert main(["--input", str(tmp_path / "missing.pt"), "--output", str(tmp_path / "o.pt")]) == 1
+    err = capsys.readouterr().err
+    assert "--input" in err and "no such file" in err
 
 
 def test_linformer_and_other_strategies_register_their_control_parameters():
