@@ -223,10 +223,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     tmp = args.output + ".tmp"
     torch.save(new_state, tmp)
     os.replace(tmp, args.output)
-    kept = len(state["model"])
+    kept = len(new_state["model"]) - len(added)
+    renamed = "" if kept == len(state["model"]) and all(k in new_state["model"] for k in state["model"]) else \
+        f" (the checkpoint's {len(state['model'])} entries, under fairseq's current names)"
     print(f"converted {args.input} -> {args.output}: arch {new_state_arch(new_state)}, "
           f"--encoder-attn {args.encoder_attn} --encoder-memory {args.encoder_memory}")
-    print(f"kept {kept} pretrained tensors unchanged; added {len(added)} new control tensors:")
+    print(f"kept {kept} pretrained tensors with their values unchanged{renamed}; "
+          f"added {len(added)} new control tensors:")
     for key in added:
         tensor = new_state["model"][key]
         print(f"  {key} {tuple(tensor.shape)} ({tensor.numel()} parameters, std {tensor.float().std():.4f})")
