@@ -267,3 +267,30 @@ def test_softmax_setting_is_fairseqs_roberta():
     tokens = torch.randint(4, 40, (2, 9))
     with torch.no_grad():
         torch.testing.assert_close(abc_softmax(tokens)[0], reference.eval()(tokens)[0])
+
+
+def test_converter_reads_the_2019_roberta_layout(softmax_checkpoint, tmp_path, capsys):
+    """The official roberta.base/model.pt layout (``args`` Namespace, ``decoder.*`` names, fused
+    ``in_proj``) converts to the same tensors as the modern layout."""
+    from abc_fairseq.convert_roberta import main
+
+    state = load(softmax_checkpoint)
+    new, old = state["model"], {}
+    for key, value in new.items():
+        old_key = key.replace("encoder.", "decoder.", 1).replace("layernorm_embedding", "emb_layer_norm")
+        if ".self_attn.q_proj." in key:
+            kind = key.rsplit(".", 1)[1]
+            old[old_key.replace("q_proj." + kind, "in_proj_" + kind)] = torch.cat(
+                [new[key.replace("q_proj", p)] for p in ("q_proj", "k_proj", "v_proj")])
+        elif ".self_attn.k_proj." not in key and ".self_attn.v_proj." not in key:
+            old[old_key] = value
+    source = tmp_path / "model.pt"
+    torch.save({"args": state["cfg"]["model"], "model": old, "optimizer_history": state["optimizer_history"],
+                "extra_state": state["extra_state"], "last_optimizer_state": None}, source)
+    assert main(["--input", str(source), "--output", str(tmp_path / "abc.pt"), "--encoder-memory", "8"]) == 0
+    assert "under fairseq's current names" in capsys.readouterr().out
+    converted = load(tmp_path / "abc.pt")
+    assert converted["args"].arch.startswith("abc_roberta") and converted["args"].encoder_memory == 8
+    for key, tensor in new.items():
+        assert torch.equal(converted["model"][key], tensor), key
+    assert set(converted["model"]) - set(new) == {PHI_KEY}
