@@ -53,9 +53,11 @@ class FetchError(Exception):
 class ChecksumMismatch(FetchError):
     """The file's hash differs from the expected one."""
 
-    def __init__(self, path, algorithm, expected, actual, kept_as=None):
+    def __init__(self, path, algorithm, expected, actual, kept_as=None, detail=None):
         self.path, self.algorithm, self.expected, self.actual = path, algorithm, expected, actual
         msg = "%s mismatch for %s: expected %s, got %s" % (algorithm, path, expected, actual)
+        if detail:
+            msg += " (%s)" % detail
         if kept_as:
             msg += " (the bad bytes are kept as %s for inspection)" % kept_as
         super().__init__(msg)
@@ -248,9 +250,11 @@ def fetch(url, dest, sha256=None, md5=None, record_sha256=False, mirror=None, si
         got = os.path.getsize(part)
         if got < size and not mirror:
             raise FetchError("download of %s stopped at %d of %d bytes; re-run to resume" % (url, got, size))
+        actual = file_hash(part, "sha256")
         bad = dest + ".corrupt"
         os.replace(part, bad)
-        raise FetchError("%s has %d bytes, expected %d (kept as %s)" % (dest, got, size, bad))
+        raise ChecksumMismatch(dest, "sha256", expected or "(not recorded yet)", actual, kept_as=bad,
+                               detail="%d bytes, expected %d" % (got, size))
     try:
         actual = _check(part, dest, expected, md5 if not expected else None)
     except ChecksumMismatch as e:

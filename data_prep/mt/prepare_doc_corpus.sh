@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# Turn a raw document-level parallel corpus into fairseq data with sliding-window examples.
+#
+#   bash data_prep/mt/prepare_doc_corpus.sh --raw DIR --dest DIR [options]
+#
+# RAW holds {train,valid,test}.{SRC,TGT} (one plain, untokenised sentence per line, aligned) and
+# {train,valid,test}.doc (the document id of each line; a document's lines contiguous, in order),
+# as written by data_prep/mt/iwslt_docs.py or shipped in data_prep/bible_es_en/.
+#
+# Pipeline (the preprocessing of Miculicich et al. 2018 that the ABC paper follows for IWSLT14
+# ES-EN), one resumable stage each under DEST:
+#   tok/  Moses punctuation normalisation + tokenisation (-a), both languages   [sacremoses]
+#   tc/   truecasing, one model per language trained on the training split       [sacremoses]
+#   spm/  shared BPE of --bpe-size pieces trained on both training sides         [sentencepiece]
+#   win/  sliding windows of --window sentences, stride 1, joined by --sep
+#   bin/  fairseq-preprocess --joined-dictionary of the windows; bin/eval/ holds what scoring
+#         needs (sentence-level BPE sources, document ids, raw references, the BPE model)
+# Each stage is built in a temporary directory and moved into place when complete; a rerun
+# skips the stages that are up to date (see data_prep/mt/stages.sh).
+#
+# Options:
+#   --raw DIR          raw documents (required)
+#   --dest DIR         output directory (required)
+#   --src LANG         source language suffix (default es)
+#   --tgt LANG         target language suffix (default en)
+#   --bpe-size N       BPE vocabulary size (default 30000, the paper's "30k")
+#   --window N         sentences per example (default 4; 1 = sentence-level)
+#   --sep TOKEN        separator between the sentences of a window (default <sep>)
+#   --workers N        parallel processes (default: number of CPUs)
+#   -h, --help         this help
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+MT_RECIPE=prepare_doc_corpus
+# shellcheck source=data_prep/mt/stages.sh
+. "$here/stages.sh"
+
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+
+raw="" dest="" src=es tgt=en bpe_size=30000 window=4 sep="<sep>" workers="$(nproc 2>/dev/null || echo 1)"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --raw) raw="${2:?--raw needs a directory}"; shift 2 ;;
+        --dest) dest="${2:?--dest needs a directory}"; shift 2 ;;
+        --src) src="${2:?--src needs a language}"; shift 2 ;;
+        --tgt) tgt="${2:?--tgt needs a language}"; shift 2 ;;
+        --bpe-size) bpe_size="${2:?--bpe-size needs a number}"; shift 2 ;;
+        --window) window="${2:?--window needs a number}"; shift 2 ;;
+        --sep) sep="${2:?--sep needs a token}"; shift 2 ;;
+        --workers) workers="${2:?--workers needs a number}"; shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        *) mt_die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+[ -n "$raw" ] || mt_die "--raw is required (see --help)"
+[ -n "$dest" ] || mt_die "--dest is required (see --help)"
+[ -d "$raw" ] || mt_die "--raw $raw is not a directory"
+check_positive_int --bpe-size "$bpe_size"
+check_positive_int --window "$window"
+check_positive_int --workers "$workers"
+[[ "$sep" =~ ^[^[:space:]]+$ ]] || mt_die "--sep must be a single token without spaces, got '$sep'"
+[ "$src" != "$tgt" ] || mt_die "--src and --tgt are both '$src'"
+
+py="$(find_python "$repo")"
+require_python_modules "$py" sacremoses sentencepiece
+preprocess="$(find_tool fairseq-preprocess "$repo")"
+export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
+mkdir -p "$dest"
+dest="$(cd "$dest" && pwd)"
+raw="$(cd "$raw" && pwd)"
+lock_dir "$dest"
+
+splits=(train valid test)
+raw_files=()
+for split in "${splits[@]}"; do
+    for ext in "$src" "$tgt" doc; do raw_files+=("$raw/$split.$ext"); done
+    n_src=$(wc -l <"$raw/$split.$src")
+    for ext in "$tgt" doc; do
+        n=$(wc -l <"$raw/$split.$ext")
+        [ "$n" = "$n_src" ] || mt_die "$raw/$split.$ext has $n lines but $raw/$split.$src has $n_src"
+    done
+    [ "$n_src" -gt 0 ] || mt_die "$raw/$split.$src is empty"
+done
+
+# --- stage keys: parameters + the key of the stage read -------------------------------------
+# A version tag per stage invalidates old outputs when the stage's code changes meaning.
+k_raw="$(files_key "${raw_files[@]}")"
+k_tok="$(hash_key tok-v1 "$k_raw" "$src" "$tgt")"
+k_tc="$(hash_key tc-v1 "$k_tok")"
+k_spm="$(hash_key spm-v1 "$k_tc" "$bpe_size")"
+k_win="$(hash_key win-v1 "$k_spm" "$window" "$sep")"
+k_bin="$(hash_key bin-v1 "$k_win" "$k_raw")"
+
+build_tok() {
+    local out="$1" split lang
+    for split in "${splits[@]}"; do
+        for lang in "$src" "$tgt"; do
+            "$py" -m data_prep.mt.moses_prep tokenize --lang "$lang" --workers "$workers" \
+                "$raw/$split.$lang" "$out/$split.$lang"
+        done
+        cp "$raw/$split.doc" "$out/$split.doc"
+    done
+}
+
+build_tc() {
+    local out="$1" split lang
+    for lang in "$src" "$tgt"; do
+        "$py" -m data_prep.mt.moses_prep train-truecaser --workers "$workers" \
+            "$dest/tok/train.$lang" "$out/truecase-model.$lang"
+        for split in "${splits[@]}"; do
+            "$py" -m data_prep.mt.moses_prep truecase --model "$out/truecase-model.$lang" --workers "$workers" \
+                "$dest/tok/$split.$lang" "$out/$split.$lang"
+        done
+    done
+    for split in "${splits[@]}"; do cp "$dest/tok/$split.doc" "$out/$split.doc"; done
+}
+
+build_spm() {
+    local out="$1" split lang
+    "$py" -m data_prep.mt.spm_bpe train --vocab-size "$bpe_size" --threads "$workers" \
+        --model-prefix "$out/spm" "$dest/tc/train.$src" "$dest/tc/train.$tgt"
+    for split in "${splits[@]}"; do
+        for lang in "$src" "$tgt"; do
+            "$py" -m data_prep.mt.spm_bpe encode --model "$out/spm.model" --workers "$workers" \
+                "$dest/tc/$split.$lang" "$out/$split.$lang"
+        done
+        cp "$dest/tc/$split.doc" "$out/$split.doc"
+    done
+}
+
+build_win() {
+    local out="$1" split lang
+    for split in "${splits[@]}"; do
+        for lang in "$src" "$tgt"; do
+            "$py" -m data_prep.mt.windows --doc "$dest/spm/$split.doc" --size "$window" --sep "$sep" \
+                "$dest/spm/$split.$lang" "$out/$split.$lang"
+        done
+        cp "$dest/spm/$split.doc" "$out/$split.doc"
+    done
+}
+
+build_bin() {
+    local out="$1" split
+    "$preprocess" --source-lang "$src" --target-lang "$tgt" \
+        --trainpref "$dest/win/train" --validpref "$dest/win/valid" --testpref "$dest/win/test" \
+        --joined-dictionary --destdir "$out" --workers "$workers" \
+        || mt_die "fairseq-preprocess failed (see its output above)"
+    # What evaluation needs besides the binarised data: sentence-level BPE sources for
+    # document-level decoding (scripts/mt/translate_docs.py), document ids, the untokenised
+    # references (SacreBLEU scores against them) and the models to undo the preprocessing.
+    mkdir -p "$out/eval"
+    for split in valid test; do
+        cp "$dest/spm/$split.$src" "$out/eval/$split.bpe.$src"
+        cp "$dest/spm/$split.$tgt" "$out/eval/$split.bpe.$tgt"
+        cp "$dest/spm/$split.doc" "$out/eval/$split.doc"
+        cp "$raw/$split.$src" "$out/eval/$split.raw.$src"
+        cp "$raw/$split.$tgt" "$out/eval/$split.raw.$tgt"
+    done
+    cp "$dest/spm/spm.model" "$dest/spm/spm.vocab" "$out/eval/"
+    cp "$dest/tc/truecase-model.$src" "$dest/tc/truecase-model.$tgt" "$out/eval/"
+    cat >"$out/eval/prep.json" <<JSON
+{
+  "format": "abc-fairseq-mt-eval/1",
+  "src": "$src",
+  "tgt": "$tgt",
+  "pipeline": "moses-truecase-spm",
+  "window": $window,
+  "sep": "$sep",
+  "bpe_size": $bpe_size
+}
+JSON
+}
+
+run_stage tok "$dest/tok" "$k_tok" build_tok
+run_stage tc "$dest/tc" "$k_tc" build_tc
+run_stage spm "$dest/spm" "$k_spm" build_spm
+run_stage windows "$dest/win" "$k_win" build_win
+run_stage binarise "$dest/bin" "$k_bin" build_bin
+mt_log "done: fairseq data in $dest/bin ($(wc -l <"$dest/bin/dict.$src.txt") dictionary entries)"

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Evaluate a translation model the paper's way and write SAVE_DIR/eval/<tag>/result.json.
+#
+#   bash scripts/mt/evaluate.sh --data DATA_BIN --save-dir CKPT_DIR              # Table 3 setting
+#   bash scripts/mt/evaluate.sh --data DATA_BIN --save-dir CKPT_DIR --split valid \
+#        --checkpoint CKPT_DIR/checkpoint_last.pt --beam 1                       # Table 5 setting
+#
+# Steps
+#   1. checkpoint: the average of the last --average-last N (default 5) epoch checkpoints
+#      (scripts/mt/average_checkpoints.py; rebuilt when a newer epoch checkpoint appears), or
+#      --checkpoint FILE as it is.
+#   2. decoding, beam --beam (default 5) with length penalty --lenpen (default 0.6):
+#        sentence-level data (window 1): fairseq-generate on the binarised split;
+#        document-level data (window > 1): scripts/mt/translate_docs.py, sentence by sentence in
+#        document order with the model's own previous translations as target context.
+#      --decode sentence|doc overrides the choice made from the data's eval/prep.json.
+#   3. scoring: scripts/mt/score.py undoes the preprocessing (de-BPE; detruecase + Moses
+#      detokenisation for Moses-preprocessed data) and runs SacreBLEU against the raw references.
+# A result whose checkpoint and settings did not change is not recomputed (--force redoes it).
+#
+# Options:
+#   --data DIR            the recipe's DEST/bin (required)
+#   --save-dir DIR        training directory (required)
+#   --split NAME          valid or test (default test)
+#   --checkpoint FILE     evaluate this checkpoint instead of an average
+#   --average-last N      number of last epoch checkpoints to average (default 5)
+#   --beam N              beam size (default 5; 1 = greedy)
+#   --lenpen X            length penalty (default 0.6)
+#   --decode MODE         auto (default), sentence or doc
+#   --batch-size N        sentences (documents for doc decoding) per batch (default 64)
+#   --tag NAME            name of the output folder under SAVE_DIR/eval (default derived)
+#   --cpu                 decode on CPU
+#   --force               recompute even if an up-to-date result exists
+#   -h, --help            this help
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+die() { printf 'evaluate.sh: ERROR: %s\n' "$*" >&2; exit 1; }
+log() { printf 'evaluate.sh: %s\n' "$*" >&2; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"; }
+
+data="" save_dir="" split=test checkpoint="" avg=5 beam=5 lenpen=0.6 decode=auto batch=64 tag="" cpu=0 force=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --data) data="${2:?--data needs a directory}"; shift 2 ;;
+        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
+        --split) split="${2:?--split needs a name}"; shift 2 ;;
+        --checkpoint) checkpoint="${2:?--checkpoint needs a file}"; shift 2 ;;
+        --average-last) avg="${2:?--average-last needs a number}"; shift 2 ;;
+        --beam) beam="${2:?--beam needs a number}"; shift 2 ;;
+        --lenpen) lenpen="${2:?--lenpen needs a number}"; shift 2 ;;
+        --decode) decode="${2:?--decode needs auto, sentence or doc}"; shift 2 ;;
+        --batch-size) batch="${2:?--batch-size needs a number}"; shift 2 ;;
+        --tag) tag="${2:?--tag needs a name}"; shift 2 ;;
+        --cpu) cpu=1; shift ;;
+        --force) force=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+[ -n "$data" ] || die "--data is required (the recipe's DEST/bin)"
+[ -n "$save_dir" ] || die "--save-dir is required"
+[ -f "$data/eval/prep.json" ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
+[ -d "$save_dir" ] || die "--save-dir $save_dir is not a directory"
+case "$split" in valid|test) ;; *) die "--split must be valid or test, got '$split'" ;; esac
+case "$decode" in auto|sentence|doc) ;; *) die "--decode must be auto, sentence or doc, got '$decode'" ;; esac
+posint --beam "$beam"
+posint --average-last "$avg"
+posint --batch-size "$batch"
+[[ "$lenpen" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || die "--lenpen expects a number, got '$lenpen'"
+
+if command -v fairseq-generate >/dev/null 2>&1; then
+    bindir="$(dirname "$(command -v fairseq-generate)")"
+elif [ -x "${ABC_VENV:-$repo/.venv}/bin/fairseq-generate" ]; then
+    bindir="${ABC_VENV:-$repo/.venv}/bin"
+else
+    die "fairseq-generate not found on PATH nor in ${ABC_VENV:-$repo/.venv}; activate the venv"
+fi
+py="$bindir/python"
+[ -x "$py" ] || py="$(command -v python3)"
+
+meta() { "$py" -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$data/eval/prep.json" "$1"; }
+src="$(meta src)" tgt="$(meta tgt)" window="$(meta window)"
+if [ "$decode" = auto ]; then
+    if [ "$window" -gt 1 ]; then decode=doc; else decode=sentence; fi
+fi
+
+# --- 1. checkpoint ----------------------------------------------------------------------------
+if [ -n "$checkpoint" ]; then
+    [ -f "$checkpoint" ] || die "--checkpoint $checkpoint does not exist"
+    ckpt_tag="$(basename "$checkpoint" .pt)"
+else
+    checkpoint="$save_dir/average_last$avg.pt"
+    ckpt_tag="avg$avg"
+    newest="$(find "$save_dir" -maxdepth 1 -regex '.*/checkpoint[0-9]+\.pt' -newer "$checkpoint" 2>/dev/null | head -1 || true)"
+    if [ ! -f "$checkpoint" ] || [ -n "$newest" ]; then
+        "$py" "$here/average_checkpoints.py" --save-dir "$save_dir" --last-epochs "$avg" --output "$checkpoint" \
+            || die "checkpoint averaging failed (see above)"
+    else
+        log "reusing $checkpoint (no newer epoch checkpoint)"
+    fi
+fi
+
+tag="${tag:-${split}_${ckpt_tag}_beam${beam}_lp${lenpen}_${decode}}"
+out="$save_dir/eval/$tag"
+mkdir -p "$out"
+stamp="$(printf '%s\n' "$(stat -c '%s %Y' "$checkpoint")" "$data" "$split" "$beam" "$lenpen" "$decode" | sha256sum | cut -d' ' -f1)"
+if [ "$force" = 0 ] && [ -f "$out/result.json" ] && [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp" ]; then
+    log "up to date: $out/result.json"
+    "$py" -c "import json,sys; r=json.load(open(sys.argv[1])); print('evaluate.sh: %s BLEU = %.2f' % (r['split'], r['bleu']))" "$out/result.json"
+    exit 0
+fi
+rm -f "$out/result.json" "$out/.stamp"
+
+# --- 2. decoding ------------------------------------------------------------------------------
+device=()
+[ "$cpu" = 0 ] || device=(--cpu)
+t0=$SECONDS
+if [ "$decode" = doc ]; then
+    "$py" "$here/translate_docs.py" --data "$data" --path "$checkpoint" --split "$split" \
+        --beam "$beam" --lenpen "$lenpen" --batch-size "$batch" --output "$out/hyp.$split.bpe" "${device[@]}" \
+        || die "document-level decoding failed (see above)"
+    score_input=(--hyp-pieces "$out/hyp.$split.bpe")
+else
+    # --required-batch-size-multiple 1: the fairseq build in use drops the last
+    # (length % multiple) sentences of a split when batches are rounded to a multiple (default 8).
+    "$bindir/fairseq-generate" "$data" --user-dir "$repo/abc_fairseq" --path "$checkpoint" \
+        --source-lang "$src" --target-lang "$tgt" --gen-subset "$split" \
+        --beam "$beam" --lenpen "$lenpen" --batch-size "$batch" --required-batch-size-multiple 1 \
+        --max-len-a 1.2 --max-len-b 10 "${device[@]}" >"$out/generate.$split.txt" \
+        || die "fairseq-generate failed (see above)"
+    score_input=(--generate-output "$out/generate.$split.txt")
+fi
+decode_s=$((SECONDS - t0))
+
+# --- 3. scoring -------------------------------------------------------------------------------
+info="$(printf '{"checkpoint": "%s", "beam": %s, "lenpen": %s, "decode": "%s", "decode_seconds": %s}' \
+    "$checkpoint" "$beam" "$lenpen" "$decode" "$decode_s")"
+"$py" "$here/score.py" --data "$data" --split "$split" "${score_input[@]}" --out-dir "$out" \
+    --save-dir "$save_dir" --info "$info" || die "scoring failed (see above)"
+printf '%s\n' "$stamp" >"$out/.stamp"
+log "wrote $out/result.json"

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# Train an ABC (or softmax baseline) translation model with the paper's settings per dataset.
+#
+#   bash scripts/mt/train.sh --dataset wmt14 --data data-bin/wmt14_en_de/bin --save-dir ckpt/wmt14_abc
+#   bash scripts/mt/train.sh --dataset iwslt14_doc --data data-bin/iwslt14_es_en_doc/bin --save-dir ckpt/iwslt
+#   bash scripts/mt/train.sh --dataset tiny --data data-bin/bible_es_en/bin --save-dir /tmp/ck --cpu
+#
+# Launching
+#   - one process:          fairseq-train directly (1 GPU, or --cpu)
+#   - N GPUs of one node:   torchrun --nproc_per_node N (--gpus N; default: all visible GPUs)
+#   - several nodes:        submit scripts/mt/train.sbatch, which runs this script once per node
+#                           under srun with --nnodes/--node-rank/--master-addr taken from SLURM
+#   - N CPU processes:      --cpu --nproc N (gloo backend; for testing the distributed path)
+# Every process gets its rank from torchrun's environment (fairseq 0.12 only infers it itself
+# on GPU nodes, so it is passed explicitly: --distributed-rank/--device-id/--distributed-world-size
+# with --distributed-init-method env://).
+#
+# Batch size: --update-freq is computed so that max_tokens x processes x update_freq reaches the
+# dataset's total tokens per update (below), whatever the number of GPUs.
+#
+# Resuming: fairseq restores SAVE_DIR/checkpoint_last.pt (model, optimizer, scheduler, data
+# position) when it exists, so rerunning the same command continues an interrupted run.
+# TensorBoard logs go to SAVE_DIR/tensorboard.
+#
+# Hyperparameters (ABC paper Table 10 and Appendix C; "(ours)" = not given in the paper):
+#   all          Adam betas (0.9, 0.98) eps 1e-9 (Vaswani et al. 2017), inverse_sqrt schedule,
+#                label smoothing 0.1, shared (joined) embeddings, ABC in the decoder (cross and
+#                causal attention), softmax in the encoder (paper section 5.2)
+#   wmt14        abc_transformer_wmt_en_de: 6+6 layers, dim 512, 8 heads, FFN 2048; dropout 0.1;
+#                warmup 6000; cross/causal memory 32/8; lr 7e-4 (ours: the paper gives none;
+#                the usual fairseq value for transformer-base at ~32k-token batches);
+#                32768 tokens per update (ours: ~ Vaswani et al.'s 25k source + 25k target tokens,
+#                counted fairseq's way); 100k updates (Vaswani et al. base)
+#   iwslt14_doc  abc_transformer_iwslt_doc: 6+6 layers, dim 512, 8 heads, FFN 1024; dropout 0.3;
+#                warmup 4000; cross/causal memory 128/64; lr 5e-4 and weight decay 1e-4 (ours:
+#                fairseq's IWSLT14 transformer recipe); 16384 tokens per update (ours: 4096 on
+#                each of the paper's 4 GPUs); 50k updates (ours)
+#   tiny         abc_transformer_tiny for CPU smoke tests: lr 2e-3, warmup 100, dropout 0.1,
+#                4096 tokens per update, memory 16/8, 300 updates
+#
+# Options:
+#   --dataset NAME         wmt14 | iwslt14_doc | tiny (required)
+#   --data DIR             fairseq data directory, the recipes' DEST/bin (required)
+#   --save-dir DIR         checkpoints and logs (required)
+#   --model abc|softmax    ABC (default) or the softmax BASE model (same architecture,
+#                          every attention softmax)
+#   --cross-memory N       ABC memory size of cross attention (default per dataset)
+#   --causal-memory N      ABC memory size of decoder causal attention (default per dataset)
+#   --encoder-abc N        also use ABC in the encoder with memory N ("all" variant, App. C.2)
+#   --arch ARCH            override the architecture; a non-ABC arch gets no ABC flags
+#   --gpus N               GPUs per node (default: all visible)
+#   --cpu                  train on CPU
+#   --nproc N              processes per node with --cpu (default 1)
+#   --nnodes N --node-rank R --master-addr HOST --master-port P
+#                          multi-node (set by train.sbatch; default single node)
+#   --max-tokens N         tokens per process per step (default per dataset)
+#   --total-tokens N       tokens per update to reach (default per dataset)
+#   --lr X --warmup N --max-update N --seed N   override the defaults
+#   --dry-run              print the command instead of running it
+#   -- ARGS...             further arguments for fairseq-train
+#   -h, --help             this help
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+die() { printf 'train.sh: ERROR: %s\n' "$*" >&2; exit 1; }
+log() { printf 'train.sh: %s\n' "$*" >&2; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"; }
+
+dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_abc="" arch=""
+gpus="" cpu=0 nproc=1 nnodes=1 node_rank=0 master_addr=127.0.0.1 master_port=29500
+max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 dry_run=0
+extra=()
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --dataset) dataset="${2:?--dataset needs a name}"; shift 2 ;;
+        --data) data="${2:?--data needs a directory}"; shift 2 ;;
+        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
+        --model) model="${2:?--model needs abc or softmax}"; shift 2 ;;
+        --cross-memory) cross_mem="${2:?--cross-memory needs a number}"; shift 2 ;;
+        --causal-memory) causal_mem="${2:?--causal-memory needs a number}"; shift 2 ;;
+        --encoder-abc) encoder_abc="${2:?--encoder-abc needs a memory size}"; shift 2 ;;
+        --arch) arch="${2:?--arch needs a name}"; shift 2 ;;
+        --gpus) gpus="${2:?--gpus needs a number}"; shift 2 ;;
+        --cpu) cpu=1; shift ;;
+        --nproc) nproc="${2:?--nproc needs a number}"; shift 2 ;;
+        --nnodes) nnodes="${2:?--nnodes needs a number}"; shift 2 ;;
+        --node-rank) node_rank="${2:?--node-rank needs a number}"; shift 2 ;;
+        --master-addr) master_addr="${2:?--master-addr needs a host}"; shift 2 ;;
+        --master-port) master_port="${2:?--master-port needs a port}"; shift 2 ;;
+        --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
+        --total-tokens) total_tokens="${2:?--total-tokens needs a number}"; shift 2 ;;
+        --lr) lr="${2:?--lr needs a value}"; shift 2 ;;
+        --warmup) warmup="${2:?--warmup needs a number}"; shift 2 ;;
+        --max-update) max_update="${2:?--max-update needs a number}"; shift 2 ;;
+        --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
+        --dry-run) dry_run=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        --) shift; extra=("$@"); break ;;
+        *) die "unknown argument '$1' (see --help; fairseq-train arguments go after --)" ;;
+    esac
+done
+[ -n "$dataset" ] || die "--dataset is required (wmt14, iwslt14_doc or tiny)"
+[ -n "$data" ] || die "--data is required (the recipe's DEST/bin directory)"
+[ -n "$save_dir" ] || die "--save-dir is required"
+[ -d "$data" ] || die "--data $data is not a directory"
+[ -f "$data/eval/prep.json" ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
+case "$model" in abc|softmax) ;; *) die "--model must be abc or softmax, got '$model'" ;; esac
+
+# --- per-dataset settings ---------------------------------------------------------------------
+common=(--optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-9 --clip-norm 0.0
+        --lr-scheduler inverse_sqrt --warmup-init-lr 1e-07
+        --criterion label_smoothed_cross_entropy --label-smoothing 0.1
+        --share-all-embeddings)
+case "$dataset" in
+    wmt14)
+        d_arch=abc_transformer_wmt_en_de d_cross=32 d_causal=8 d_lr=7e-4 d_warmup=6000
+        d_max_tokens=4096 d_total=32768 d_max_update=100000
+        d_args=(--dropout 0.1 --weight-decay 0.0 --save-interval-updates 2000 --keep-interval-updates 1
+                --keep-last-epochs 5) ;;
+    iwslt14_doc)
+        d_arch=abc_transformer_iwslt_doc d_cross=128 d_causal=64 d_lr=5e-4 d_warmup=4000
+        d_max_tokens=4096 d_total=16384 d_max_update=50000
+        d_args=(--dropout 0.3 --weight-decay 0.0001 --keep-last-epochs 5
+                --max-source-positions 1024 --max-target-positions 1024
+                --skip-invalid-size-inputs-valid-test) ;;
+    tiny)
+        d_arch=abc_transformer_tiny d_cross=16 d_causal=8 d_lr=2e-3 d_warmup=100
+        d_max_tokens=4096 d_total=4096 d_max_update=300
+        d_args=(--dropout 0.1 --weight-decay 0.0 --keep-last-epochs 5) ;;
+    *) die "--dataset must be wmt14, iwslt14_doc or tiny, got '$dataset'" ;;
+esac
+arch="${arch:-$d_arch}"
+cross_mem="${cross_mem:-$d_cross}" causal_mem="${causal_mem:-$d_causal}"
+lr="${lr:-$d_lr}" warmup="${warmup:-$d_warmup}" max_update="${max_update:-$d_max_update}"
+max_tokens="${max_tokens:-$d_max_tokens}" total_tokens="${total_tokens:-$d_total}"
+for pair in "--cross-memory:$cross_mem" "--causal-memory:$causal_mem" "--warmup:$warmup" \
+            "--max-update:$max_update" "--max-tokens:$max_tokens" "--total-tokens:$total_tokens" \
+            "--nproc:$nproc" "--nnodes:$nnodes" "--master-port:$master_port"; do
+    posint "${pair%%:*}" "${pair#*:}"
+done
+[ -z "$encoder_abc" ] || posint --encoder-abc "$encoder_abc"
+if ! [[ "$node_rank" =~ ^[0-9]+$ ]] || [ "$node_rank" -ge "$nnodes" ]; then
+    die "--node-rank must be in 0..$((nnodes - 1)), got '$node_rank'"
+fi
+
+# --- tools ------------------------------------------------------------------------------------
+if command -v fairseq-train >/dev/null 2>&1; then
+    bindir="$(dirname "$(command -v fairseq-train)")"
+elif [ -x "${ABC_VENV:-$repo/.venv}/bin/fairseq-train" ]; then
+    bindir="${ABC_VENV:-$repo/.venv}/bin"
+else
+    die "fairseq-train not found on PATH nor in ${ABC_VENV:-$repo/.venv}; activate the venv"
+fi
+py="$bindir/python"
+[ -x "$py" ] || py="$(command -v python3)"
+
+# ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer while
+# the ABC model is not available) is trained as it is.
+abc_args=()
+if [[ "$arch" == abc_* ]]; then
+    # --user-dir imports the plugin and registers its architectures; check the one we need.
+    if ! (cd "$repo" && "$py" -c "import sys, abc_fairseq
+from fairseq.models import ARCH_MODEL_REGISTRY as R
+sys.exit(0 if '$arch' in R else 1)") 2>/dev/null; then
+        die "architecture '$arch' is not registered by abc_fairseq in this checkout; use --arch transformer (with --model softmax) until it is"
+    fi
+    abc_args=(--user-dir "$repo/abc_fairseq")
+    if [ "$model" = abc ]; then
+        abc_args+=(--decoder-cross-attn abc --decoder-cross-memory "$cross_mem"
+                   --decoder-self-attn abc --decoder-self-memory "$causal_mem")
+        if [ -n "$encoder_abc" ]; then
+            abc_args+=(--encoder-attn abc --encoder-memory "$encoder_abc")
+        else
+            abc_args+=(--encoder-attn softmax)
+        fi
+    else
+        abc_args+=(--decoder-cross-attn softmax --decoder-self-attn softmax --encoder-attn softmax)
+    fi
+elif [ "$model" = abc ] && [ -z "$arch" ]; then
+    die "no ABC architecture selected"
+fi
+
+# --- processes and batch ----------------------------------------------------------------------
+if [ "$cpu" = 1 ]; then
+    per_node="$nproc"
+else
+    if [ -z "$gpus" ]; then
+        gpus="$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)"
+        [ "$gpus" -gt 0 ] || die "no GPU visible; pass --cpu to train on CPU (or --gpus N)"
+    fi
+    posint --gpus "$gpus"
+    per_node="$gpus"
+fi
+world=$((per_node * nnodes))
+update_freq=$(( (total_tokens + max_tokens * world - 1) / (max_tokens * world) ))
+log "$world process(es) x $max_tokens tokens x update-freq $update_freq = $((world * max_tokens * update_freq)) tokens per update (target $total_tokens)"
+
+mkdir -p "$save_dir"
+[ -f "$save_dir/checkpoint_last.pt" ] && log "resuming from $save_dir/checkpoint_last.pt"
+
+train_args=("$data" --arch "$arch" "${abc_args[@]}" "${common[@]}" "${d_args[@]}"
+            --lr "$lr" --warmup-updates "$warmup" --max-update "$max_update"
+            --max-tokens "$max_tokens" --update-freq "$update_freq" --seed "$seed"
+            --save-dir "$save_dir" --tensorboard-logdir "$save_dir/tensorboard"
+            --log-format simple --log-interval 100 "${extra[@]}")
+[ "$cpu" = 0 ] || train_args+=(--cpu)
+
+if [ "$world" -eq 1 ]; then
+    cmd=("$bindir/fairseq-train" "${train_args[@]}")
+else
+    if [ "$cpu" = 1 ]; then
+        train_args+=(--distributed-backend gloo --ddp-backend legacy_ddp)
+    fi
+    train_args+=(--distributed-world-size "$world" --distributed-init-method env:// --distributed-no-spawn)
+    # torchrun exports RANK / LOCAL_RANK / WORLD_SIZE to each process; sh forwards them.
+    # shellcheck disable=SC2016  # expanded by that sh, not here
+    cmd=("$bindir/torchrun" --nnodes "$nnodes" --node_rank "$node_rank" --nproc_per_node "$per_node"
+         --master_addr "$master_addr" --master_port "$master_port" --no-python
+         sh -c 'exec "$0" "$@" --distributed-rank "$RANK" --device-id "$LOCAL_RANK"'
+         "$bindir/fairseq-train" "${train_args[@]}")
+    [ -x "$bindir/torchrun" ] || cmd[0]="torchrun"
+fi
+
+if [ "$dry_run" = 1 ]; then
+    printf '%q ' "${cmd[@]}"
+    printf '\n'
+    exit 0
+fi
+# Recorded next to the checkpoints, for collect_results.py and for the record.
+printf '%q ' "${cmd[@]}" >"$save_dir/train_command.txt"
+printf '\n' >>"$save_dir/train_command.txt"
+cat >"$save_dir/run.json" <<JSON
+{"dataset": "$dataset", "model": "$model", "arch": "$arch", "cross_memory": $([ "$model" = abc ] && echo "$cross_mem" || echo null), "causal_memory": $([ "$model" = abc ] && echo "$causal_mem" || echo null), "encoder_memory": ${encoder_abc:-null}, "data": "$data"}
+JSON
+cd "$repo"
+exec "${cmd[@]}"

@@ -1,0 +1,567 @@
+"""Tests for the machine-translation data recipes and their tools.
+
+The recipes run end to end against a local mirror of miniature archives that have the names and
+internal layout of the real downloads (generated here from the embedded Bible corpus, so the
+text is real), with tiny BPE vocabularies so that everything takes seconds. The download helper
+is also tested over HTTP against a local server (resume with Range, a server that ignores it).
+"""
+
+import hashlib
+import http.server
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BIBLE = REPO / "data_prep" / "bible_es_en"
+WMT = REPO / "data_prep" / "prepare_wmt14_en_de.sh"
+IWSLT = REPO / "data_prep" / "prepare_iwslt14_es_en_doc.sh"
+WMT_ARCHIVES = ("training-parallel-europarl-v7.tgz", "training-parallel-commoncrawl.tgz",
+                "training-parallel-nc-v9.tgz", "dev.tgz", "test-full.tgz")
+
+sys.path.insert(0, str(REPO))
+from data_prep.lib import fetch as fetch_mod  # noqa: E402
+from data_prep.mt.windows import windows  # noqa: E402
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    env["PYTHON"] = sys.executable
+    env.pop("ABC_DATA_MIRROR", None)
+    env.pop("MT_LOCKED_DIR", None)
+    env.update(extra)
+    return env
+
+
+def _run(cmd, check=True, **extra_env):
+    proc = subprocess.run([str(c) for c in cmd], cwd=REPO, env=_env(**extra_env), capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise AssertionError("command failed (%d): %s\n--- stderr ---\n%s" % (proc.returncode, cmd, proc.stderr[-4000:]))
+    return proc
+
+
+def _sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _lines(path):
+    return Path(path).read_text(encoding="utf-8").splitlines()
+
+
+def _add(tar, name, text):
+    data = text.encode("utf-8")
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    info.mtime = 1_400_000_000  # fixed, so archives are byte-identical across runs
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _tgz(path, members):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for name, text in members.items():
+            _add(tar, name, text)
+    import gzip
+
+    Path(path).write_bytes(gzip.compress(buf.getvalue(), mtime=0))
+
+
+def _snapshot(root):
+    """{relative path: mtime_ns} of every file under root (except the lock)."""
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in Path(root).rglob("*")
+            if p.is_file() and p.name != ".lock"}
+
+
+# --- miniature mirrors ---------------------------------------------------------------------------
+
+def _bible(split, lang, n, start=0):
+    return _lines(BIBLE / f"{split}.{lang}")[start:start + n]
+
+
+@pytest.fixture(scope="module")
+def wmt_mirror(tmp_path_factory):
+    """The five WMT14 archives in miniature. German is stood in for by Spanish text: the recipe
+    is language-agnostic apart from file names."""
+    d = tmp_path_factory.mktemp("wmt_mirror")
+    en, de = _bible("train", "en", 240), _bible("train", "es", 240)
+
+    def corpus(a, b):
+        return {"en": "\n".join(en[a:b]) + "\n", "de": "\n".join(de[a:b]) + "\n"}
+
+    c1, c2, c3 = corpus(0, 80), corpus(80, 160), corpus(160, 240)
+    # Common Crawl carries a carriage return inside a line and an empty line pair: the extractor
+    # must neither split the line (misaligning the corpus) nor keep the empty pair.
+    c2["en"] = "Stray\rcarriage return.\n\n" + c2["en"]
+    c2["de"] = "Wagenrücklauf im Satz.\n\n" + c2["de"]
+    _tgz(d / WMT_ARCHIVES[0], {f"training/europarl-v7.de-en.{k}": v for k, v in c1.items()})
+    _tgz(d / WMT_ARCHIVES[1], {f"commoncrawl.de-en.{k}": v for k, v in c2.items()})
+    _tgz(d / WMT_ARCHIVES[2], {f"training/news-commentary-v9.de-en.{k}": v for k, v in c3.items()})
+    dev_en, dev_de = _bible("valid", "en", 20), _bible("valid", "es", 20)
+    _tgz(d / WMT_ARCHIVES[3], {"dev/newstest2013.en": "\n".join(dev_en) + "\n",
+                               "dev/newstest2013.de": "\n".join(dev_de) + "\n",
+                               "dev/newstest2013.fr": "not used\n"})
+    test_en, test_de = _bible("test", "en", 12), _bible("test", "es", 12)
+
+    def sgm(kind, lang, segs):
+        body = "".join('<seg id="%d"> %s </seg>\n' % (i + 1, s) for i, s in enumerate(segs))
+        return ('<%s setid="newstest2014" srclang="any" trglang="%s">\n<doc sysid="ref" docid="x" '
+                'genre="news" origlang="en">\n%s</doc>\n</%s>\n' % (kind, lang, body, kind))
+
+    _tgz(d / WMT_ARCHIVES[4], {"test-full/newstest2014-deen-src.en.sgm": sgm("srcset", "en", test_en),
+                               "test-full/newstest2014-deen-ref.de.sgm": sgm("refset", "de", test_de)})
+    checksums = d / "SHA256SUMS"
+    checksums.write_text("".join("%s  %s\n" % (_sha256(d / n), n) for n in WMT_ARCHIVES))
+    return {"dir": d, "checksums": checksums, "test_en": test_en, "test_de": test_de}
+
+
+def _talk(talk_id, lines_en, lines_es):
+    head = ["<url>http://www.ted.com/talks/t%s.html</url>" % talk_id, "<keywords>talks</keywords>",
+            "<speaker>Someone</speaker>", "<talkid>%s</talkid>" % talk_id, "<title>Talk %s</title>" % talk_id,
+            "<description>About talk %s</description>" % talk_id]
+    return head + lines_en, head + lines_es
+
+
+def _xml(test_set, lang, docs):
+    out = ['<?xml version="1.0" encoding="UTF-8"?>', "<mteval>",
+           '<%s setid="iwslt2014-%s" srclang="english" trglang="spanish">' % ("srcset" if lang == "en" else "refset", test_set)]
+    for doc_id, segs in docs:
+        out.append('<doc docid="%s" genre="lectures">' % doc_id)
+        out.append("<talkid>%s</talkid>" % doc_id)
+        out += ['<seg id="%d"> %s </seg>' % (i + 1, s.replace("&", "&amp;")) for i, s in enumerate(segs)]
+        out.append("</doc>")
+    out += ["</%s>" % ("srcset" if lang == "en" else "refset"), "</mteval>"]
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def iwslt_mirror(tmp_path_factory):
+    """en-es.tgz in miniature: three training talks, and dev/test sets whose documents have
+    known sizes (dev2010: one talk of 5 sentences)."""
+    d = tmp_path_factory.mktemp("iwslt_mirror")
+    en, es = _bible("train", "en", 150), _bible("train", "es", 150)
+    train_en, train_es = [], []
+    for k, (a, b) in enumerate(((0, 60), (60, 100), (100, 150))):
+        e, s = _talk(100 + k, en[a:b], es[a:b])
+        train_en += e
+        train_es += s
+    # An empty sentence pair inside a talk is dropped, like Miculicich et al.'s extraction does.
+    train_en.insert(10, "")
+    train_es.insert(10, "")
+    ven, ves = _bible("valid", "en", 20), _bible("valid", "es", 20)
+    ten, tes = _bible("test", "en", 20), _bible("test", "es", 20)
+    sets = {"dev2010": [("535", 0, 5)], "tst2010": [("1", 0, 3)], "tst2011": [("2", 3, 5)],
+            "tst2012": [("3", 5, 9), ("4", 9, 10)]}
+    members = {"en-es/train.tags.en-es.en": "\n".join(train_en) + "\n",
+               "en-es/train.tags.en-es.es": "\n".join(train_es) + "\n"}
+    for name, docs in sets.items():
+        src_en, src_es = (ven, ves) if name == "dev2010" else (ten, tes)
+        for lang, text in (("en", src_en), ("es", src_es)):
+            members["en-es/IWSLT14.TED.%s.en-es.%s.xml" % (name, lang)] = _xml(
+                name, lang, [(doc, text[a:b]) for doc, a, b in docs])
+    _tgz(d / "en-es.tgz", members)
+    return {"dir": d, "valid_es": ves[:5], "valid_en": ven[:5], "test_docs": sets}
+
+
+# --- the download helper --------------------------------------------------------------------------
+
+def test_fetch_mirror_verifies_and_is_idempotent(tmp_path, capsys):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "a.tgz").write_bytes(b"payload" * 1000)
+    digest = _sha256(mirror / "a.tgz")
+    dest = tmp_path / "dl" / "a.tgz"
+    assert fetch_mod.fetch("https://example.invalid/x/a.tgz", dest, sha256=digest, mirror=mirror) == digest
+    assert dest.read_bytes() == (mirror / "a.tgz").read_bytes()
+    mtime = dest.stat().st_mtime_ns
+    capsys.readouterr()
+    # Second call: nothing is copied or re-hashed (the mirror could even be gone).
+    (mirror / "a.tgz").unlink()
+    assert fetch_mod.fetch("https://example.invalid/x/a.tgz", dest, sha256=digest, mirror=mirror) == digest
+    assert "already verified" in capsys.readouterr().err
+    assert dest.stat().st_mtime_ns == mtime
+
+
+def test_fetch_mismatch_names_file_and_both_hashes_and_keeps_verified_files(tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "good.tgz").write_bytes(b"good")
+    (mirror / "bad.tgz").write_bytes(b"corrupted")
+    good = fetch_mod.fetch("https://h/good.tgz", tmp_path / "dl" / "good.tgz", sha256=_sha256(mirror / "good.tgz"),
+                           mirror=mirror)
+    expected = hashlib.sha256(b"original").hexdigest()
+    proc = _run([sys.executable, "-m", "data_prep.lib.fetch", "https://h/bad.tgz", tmp_path / "dl" / "bad.tgz",
+                 "--sha256", expected, "--mirror", mirror], check=False)
+    assert proc.returncode == 1
+    assert "bad.tgz" in proc.stderr and expected in proc.stderr and _sha256(mirror / "bad.tgz") in proc.stderr
+    assert not (tmp_path / "dl" / "bad.tgz").exists()
+    assert (tmp_path / "dl" / "bad.tgz.corrupt").exists()
+    assert _sha256(tmp_path / "dl" / "good.tgz") == good  # untouched
+
+
+def test_fetch_record_on_first_download_then_verify(tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "r.tgz").write_bytes(b"first")
+    dest = tmp_path / "dl" / "r.tgz"
+    md5 = hashlib.md5(b"first").hexdigest()
+    digest = fetch_mod.fetch("https://h/r.tgz", dest, record_sha256=True, md5=md5, mirror=mirror)
+    assert (tmp_path / "dl" / "r.tgz.sha256").read_text().split()[0] == digest
+    # A later download of different bytes is checked against the recorded value.
+    dest.unlink()
+    (mirror / "r.tgz").write_bytes(b"second")
+    with pytest.raises(fetch_mod.ChecksumMismatch) as err:
+        fetch_mod.fetch("https://h/r.tgz", dest, record_sha256=True, mirror=mirror)
+    assert digest in str(err.value) and "r.tgz" in str(err.value)
+    # A published md5 that does not match stops the first recording.
+    with pytest.raises(fetch_mod.ChecksumMismatch, match="md5"):
+        fetch_mod.fetch("https://h/r.tgz", tmp_path / "other" / "r.tgz", record_sha256=True, md5=md5, mirror=mirror)
+    assert not (tmp_path / "other" / "r.tgz.sha256").exists()
+
+
+def test_fetch_missing_mirror_file_is_a_clear_error(tmp_path):
+    proc = _run([sys.executable, "-m", "data_prep.lib.fetch", "https://h/none.tgz", tmp_path / "none.tgz",
+                 "--record-sha256"], check=False, ABC_DATA_MIRROR=str(tmp_path))
+    assert proc.returncode == 3 and "none.tgz" in proc.stderr and str(tmp_path) in proc.stderr
+
+
+class _RangeHandler(http.server.BaseHTTPRequestHandler):
+    payload = b""
+    honour_range = True
+    requests = []
+
+    def do_GET(self):  # noqa: N802 (http.server's naming)
+        rng = self.headers.get("Range")
+        type(self).requests.append(rng)
+        data, status = self.payload, 200
+        if rng and self.honour_range:
+            start = int(re.match(r"bytes=(\d+)-", rng).group(1))
+            data, status = self.payload[start:], 206
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("honour_range", [True, False])
+def test_fetch_resumes_over_http(tmp_path, honour_range):
+    payload = os.urandom(300_000)
+    handler = type("H", (_RangeHandler,), {"payload": payload, "honour_range": honour_range, "requests": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        dest = tmp_path / "big.bin"
+        (tmp_path / "big.bin.part").write_bytes(payload[:123_456])  # an interrupted download
+        url = "http://127.0.0.1:%d/files/big.bin" % server.server_address[1]
+        digest = fetch_mod.fetch(url, dest, sha256=hashlib.sha256(payload).hexdigest())
+    finally:
+        server.shutdown()
+    assert digest == hashlib.sha256(payload).hexdigest() and dest.read_bytes() == payload
+    assert handler.requests == ["bytes=123456-"]
+    assert not (tmp_path / "big.bin.part").exists()
+
+
+# --- windows --------------------------------------------------------------------------------------
+
+def test_windows_of_a_five_sentence_document():
+    sents = ["s1", "s2", "s3", "s4", "s5", "t1", "t2"]
+    docs = ["a"] * 5 + ["b"] * 2
+    got = list(windows(sents, docs, 4, "<sep>"))
+    assert len(got) == 7
+    assert got[:5] == ["s1", "s1 <sep> s2", "s1 <sep> s2 <sep> s3", "s1 <sep> s2 <sep> s3 <sep> s4",
+                       "s2 <sep> s3 <sep> s4 <sep> s5"]
+    assert got[5:] == ["t1", "t1 <sep> t2"]  # never crosses into another document
+    assert list(windows(sents, docs, 1, "<sep>")) == sents
+
+
+def test_windows_cli_rejects_non_contiguous_documents(tmp_path):
+    (tmp_path / "in").write_text("a\nb\nc\n")
+    (tmp_path / "doc").write_text("d1\nd2\nd1\n")
+    proc = _run([sys.executable, "-m", "data_prep.mt.windows", "--doc", tmp_path / "doc", tmp_path / "in",
+                 tmp_path / "out"], check=False)
+    assert proc.returncode != 0 and "contiguous" in proc.stderr
+
+
+# --- WMT14 recipe ---------------------------------------------------------------------------------
+
+def _wmt_cmd(mirror, dest, *extra):
+    return ["bash", WMT, "--dest", dest, "--mirror", mirror["dir"], "--checksum-file", mirror["checksums"],
+            "--bpe-size", "300", "--spm-sentences", "0", "--workers", "2", "--max-len", "60", "--ratio", "3", *extra]
+
+
+def test_wmt14_recipe_end_to_end_and_rerun_is_a_noop(wmt_mirror, tmp_path):
+    dest = tmp_path / "wmt"
+    _run(_wmt_cmd(wmt_mirror, dest))
+    bindir = dest / "bin"
+    for name in ("dict.en.txt", "dict.de.txt", "train.en-de.en.bin", "train.en-de.de.idx", "valid.en-de.en.bin",
+                 "test.en-de.de.bin", "eval/spm.model", "eval/prep.json", "eval/test.raw.de", "eval/valid.raw.en"):
+        assert (bindir / name).is_file(), name
+    assert (bindir / "dict.en.txt").read_bytes() == (bindir / "dict.de.txt").read_bytes()  # joined
+    # References are the SGML segments as SacreBLEU reads them (whitespace collapsed).
+    assert _lines(bindir / "eval" / "test.raw.de") == [" ".join(s.split()) for s in wmt_mirror["test_de"]]
+    raw_en = _lines(dest / "raw" / "train.en")
+    assert len(raw_en) == len(_lines(dest / "raw" / "train.de")) == 241  # 240 + the \r line, minus the empty pair
+    assert "Stray carriage return." in raw_en
+    # Cleaning: every training pair within the limits, dev/test untouched.
+    for a, b in zip(_lines(dest / "clean" / "train.en"), _lines(dest / "clean" / "train.de")):
+        la, lb = len(a.split()), len(b.split())
+        assert 1 <= la <= 60 and 1 <= lb <= 60 and max(la, lb) <= 3 * min(la, lb)
+    assert len(_lines(dest / "clean" / "valid.en")) == 20 and len(_lines(dest / "clean" / "test.en")) == 12
+    # Each download carries its verification stamp.
+    for name in WMT_ARCHIVES:
+        assert (dest / "downloads" / (name + ".verified")).is_file()
+
+    before = _snapshot(dest)
+    proc = _run(_wmt_cmd(wmt_mirror, dest))
+    assert proc.stderr.count("up to date") == 4 and "already verified" in proc.stderr
+    assert _snapshot(dest) == before
+
+
+def test_wmt14_corrupted_download_is_reported_and_verified_files_kept(wmt_mirror, tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for name in WMT_ARCHIVES:
+        (mirror / name).write_bytes((wmt_mirror["dir"] / name).read_bytes())
+    bad = "training-parallel-nc-v9.tgz"
+    with open(mirror / bad, "r+b") as f:  # flip one byte in the middle
+        f.seek(200)
+        byte = f.read(1)
+        f.seek(200)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    dest = tmp_path / "wmt"
+    proc = _run(_wmt_cmd({"dir": mirror, "checksums": wmt_mirror["checksums"]}, dest), check=False)
+    assert proc.returncode != 0
+    assert bad in proc.stderr
+    assert _sha256(wmt_mirror["dir"] / bad) in proc.stderr and _sha256(mirror / bad) in proc.stderr
+    downloads = dest / "downloads"
+    for name in WMT_ARCHIVES[:2]:  # fetched and verified before the bad one: still there
+        assert _sha256(downloads / name) == _sha256(wmt_mirror["dir"] / name)
+    assert not (downloads / bad).exists() and not (dest / "raw").exists()
+
+
+def test_wmt14_recorded_checksums_reject_foreign_archives(wmt_mirror, tmp_path):
+    # Without --checksum-file the recipe's recorded (real) checksums apply: the miniature
+    # Europarl archive is refused, naming the file and both hashes.
+    proc = _run(["bash", WMT, "--dest", tmp_path / "wmt", "--mirror", wmt_mirror["dir"], "--download-only"],
+                check=False)
+    assert proc.returncode != 0
+    assert "training-parallel-europarl-v7.tgz" in proc.stderr
+    assert "0224c7c710c8a063dfd893b0cc0830202d61f4c75c17eb8e31836103d27d96e7" in proc.stderr
+
+
+# --- IWSLT14 document recipe ----------------------------------------------------------------------
+
+def _iwslt_cmd(mirror, dest, *extra):
+    return ["bash", IWSLT, "--dest", dest, "--mirror", mirror["dir"], "--bpe-size", "300", "--workers", "2", *extra]
+
+
+@pytest.fixture(scope="module")
+def iwslt_prepared(iwslt_mirror, tmp_path_factory):
+    dest = tmp_path_factory.mktemp("iwslt") / "out"
+    proc = _run(_iwslt_cmd(iwslt_mirror, dest))
+    return dest, proc
+
+
+def test_iwslt_recipe_outputs_and_splits(iwslt_prepared, iwslt_mirror):
+    dest, _ = iwslt_prepared
+    raw = dest / "raw"
+    assert len(set(_lines(raw / "train.doc"))) == 3
+    assert len(_lines(raw / "train.es")) == 150  # the empty pair was dropped
+    assert _lines(raw / "valid.doc") == ["dev2010.535"] * 5
+    assert _lines(raw / "valid.es") == iwslt_mirror["valid_es"]
+    assert _lines(raw / "test.doc") == ["tst2010.1"] * 3 + ["tst2011.2"] * 2 + ["tst2012.3"] * 4 + ["tst2012.4"]
+    bindir = dest / "bin"
+    for name in ("dict.es.txt", "dict.en.txt", "train.es-en.es.bin", "valid.es-en.en.idx", "test.es-en.es.bin",
+                 "eval/test.bpe.es", "eval/test.doc", "eval/test.raw.en", "eval/spm.model",
+                 "eval/truecase-model.en", "eval/prep.json"):
+        assert (bindir / name).is_file(), name
+    meta = json.loads((bindir / "eval" / "prep.json").read_text())
+    assert meta["window"] == 4 and meta["sep"] == "<sep>" and meta["pipeline"] == "moses-truecase-spm"
+    # Moses tokenisation split punctuation off; truecasing lowered sentence-initial function words.
+    assert any(" ," in line for line in _lines(dest / "tok" / "train.en"))
+
+
+def test_iwslt_windows_of_the_five_sentence_dev_document(iwslt_prepared):
+    dest, _ = iwslt_prepared
+    sents = {lang: _lines(dest / "spm" / f"valid.{lang}") for lang in ("es", "en")}
+    for lang in ("es", "en"):
+        wins = _lines(dest / "win" / f"valid.{lang}")
+        assert len(wins) == 5  # one window per sentence (stride 1)
+        assert "<sep>" not in wins[0].split() and wins[0] == sents[lang][0]  # the first: no context
+        assert [w.split().count("<sep>") for w in wins] == [0, 1, 2, 3, 3]
+        assert wins[4] == " <sep> ".join(sents[lang][1:5])  # current + 3 preceding sentences
+    # Windows restart at document boundaries in the test set (documents of 3, 2, 4, 1 sentences).
+    counts = [w.split().count("<sep>") for w in _lines(dest / "win" / "test.en")]
+    assert counts == [0, 1, 2, 0, 1, 0, 1, 2, 3, 0]
+
+
+def test_iwslt_rerun_is_a_noop(iwslt_prepared, iwslt_mirror):
+    dest, _ = iwslt_prepared
+    before = _snapshot(dest)
+    proc = _run(_iwslt_cmd(iwslt_mirror, dest))
+    assert proc.stderr.count("up to date") == 6  # extract, tok, tc, spm, windows, binarise
+    assert _snapshot(dest) == before
+
+
+def test_iwslt_postprocessing_restores_the_raw_references(iwslt_prepared):
+    # BPE -> detruecase -> detokenise must give back the raw text (what SacreBLEU scores against)
+    # up to what the Moses preprocessing itself normalises: curly quotes become straight ones
+    # (normalize-punctuation) and a word after an opening quote keeps the truecaser's case.
+    dest, _ = iwslt_prepared
+    from data_prep.mt.postprocess import Postprocessor
+
+    def norm(text):
+        return text.translate(str.maketrans("“”‘’", "\"\"''")).lower()
+
+    post = Postprocessor(str(dest / "bin" / "eval"))
+    restored = post(_lines(dest / "bin" / "eval" / "test.bpe.en"))
+    raw = _lines(dest / "bin" / "eval" / "test.raw.en")
+    assert len(restored) == len(raw)
+    assert [norm(a) for a in restored] == [norm(b) for b in raw]
+
+
+def test_iwslt_recorded_checksum_catches_a_corrupted_redownload(iwslt_mirror, tmp_path):
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    archive = (iwslt_mirror["dir"] / "en-es.tgz").read_bytes()
+    (mirror / "en-es.tgz").write_bytes(archive)
+    dest = tmp_path / "out"
+    _run(_iwslt_cmd({"dir": mirror}, dest, "--download-only"))
+    recorded = (dest / "downloads" / "en-es.tgz.sha256").read_text().split()[0]
+    assert recorded == hashlib.sha256(archive).hexdigest()
+    # The download is lost and the mirror now serves different bytes: refused, nothing recorded anew.
+    (dest / "downloads" / "en-es.tgz").unlink()
+    (mirror / "en-es.tgz").write_bytes(archive[:-10] + b"0123456789")
+    proc = _run(_iwslt_cmd({"dir": mirror}, dest, "--download-only"), check=False)
+    assert proc.returncode != 0
+    assert "en-es.tgz" in proc.stderr and recorded in proc.stderr and _sha256(mirror / "en-es.tgz") in proc.stderr
+    assert (dest / "downloads" / "en-es.tgz.sha256").read_text().split()[0] == recorded
+
+
+# --- scripts: help, dry runs, small tools ---------------------------------------------------------
+
+@pytest.mark.parametrize("script", [
+    "data_prep/prepare_wmt14_en_de.sh", "data_prep/prepare_iwslt14_es_en_doc.sh",
+    "data_prep/mt/prepare_doc_corpus.sh", "data_prep/bible_es_en/make_corpus.sh", "scripts/mt/train.sh",
+    "scripts/mt/train.sbatch", "scripts/mt/evaluate.sh", "scripts/mt/sweep_memory.sh"])
+def test_every_script_has_help(script):
+    proc = _run(["bash", REPO / script, "--help"])
+    assert len(proc.stdout.splitlines()) > 5 and "set -euo" not in proc.stdout
+
+
+@pytest.mark.parametrize("module", ["data_prep.lib.fetch", "data_prep.mt.wmt14_extract", "data_prep.mt.iwslt_docs",
+                                    "data_prep.mt.moses_prep", "data_prep.mt.spm_bpe", "data_prep.mt.windows",
+                                    "data_prep.mt.clean_parallel"])
+def test_every_module_has_help(module):
+    assert "usage" in _run([sys.executable, "-m", module, "--help"]).stdout
+
+
+@pytest.mark.parametrize("script", ["average_checkpoints.py", "translate_docs.py", "score.py", "collect_results.py"])
+def test_every_python_script_has_help(script):
+    assert "usage" in _run([sys.executable, REPO / "scripts" / "mt" / script, "--help"]).stdout
+
+
+def test_unknown_option_names_the_flag(tmp_path):
+    proc = _run(["bash", IWSLT, "--bpe-size", "many"], check=False)
+    assert proc.returncode != 0 and "--bpe-size" in proc.stderr
+
+
+def _fake_data(tmp_path, window=1):
+    d = tmp_path / "data"
+    (d / "eval").mkdir(parents=True)
+    (d / "eval" / "prep.json").write_text(json.dumps({"src": "en", "tgt": "de", "window": window, "sep": None,
+                                                     "pipeline": "spm"}))
+    return d
+
+
+@pytest.mark.parametrize("gpus,freq", [(1, 8), (2, 4), (4, 2), (8, 1), (16, 1)])
+def test_train_update_freq_keeps_the_total_batch(tmp_path, gpus, freq):
+    proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "wmt14", "--data", _fake_data(tmp_path),
+                 "--save-dir", tmp_path / "ck", "--gpus", gpus, "--dry-run"])
+    cmd = proc.stdout
+    assert "--update-freq %d " % freq in cmd
+    assert "--lr 7e-4" in cmd and "--warmup-updates 6000" in cmd and "--dropout 0.1" in cmd
+    assert "--decoder-cross-memory 32" in cmd and "--decoder-self-memory 8" in cmd and "--encoder-attn softmax" in cmd
+    assert "--tensorboard-logdir" in cmd and "--label-smoothing 0.1" in cmd
+    assert ("torchrun" in cmd) == (gpus > 1)
+
+
+def test_train_multinode_and_cpu_launch_commands(tmp_path):
+    data = _fake_data(tmp_path)
+    proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "iwslt14_doc", "--data", data, "--save-dir",
+                 tmp_path / "ck", "--gpus", "4", "--nnodes", "2", "--node-rank", "1", "--master-addr", "node0",
+                 "--dry-run"])
+    cmd = proc.stdout
+    assert "--nnodes 2 --node_rank 1 --nproc_per_node 4 --master_addr node0" in cmd
+    assert "--distributed-world-size 8" in cmd and "--update-freq 1 " in cmd and "--distributed-rank" in cmd
+    assert "--warmup-updates 4000" in cmd and "--dropout 0.3" in cmd and "--decoder-cross-memory 128" in cmd
+    proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "tiny", "--data", data, "--save-dir",
+                 tmp_path / "ck", "--cpu", "--nproc", "2", "--model", "softmax", "--dry-run"])
+    cmd = proc.stdout
+    assert "--distributed-backend gloo" in cmd and "--ddp-backend legacy_ddp" in cmd and "--cpu" in cmd
+    assert "--decoder-cross-attn softmax" in cmd and "--decoder-self-attn softmax" in cmd
+    proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "wmt14", "--data", data, "--save-dir",
+                 tmp_path / "ck", "--gpus", "x"], check=False)
+    assert proc.returncode != 0 and "--gpus" in proc.stderr
+
+
+def test_sweep_lists_the_table5_grid(tmp_path):
+    proc = _run(["bash", REPO / "scripts/mt/sweep_memory.sh", "--data", "D", "--root", tmp_path, "--dry-run"])
+    trains = [line for line in proc.stdout.splitlines() if "train.sh" in line]
+    pairs = sorted((int(re.search(r"--cross-memory (\d+)", t).group(1)), int(re.search(r"--causal-memory (\d+)", t).group(1)))
+                   for t in trains)
+    assert pairs == sorted((c, k) for c in (8, 16, 32, 64) for k in (8, 16, 32, 64) if k <= c)
+    evals = [line for line in proc.stdout.splitlines() if "evaluate.sh" in line]
+    assert len(evals) == 10 and all("--split valid" in e and "--beam 1" in e and "checkpoint_last.pt" in e for e in evals)
+
+
+def test_average_checkpoints(tmp_path):
+    torch = pytest.importorskip("torch")
+    for epoch, value in ((1, 0.0), (2, 1.0), (3, 2.0), (4, 4.0)):
+        torch.save({"model": {"w": torch.full((2, 2), value), "step": torch.tensor(7)}, "cfg": {"epoch": epoch},
+                    "last_optimizer_state": {"big": 1}}, tmp_path / f"checkpoint{epoch}.pt")
+    torch.save({"model": {"w": torch.zeros(2, 2), "step": torch.tensor(7)}}, tmp_path / "checkpoint_last.pt")
+    _run([sys.executable, REPO / "scripts/mt/average_checkpoints.py", "--save-dir", tmp_path, "--last-epochs", "3",
+          "--output", tmp_path / "avg.pt"])
+    avg = torch.load(tmp_path / "avg.pt", weights_only=False)
+    assert torch.allclose(avg["model"]["w"], torch.full((2, 2), 7.0 / 3))
+    assert avg["cfg"] == {"epoch": 4} and "last_optimizer_state" not in avg
+    proc = _run([sys.executable, REPO / "scripts/mt/average_checkpoints.py", "--save-dir", tmp_path, "--last-epochs",
+                 "5", "--output", tmp_path / "avg5.pt"], check=False)
+    assert proc.returncode != 0 and "4 epoch checkpoints" in proc.stderr
+
+
+def test_collect_results_builds_the_paper_tables(tmp_path):
+    def result(name, bleu, dataset, model, cross, causal, split, checkpoint, beam, decode="sentence"):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "result.json").write_text(json.dumps({
+            "bleu": bleu, "split": split, "checkpoint": checkpoint, "beam": beam, "decode": decode,
+            "signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
+            "run": {"dataset": dataset, "model": model, "cross_memory": cross, "causal_memory": causal}}))
+
+    result("base", 27.0, "wmt14", "softmax", None, None, "test", "x/average_last5.pt", 5)
+    result("abc", 26.5, "wmt14", "abc", 32, 8, "test", "x/average_last5.pt", 5)
+    result("doc", 39.0, "iwslt14_doc", "abc", 128, 64, "test", "y/average_last5.pt", 5, decode="doc")
+    result("t5", 25.0, "wmt14", "abc", 16, 8, "valid", "z/checkpoint_last.pt", 1)
+    result("other", 3.0, "tiny", "abc", 16, 8, "test", "w/checkpoint_last.pt", 5)
+    out = _run([sys.executable, REPO / "scripts/mt/collect_results.py", tmp_path]).stdout
+    assert "| BASE | - | - | 27.0 | 27.2 |" in out
+    assert "| ABC_MLP | 32 | 8 | 26.5 | 27.1 |" in out
+    assert "| ABC_MLP | 32 | 32 | - | 27.3 |" in out
+    assert "| ABC_MLP | 128 | 64 | 39.0 | 39.7 |" in out
+    row8 = next(line for line in out.splitlines() if line.startswith("| 8 |"))
+    assert row8.split("|")[2].strip() == "- / 24.7" and row8.split("|")[3].strip() == "25.0 / 25.2"
+    assert "Other evaluations" in out and "| tiny | abc |" in out
