@@ -369,6 +369,7 @@ def _iwslt_cmd(mirror, dest, *extra):
 
 @pytest.fixture(scope="module")
 def iwslt_prepared(iwslt_mirror, tmp_path_factory):
+    pytest.importorskip("sacremoses", reason="sacremoses is not installed (pip install sacremoses)")
     dest = tmp_path_factory.mktemp("iwslt") / "out"
     proc = _run(_iwslt_cmd(iwslt_mirror, dest))
     return dest, proc

@@ -106,7 +106,10 @@ fi
 tag="${tag:-${split}_${ckpt_tag}_beam${beam}_lp${lenpen}_${decode}}"
 out="$save_dir/eval/$tag"
 mkdir -p "$out"
-stamp="$(printf '%s\n' "$(stat -c '%s %Y' "$checkpoint")" "$data" "$split" "$beam" "$lenpen" "$decode" | sha256sum | cut -d' ' -f1)"
+# Everything the result depends on; max_len is part of the decoding settings below.
+max_len_a=1.5 max_len_b=20
+stamp="$(printf '%s\n' "$(stat -c '%s %Y' "$checkpoint")" "$data" "$split" "$beam" "$lenpen" "$decode" \
+    "$max_len_a" "$max_len_b" | sha256sum | cut -d' ' -f1)"
 if [ "$force" = 0 ] && [ -f "$out/result.json" ] && [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp" ]; then
     log "up to date: $out/result.json"
     "$py" -c "import json,sys; r=json.load(open(sys.argv[1])); print('evaluate.sh: %s BLEU = %.2f' % (r['split'], r['bleu']))" "$out/result.json"
@@ -120,7 +123,8 @@ device=()
 t0=$SECONDS
 if [ "$decode" = doc ]; then
     "$py" "$here/translate_docs.py" --data "$data" --path "$checkpoint" --split "$split" \
-        --beam "$beam" --lenpen "$lenpen" --batch-size "$batch" --output "$out/hyp.$split.bpe" "${device[@]}" \
+        --beam "$beam" --lenpen "$lenpen" --max-len-a "$max_len_a" --max-len-b "$max_len_b" \
+        --batch-size "$batch" --output "$out/hyp.$split.bpe" "${device[@]}" \
         || die "document-level decoding failed (see above)"
     score_input=(--hyp-pieces "$out/hyp.$split.bpe")
 else
@@ -129,7 +133,7 @@ else
     "$bindir/fairseq-generate" "$data" --user-dir "$repo/abc_fairseq" --path "$checkpoint" \
         --source-lang "$src" --target-lang "$tgt" --gen-subset "$split" \
         --beam "$beam" --lenpen "$lenpen" --batch-size "$batch" --required-batch-size-multiple 1 \
-        --max-len-a 1.2 --max-len-b 10 "${device[@]}" >"$out/generate.$split.txt" \
+        --max-len-a "$max_len_a" --max-len-b "$max_len_b" "${device[@]}" >"$out/generate.$split.txt" \
         || die "fairseq-generate failed (see above)"
     score_input=(--generate-output "$out/generate.$split.txt")
 fi

@@ -9,12 +9,14 @@ of sentences i-W+1 .. i-1 (each followed by the separator), then continues freel
 continuation - the current sentence - is kept and scored. Documents are processed in parallel:
 step i translates sentence i of every document that has one.
 
-Beam search with a forced prefix: fairseq's SequenceGenerator forces the prefix on every beam,
-so when the prefix ends all beams are identical and the search degenerates into duplicates of
-one hypothesis. Here only the first beam follows the prefix (the others are masked out while it
-is being forced), so the beam search proper starts from one hypothesis at the end of the prefix,
-exactly as if the decoder state had been primed with it. Scores include the prefix's
-log-probability, which is the same constant for every hypothesis of a sentence.
+The prefix is forced with fairseq's own ``prefix_tokens`` mechanism (right-padded, so every
+document can have a context of a different length). Only one hypothesis survives the forced
+steps (the other beams start at -inf on the first step), so the beam search proper starts from
+the end of the prefix as if the decoder had been primed with it. fairseq switches its minimum
+length rule off while any prefix is being forced, which would let a sentence end right after its
+context (an empty translation); ``ContextPrefixGenerator`` puts that rule back: no end of
+sentence on the first free step of each sentence. Scores include the prefix's log-probability,
+the same constant for every hypothesis of a sentence; the length penalty counts the prefix too.
 
     python scripts/mt/translate_docs.py --data DATA_BIN --path CKPT --split test --output hyp.bpe \
         [--beam 5] [--lenpen 0.6] [--batch-size 64] [--cpu] [--user-dir abc_fairseq]
@@ -25,7 +27,6 @@ hypothesis per source line (sentencepiece pieces, no separators), in corpus orde
 
 import argparse
 import json
-import math
 import os
 import sys
 import time
@@ -35,18 +36,22 @@ def build_generator_class():
     import torch
     from fairseq.sequence_generator import SequenceGenerator
 
-    class FirstBeamPrefixGenerator(SequenceGenerator):
-        """SequenceGenerator whose forced prefix is followed by the first beam only."""
+    class ContextPrefixGenerator(SequenceGenerator):
+        """SequenceGenerator that never ends a sentence on the first step after its forced
+        prefix (fairseq's min_len=1 rule, which it skips while prefixes are forced). Callers pad
+        prefix_tokens with one extra column so that this hook also runs on the step right after
+        the longest prefix."""
 
         def _prefix_tokens(self, step, lprobs, scores, tokens, prefix_tokens, beam_size):
             lprobs, tokens, scores = super()._prefix_tokens(step, lprobs, scores, tokens, prefix_tokens, beam_size)
-            forced = prefix_tokens[:, step].ne(self.pad)  # sentences still inside their prefix
-            if beam_size > 1 and bool(forced.any()):
-                view = lprobs.view(-1, beam_size, lprobs.size(-1))
-                view[forced, 1:, :] = -math.inf
+            free = prefix_tokens[:, step].eq(self.pad)
+            first_free = free if step == 0 else free & prefix_tokens[:, step - 1].ne(self.pad)
+            rows = first_free.repeat_interleave(beam_size)
+            if bool(rows.any()):
+                lprobs[rows, self.eos] = -torch.inf
             return lprobs, tokens, scores
 
-    return FirstBeamPrefixGenerator, torch
+    return ContextPrefixGenerator, torch
 
 
 def read_documents(eval_dir, split, src):
@@ -106,7 +111,8 @@ def translate(models, task, generator, torch, src_sentences, documents, window, 
             sample = dataset.collater([dataset[i] for i in range(len(src_items))])
             # collater may sort by length; map back with sample["id"].
             ids = sample["id"].tolist()
-            width = max(1, max(p.numel() for p in prefixes))
+            # One column more than the longest prefix: see ContextPrefixGenerator.
+            width = 1 + max(p.numel() for p in prefixes)
             prefix_tokens = torch.full((len(ids), width), pad, dtype=torch.long)
             has_prefix = False
             for row, idx in enumerate(ids):
@@ -148,6 +154,9 @@ def main(argv=None):
     parser.add_argument("--max-len-b", type=int, default=20, help="(default 20)")
     parser.add_argument("--batch-size", type=int, default=64, help="documents decoded together (default 64)")
     parser.add_argument("--window", type=int, default=0, help="override the window size of prep.json")
+    parser.add_argument("--max-docs", type=int, default=0,
+                        help="translate only the first N documents (quick checks; the output then "
+                             "covers only their sentences)")
     parser.add_argument("--cpu", action="store_true")
     parser.add_argument("--user-dir", default=None, help="fairseq plugin directory (default: <repo>/abc_fairseq)")
     args = parser.parse_args(argv)
@@ -170,15 +179,19 @@ def main(argv=None):
     utils.import_user_module(argparse.Namespace(user_dir=user_dir))
     Generator, torch = build_generator_class()
     use_cuda = torch.cuda.is_available() and not args.cpu
-    models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task(
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
         [args.path], arg_overrides={"data": args.data})
     for model in models:
         model.eval()
+        model.prepare_for_inference_(cfg)  # as fairseq-generate does
         if use_cuda:
             model.cuda()
     generator = Generator(models, task.target_dictionary, beam_size=args.beam, len_penalty=args.lenpen,
                           max_len_a=args.max_len_a, max_len_b=args.max_len_b)
     src_sentences, documents = read_documents(eval_dir, args.split, meta["src"])
+    if args.max_docs:
+        documents = documents[:args.max_docs]
+        src_sentences = src_sentences[:documents[-1][-1] + 1]
     print("translate_docs: %d sentences in %d documents, window %d, beam %d, lenpen %g"
           % (len(src_sentences), len(documents), window, args.beam, args.lenpen), file=sys.stderr)
     hyps = translate(models, task, generator, torch, src_sentences, documents, window, sep,
