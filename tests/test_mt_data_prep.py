@@ -408,6 +408,22 @@ def test_iwslt_windows_of_the_five_sentence_dev_document(iwslt_prepared):
     assert counts == [0, 1, 2, 0, 1, 0, 1, 2, 3, 0]
 
 
+def test_two_process_cpu_training_on_windows_and_resume(iwslt_prepared, tmp_path):
+    # The distributed launch path (torchrun, gloo, ranks from the environment) on the
+    # document-level data, then a resume from checkpoint_last.pt.
+    dest, _ = iwslt_prepared
+    save = tmp_path / "ck"
+    common = ["bash", REPO / "scripts/mt/train.sh", "--dataset", "tiny", "--data", dest / "bin", "--save-dir", save,
+              "--cpu", "--nproc", "2", "--master-port", str(29400 + os.getpid() % 500)]
+    proc = _run(common + ["--max-update", "2", "--", "--num-workers", "0", "--no-progress-bar"])
+    log = proc.stdout + proc.stderr  # fairseq logs to stdout
+    assert "initialized host" in log and "rank 1" in log and (save / "checkpoint_last.pt").is_file()
+    proc = _run(common + ["--max-update", "4", "--", "--num-workers", "0", "--no-progress-bar"])
+    log = proc.stdout + proc.stderr
+    assert "resuming from" in log and "@ 2 updates" in log
+    assert re.search(r"num_updates 4\b", log)
+
+
 def test_iwslt_rerun_is_a_noop(iwslt_prepared, iwslt_mirror):
     dest, _ = iwslt_prepared
     before = _snapshot(dest)

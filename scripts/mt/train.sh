@@ -111,10 +111,13 @@ done
 case "$model" in abc|softmax) ;; *) die "--model must be abc or softmax, got '$model'" ;; esac
 
 # --- per-dataset settings ---------------------------------------------------------------------
+# --required-batch-size-multiple 1: the fairseq build in use (ve-fairseq 0.12.3) drops the last
+# (size % multiple) examples of every split when batch sizes are rounded to a multiple (default 8);
+# a development set smaller than 8 examples would even be empty.
 common=(--optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-9 --clip-norm 0.0
         --lr-scheduler inverse_sqrt --warmup-init-lr 1e-07
         --criterion label_smoothed_cross_entropy --label-smoothing 0.1
-        --share-all-embeddings)
+        --share-all-embeddings --required-batch-size-multiple 1)
 case "$dataset" in
     wmt14)
         d_arch=abc_transformer_wmt_en_de d_cross=32 d_causal=8 d_lr=7e-4 d_warmup=6000
