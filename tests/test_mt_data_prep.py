@@ -571,6 +571,7 @@ def test_collect_results_builds_the_paper_tables(tmp_path):
 
     result("base", 27.0, "wmt14", "softmax", None, None, "test", "x/average_last5.pt", 5)
     result("abc", 26.5, "wmt14", "abc", 32, 8, "test", "x/average_last5.pt", 5)
+    result("rd", 25.0, "wmt14", "random", 64, 64, "test", "x/average_last5.pt", 5)
     result("doc", 39.0, "iwslt14_doc", "abc", 128, 64, "test", "y/average_last5.pt", 5, decode="doc")
     result("t5", 25.0, "wmt14", "abc", 16, 8, "valid", "z/checkpoint_last.pt", 1)
     result("other", 3.0, "tiny", "abc", 16, 8, "test", "w/checkpoint_last.pt", 5)
@@ -578,6 +579,8 @@ def test_collect_results_builds_the_paper_tables(tmp_path):
     assert "| BASE | - | - | 27.0 | 27.2 |" in out
     assert "| ABC_MLP | 32 | 8 | 26.5 | 27.1 |" in out
     assert "| ABC_MLP | 32 | 32 | - | 27.3 |" in out
+    assert "| ABC_RD | 64 | 64 | 25.0 | 26.2 |" in out and "| Linformer | 32 | 32 | - | 26.6 |" in out
+    assert out.index("| BASE |") < out.index("| ABC_RD |") < out.index("| Linformer |") < out.index("| ABC_MLP |")
     assert "| ABC_MLP | 128 | 64 | 39.0 | 39.7 |" in out
     row8 = next(line for line in out.splitlines() if line.startswith("| 8 |"))
     assert row8.split("|")[2].strip() == "- / 24.7" and row8.split("|")[3].strip() == "25.0 / 25.2"

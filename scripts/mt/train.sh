@@ -44,11 +44,13 @@
 #   --dataset NAME         wmt14 | iwslt14_doc | tiny (required)
 #   --data DIR             fairseq data directory, the recipes' DEST/bin (required)
 #   --save-dir DIR         checkpoints and logs (required)
-#   --model abc|softmax    ABC (default) or the softmax BASE model (same architecture,
-#                          every attention softmax)
-#   --cross-memory N       ABC memory size of cross attention (default per dataset)
-#   --causal-memory N      ABC memory size of decoder causal attention (default per dataset)
-#   --encoder-abc N        also use ABC in the encoder with memory N ("all" variant, App. C.2)
+#   --model NAME           attention of the decoder (cross and causal): abc (ABC_MLP, default),
+#                          random (ABC_RD), linformer, or another strategy of abc_transformer
+#                          (window, cluster, abc-relu, ...); softmax = the BASE model (same
+#                          architecture, every attention softmax)
+#   --cross-memory N       memory size of cross attention (default per dataset)
+#   --causal-memory N      memory size of decoder causal attention (default per dataset)
+#   --encoder-memory N     also use --model in the encoder, memory N (the "-all" variant, App. C.2)
 #   --arch ARCH            override the architecture; a non-ABC arch gets no ABC flags
 #   --gpus N               GPUs per node (default: all visible)
 #   --cpu                  train on CPU
@@ -70,7 +72,7 @@ log() { printf 'train.sh: %s\n' "$*" >&2; }
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"; }
 
-dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_abc="" arch=""
+dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_mem="" arch=""
 gpus="" cpu=0 nproc=1 nnodes=1 node_rank=0 master_addr=127.0.0.1 master_port=29500
 max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 dry_run=0
 extra=()
@@ -79,10 +81,10 @@ while [ $# -gt 0 ]; do
         --dataset) dataset="${2:?--dataset needs a name}"; shift 2 ;;
         --data) data="${2:?--data needs a directory}"; shift 2 ;;
         --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
-        --model) model="${2:?--model needs abc or softmax}"; shift 2 ;;
+        --model) model="${2:?--model needs a name}"; shift 2 ;;
         --cross-memory) cross_mem="${2:?--cross-memory needs a number}"; shift 2 ;;
         --causal-memory) causal_mem="${2:?--causal-memory needs a number}"; shift 2 ;;
-        --encoder-abc) encoder_abc="${2:?--encoder-abc needs a memory size}"; shift 2 ;;
+        --encoder-memory) encoder_mem="${2:?--encoder-memory needs a memory size}"; shift 2 ;;
         --arch) arch="${2:?--arch needs a name}"; shift 2 ;;
         --gpus) gpus="${2:?--gpus needs a number}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
@@ -108,7 +110,7 @@ done
 [ -n "$save_dir" ] || die "--save-dir is required"
 [ -d "$data" ] || die "--data $data is not a directory"
 [ -f "$data/eval/prep.json" ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
-case "$model" in abc|softmax) ;; *) die "--model must be abc or softmax, got '$model'" ;; esac
+[[ "$model" =~ ^[a-z][a-z0-9-]*$ ]] || die "--model expects a name such as abc, random, linformer or softmax, got '$model'"
 
 # --- per-dataset settings ---------------------------------------------------------------------
 # --required-batch-size-multiple 1: the fairseq build in use (ve-fairseq 0.12.3) drops the last
@@ -145,7 +147,7 @@ for pair in "--cross-memory:$cross_mem" "--causal-memory:$causal_mem" "--warmup:
             "--nproc:$nproc" "--nnodes:$nnodes" "--master-port:$master_port"; do
     posint "${pair%%:*}" "${pair#*:}"
 done
-[ -z "$encoder_abc" ] || posint --encoder-abc "$encoder_abc"
+[ -z "$encoder_mem" ] || posint --encoder-memory "$encoder_mem"
 if ! [[ "$node_rank" =~ ^[0-9]+$ ]] || [ "$node_rank" -ge "$nnodes" ]; then
     die "--node-rank must be in 0..$((nnodes - 1)), got '$node_rank'"
 fi
@@ -161,30 +163,38 @@ fi
 py="$bindir/python"
 [ -x "$py" ] || py="$(command -v python3)"
 
-# ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer while
-# the ABC model is not available) is trained as it is.
+# ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer) is
+# trained as it is, as the softmax baseline.
 abc_args=()
 if [[ "$arch" == abc_* ]]; then
-    # --user-dir imports the plugin and registers its architectures; check the one we need.
-    if ! (cd "$repo" && "$py" -c "import sys, abc_fairseq
-from fairseq.models import ARCH_MODEL_REGISTRY as R
-sys.exit(0 if '$arch' in R else 1)") 2>/dev/null; then
-        die "architecture '$arch' is not registered by abc_fairseq in this checkout; use --arch transformer (with --model softmax) until it is"
-    fi
+    # --user-dir imports the plugin, which registers its architectures and attention strategies;
+    # check both before launching anything.
+    choices="$(cd "$repo" && "$py" - "$arch" 2>/dev/null <<'PY'
+import sys
+import abc_fairseq  # noqa: F401
+from fairseq.models import ARCH_MODEL_REGISTRY
+from abc_fairseq.models.abc_options import ATTENTION_CHOICES
+if sys.argv[1] not in ARCH_MODEL_REGISTRY:
+    sys.exit(1)
+print(" ".join(ATTENTION_CHOICES))
+PY
+)" || die "architecture '$arch' is not registered by abc_fairseq in this checkout (or the plugin does not import)"
+    [[ " $choices " == *" $model "* ]] || die "--model must be one of: $choices; got '$model'"
     abc_args=(--user-dir "$repo/abc_fairseq")
-    if [ "$model" = abc ]; then
-        abc_args+=(--decoder-cross-attn abc --decoder-cross-memory "$cross_mem"
-                   --decoder-self-attn abc --decoder-self-memory "$causal_mem")
-        if [ -n "$encoder_abc" ]; then
-            abc_args+=(--encoder-attn abc --encoder-memory "$encoder_abc")
+    if [ "$model" = softmax ]; then
+        [ -z "$encoder_mem" ] || die "--encoder-memory needs an ABC --model, not softmax"
+        abc_args+=(--decoder-cross-attn softmax --decoder-self-attn softmax --encoder-attn softmax)
+    else
+        abc_args+=(--decoder-cross-attn "$model" --decoder-cross-memory "$cross_mem"
+                   --decoder-self-attn "$model" --decoder-self-memory "$causal_mem")
+        if [ -n "$encoder_mem" ]; then
+            abc_args+=(--encoder-attn "$model" --encoder-memory "$encoder_mem")
         else
             abc_args+=(--encoder-attn softmax)
         fi
-    else
-        abc_args+=(--decoder-cross-attn softmax --decoder-self-attn softmax --encoder-attn softmax)
     fi
-elif [ "$model" = abc ] && [ -z "$arch" ]; then
-    die "no ABC architecture selected"
+elif [ "$model" != softmax ]; then
+    die "--arch $arch is not an ABC architecture: only --model softmax can train it"
 fi
 
 # --- processes and batch ----------------------------------------------------------------------
@@ -237,7 +247,7 @@ fi
 printf '%q ' "${cmd[@]}" >"$save_dir/train_command.txt"
 printf '\n' >>"$save_dir/train_command.txt"
 cat >"$save_dir/run.json" <<JSON
-{"dataset": "$dataset", "model": "$model", "arch": "$arch", "cross_memory": $([ "$model" = abc ] && echo "$cross_mem" || echo null), "causal_memory": $([ "$model" = abc ] && echo "$causal_mem" || echo null), "encoder_memory": ${encoder_abc:-null}, "data": "$data"}
+{"dataset": "$dataset", "model": "$model", "arch": "$arch", "cross_memory": $([ "$model" != softmax ] && echo "$cross_mem" || echo null), "causal_memory": $([ "$model" != softmax ] && echo "$causal_mem" || echo null), "encoder_memory": ${encoder_mem:-null}, "data": "$data"}
 JSON
 cd "$repo"
 exec "${cmd[@]}"
