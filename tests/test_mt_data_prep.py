@@ -422,6 +422,13 @@ def test_two_process_cpu_training_on_windows_and_resume(iwslt_prepared, tmp_path
     log = proc.stdout + proc.stderr
     assert "resuming from" in log and "@ 2 updates" in log
     assert re.search(r"num_updates 4\b", log)
+    # Document-level decoding of the test talks with predicted context, scored: the whole path
+    # runs (the barely trained model's translations are not the point here).
+    _run(["bash", REPO / "scripts/mt/evaluate.sh", "--data", dest / "bin", "--save-dir", save, "--checkpoint",
+          save / "checkpoint_last.pt", "--beam", "2", "--cpu", "--tag", "doc"])
+    result = json.loads((save / "eval" / "doc" / "result.json").read_text())
+    assert result["decode"] == "doc" and result["sentences"] == 10 and result["run"]["dataset"] == "tiny"
+    assert len(_lines(save / "eval" / "doc" / "hyp.test.bpe")) == 10
 
 
 def test_iwslt_rerun_is_a_noop(iwslt_prepared, iwslt_mirror):
