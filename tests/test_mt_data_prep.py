@@ -236,6 +236,7 @@ def test_fetch_missing_mirror_file_is_a_clear_error(tmp_path):
 class _RangeHandler(http.server.BaseHTTPRequestHandler):
     payload = b""
     honour_range = True
+    cut_first_response = False  # send half of the first response, then close the connection
     requests = []
 
     def do_GET(self):  # noqa: N802 (http.server's naming)
@@ -248,19 +249,41 @@ class _RangeHandler(http.server.BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
+        if self.cut_first_response and len(type(self).requests) == 1:
+            self.wfile.write(data[:len(data) // 2])
+            self.close_connection = True
+            return
         self.wfile.write(data)
 
     def log_message(self, *args):
         pass
 
 
+def _serve(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_fetch_resumes_a_connection_closed_early(tmp_path, monkeypatch):
+    monkeypatch.setattr(fetch_mod.time, "sleep", lambda s: None)  # no back-off wait in the test
+    payload = os.urandom(200_000)
+    handler = type("H", (_RangeHandler,), {"payload": payload, "cut_first_response": True, "requests": []})
+    server = _serve(handler)
+    try:
+        url = "http://127.0.0.1:%d/x/early.bin" % server.server_address[1]
+        fetch_mod.fetch(url, tmp_path / "early.bin", sha256=hashlib.sha256(payload).hexdigest())
+    finally:
+        server.shutdown()
+    assert (tmp_path / "early.bin").read_bytes() == payload
+    assert handler.requests == [None, "bytes=100000-"]
+
+
 @pytest.mark.parametrize("honour_range", [True, False])
 def test_fetch_resumes_over_http(tmp_path, honour_range):
     payload = os.urandom(300_000)
     handler = type("H", (_RangeHandler,), {"payload": payload, "honour_range": honour_range, "requests": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = _serve(handler)
     try:
         dest = tmp_path / "big.bin"
         (tmp_path / "big.bin.part").write_bytes(payload[:123_456])  # an interrupted download

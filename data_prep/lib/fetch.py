@@ -32,6 +32,7 @@ Standard library only.
 
 import argparse
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -162,15 +163,18 @@ def _download(url, part, expected_size=None, retries=5, timeout=60):
                     mode, have = "wb", 0
                 total = response.headers.get("Content-Length")
                 total = int(total) + have if total is not None else expected_size
-                _copy_stream(response, part, mode, have, total, url)
-            return
+                done = _copy_stream(response, part, mode, have, total, url)
+            if total is None or done >= total:
+                return
+            # The connection ended early without an error: resume like after a failure.
+            err = OSError("connection closed after %d of %d bytes" % (done, total))
         except urllib.error.HTTPError as e:
             if e.code == 416 and have:  # range not satisfiable: the part file is already complete
                 return
             if e.code in (404, 403, 410):
                 raise FetchError("HTTP %d for %s" % (e.code, url))
             err = e
-        except (urllib.error.URLError, OSError, TimeoutError) as e:
+        except (urllib.error.URLError, http.client.HTTPException, OSError, TimeoutError) as e:
             err = e
         attempt += 1
         if attempt > retries:
@@ -192,6 +196,7 @@ def _copy_stream(response, part, mode, have, total, label):
                 last_report = now
                 pct = " (%.1f%%)" % (100.0 * done / total) if total else ""
                 _log("%s: %.1f MB%s" % (label, done / 1e6, pct))
+    return done
 
 
 def mirror_dir(mirror=None):
@@ -226,7 +231,12 @@ def fetch(url, dest, sha256=None, md5=None, record_sha256=False, mirror=None, si
             _log("%s: already verified" % os.path.basename(dest))
             return expected
         # Present but not (or no longer) marked verified: check it, never delete it.
-        actual = _check(dest, dest, expected, md5 if not expected else None)
+        try:
+            actual = _check(dest, dest, expected, md5 if not expected else None)
+        except ChecksumMismatch as e:
+            raise ChecksumMismatch(e.path, e.algorithm, e.expected, e.actual,
+                                   detail="the existing file was left in place; remove it to download "
+                                          "again") from None
         if not expected:
             _write_atomic(dest + ".sha256", "%s  %s\n" % (actual, os.path.basename(dest)))
             _log("%s: recorded sha256 %s (first verification)" % (os.path.basename(dest), actual))
