@@ -9,8 +9,9 @@ Output (``OUT_DIR``), for each split ``train`` / ``valid`` / ``test``:
 - ``{split}.doc``: the document (chapter) of each line, e.g. ``Matthew.5``; lines of one document
   are contiguous and in verse order.
 
-This is the "raw documents" layout that ``data_prep/mt/doc_corpus.py`` reads, so the corpus goes
-through the same pipeline (Moses tokenisation, truecasing, BPE, sliding windows) as IWSLT14.
+This is the "raw documents" layout that ``data_prep/mt/prepare_doc_corpus.sh`` reads, so the
+corpus goes through the same pipeline (Moses tokenisation, truecasing, BPE, sliding windows) as
+IWSLT14.
 
 Verses are matched by reference; a verse missing (or empty) in either module is dropped. Chapters
 are documents. Split by whole chapters: numbering the kept chapters 0, 1, 2, ... in canonical
