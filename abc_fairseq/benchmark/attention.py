@@ -19,8 +19,8 @@ from .attention_methods import DEFAULT_METHODS, DTYPES, METHODS
 from .attention_report import add_relative, make_row, plot_panels, report
 from .attention_targets import check_targets, format_targets
 from .environment import environment_info
-from .memory import CPU_PROBES
 from .output import write_json, write_text
+from .resources import add_output_flags, check_device_and_memory
 from .plot import save_panels
 from .runner import run_worker
 
@@ -34,7 +34,6 @@ is 0 unless the benchmark itself crashes) and writes attention.json, attention.m
 attention.png to --out-dir."""
 PROG = "python -m abc_fairseq.benchmark"
 DEFAULT_LENGTHS = [512, 1024, 2048, 4096, 8192]
-DEFAULT_MEMORY_FRACTION = 0.8  # of MemAvailable, the default --max-memory-gib
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,28 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seconds", type=cli_types.positive_float, default=120.0,
                         help="longest one forward+backward call may take; a method over it at some N "
                              "is reported as timeout for that N")
-    parser.add_argument("--max-memory-gib", type=cli_types.non_negative_float, default=None,
-                        help="CPU only: cap each worker's extra address space so an oversized case fails "
-                             "as oom instead of invoking the system's OOM killer; 0 disables "
-                             f"(default: {DEFAULT_MEMORY_FRACTION:g} x MemAvailable at start)")
-    parser.add_argument("--cpu-memory-probe", choices=CPU_PROBES, default="auto",
-                        help="how CPU peak memory is measured (see abc_fairseq/benchmark/memory.py): "
-                             "hwm = kernel high-water mark reset via /proc/self/clear_refs, sampler = "
-                             "1 ms /proc/self/statm polling, maxrss = getrusage; auto = hwm if possible")
-    parser.add_argument("--out-dir", default=os.path.join("benchmark_results", "attention"),
-                        help="directory for attention.json, attention.md and attention.png")
-    parser.add_argument("--no-plot", action="store_true", help="do not write attention.png")
-
-
-def _mem_available_bytes():
-    try:
-        with open("/proc/meminfo") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return None
+    add_output_flags(parser, "attention")
 
 
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -94,19 +72,7 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     if args.tokens < max(args.lengths):
         parser.error(f"--tokens {args.tokens} is smaller than the largest of --lengths ({max(args.lengths)}); "
                      "batch = tokens // N would be 0")
-    import torch
-
-    try:
-        device = torch.device(args.device)
-    except RuntimeError as exc:
-        parser.error(f"--device {args.device!r}: {exc}")
-    if device.type not in ("cpu", "cuda"):
-        parser.error(f"--device must be cpu or cuda[:index], got {args.device!r}")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        parser.error(f"--device {args.device}: CUDA is not available on this machine")
-    if args.max_memory_gib is None:
-        available = _mem_available_bytes()
-        args.max_memory_gib = DEFAULT_MEMORY_FRACTION * available / 2 ** 30 if available else 0.0
+    check_device_and_memory(args, parser)
 
 
 def _spec(args: argparse.Namespace, method: str, length: int) -> dict:

@@ -22,12 +22,12 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 from . import cli_types
-from .attention import DEFAULT_MEMORY_FRACTION, _mem_available_bytes
 from .attention_methods import DTYPES
 from .case import Case
 from .environment import environment_info
-from .memory import CPU_PROBES, MIB
+from .memory import MIB
 from .output import write_json, write_text
+from .resources import add_output_flags, check_device_and_memory
 from .runner import run_worker
 from .table import markdown_table
 from .timing import median
@@ -77,15 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=cli_types.non_negative_int, default=0, help="seed of weights and tokens")
     parser.add_argument("--max-seconds", type=cli_types.positive_float, default=600.0,
                         help="longest one forward may take; a method over it is reported as timeout")
-    parser.add_argument("--max-memory-gib", type=cli_types.non_negative_float, default=None,
-                        help="CPU only: cap each worker's extra address space so an oversized case fails "
-                             "as oom instead of invoking the system's OOM killer; 0 disables "
-                             f"(default: {DEFAULT_MEMORY_FRACTION:g} x MemAvailable at start)")
-    parser.add_argument("--cpu-memory-probe", choices=CPU_PROBES, default="auto",
-                        help="how CPU peak memory is measured (see abc_fairseq/benchmark/memory.py)")
-    parser.add_argument("--out-dir", default=os.path.join("benchmark_results", "encode"),
-                        help="directory for encode.json, encode.md and encode.png")
-    parser.add_argument("--no-plot", action="store_true", help="do not write encode.png")
+    add_output_flags(parser, "encode")
 
 
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -96,19 +88,7 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         parser.error(f"--embed-dim {args.embed_dim} must be divisible by --heads {args.heads}")
     if args.vocab < 8:
         parser.error(f"--vocab {args.vocab} is too small: fairseq reserves 4 special symbols")
-    import torch
-
-    try:
-        device = torch.device(args.device)
-    except RuntimeError as exc:
-        parser.error(f"--device {args.device!r}: {exc}")
-    if device.type not in ("cpu", "cuda"):
-        parser.error(f"--device must be cpu or cuda[:index], got {args.device!r}")
-    if device.type == "cuda" and not torch.cuda.is_available():
-        parser.error(f"--device {args.device}: CUDA is not available on this machine")
-    if args.max_memory_gib is None:
-        available = _mem_available_bytes()
-        args.max_memory_gib = DEFAULT_MEMORY_FRACTION * available / 2 ** 30 if available else 0.0
+    check_device_and_memory(args, parser)
 
 
 def method_list(args: argparse.Namespace) -> List[Tuple[str, str, Optional[int]]]:
