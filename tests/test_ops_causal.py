@@ -9,8 +9,9 @@ from abc_fairseq.ops.chunk_math import SAFE_EXPONENT
 from ops_helpers import random_inputs, step_by_step
 
 # (B, H, N, d, n, chunk, block, tile_rows): N = 1, N < n, N not a multiple of the chunk, n not a
-# power of two, several blocks, several groups of sequences (small tile_rows), chunk larger than N;
-# the value dim differs from the key dim (set in the test).
+# power of two, several blocks, several groups of sequences (small tile_rows), chunk larger than N,
+# the default block (None: whole sequences per tile, or tile_rows rows of a longer one, with a
+# shorter last block); the value dim differs from the key dim (set in the test).
 SHAPES = [
     (2, 2, 1, 8, 4, 4, 8, 16384),
     (1, 3, 5, 4, 16, 4, 8, 16384),
@@ -19,6 +20,9 @@ SHAPES = [
     (1, 2, 70, 8, 12, 16, 32, 16384),
     (2, 1, 20, 4, 3, 64, 1024, 16384),
     (3, 2, 40, 4, 4, 8, 64, 1),
+    (2, 3, 29, 6, 5, 8, None, 16384),
+    (2, 3, 29, 6, 5, 8, None, 40),
+    (1, 2, 70, 8, 12, 16, None, 48),
 ]
 
 

@@ -22,7 +22,6 @@ Outputs in --out-dir: decode.json, decode.md (the printed report) and decode.png
 """
 
 import argparse
-import logging
 import os
 import sys
 import time
@@ -459,9 +458,6 @@ def run(args: argparse.Namespace) -> int:
     write_text(md_path, text)
     written = [json_path, md_path]
     if not args.no_plot:
-        # Importing fairseq (through abc_fairseq) leaves the root logger at DEBUG; keep
-        # matplotlib's font search out of the output.
-        logging.getLogger("matplotlib").setLevel(logging.WARNING)
         png_path = os.path.join(args.out_dir, "decode.png")
         title = (f"greedy decoding, batch {args.batch}, {args.encoder_layers}+{args.decoder_layers} layers, "
                  f"dim {args.embed_dim}, ABC {args.cross_memory}/{args.causal_memory}, {args.dtype}, {args.device}")

@@ -16,7 +16,6 @@ Outputs in --out-dir: encode.json, encode.md (the printed report) and encode.png
 """
 
 import argparse
-import logging
 import os
 import sys
 from typing import Dict, List, Optional, Tuple
@@ -27,6 +26,7 @@ from .case import Case
 from .environment import environment_info
 from .memory import MIB
 from .output import write_json, write_text
+from .plot import pyplot
 from .resources import add_output_flags, check_device_and_memory
 from .runner import run_worker
 from .table import markdown_table
@@ -254,11 +254,7 @@ def format_targets(targets: List[dict]) -> str:
 
 def save_plot(path: str, rows: List[dict], title: str) -> None:
     """Two bar charts: speed and peak memory relative to softmax, one bar per method."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, key, ylabel in ((axes[0], "speed_vs_softmax", "speed relative to softmax (higher is faster)"),
                             (axes[1], "memory_vs_softmax", "peak memory relative to softmax (lower is smaller)")):
@@ -331,7 +327,6 @@ def run(args: argparse.Namespace) -> int:
     write_text(md_path, text)
     written = [json_path, md_path]
     if not args.no_plot:
-        logging.getLogger("matplotlib").setLevel(logging.WARNING)
         png_path = os.path.join(args.out_dir, "encode.png")
         title = (f"encoding {args.batch} x {args.length} tokens, {args.layers} layers, dim {args.embed_dim}, "
                  f"{args.dtype}, {args.device}")

@@ -1,5 +1,6 @@
 """Side-by-side line plots against a log2 x-axis, saved as PNG with matplotlib's Agg backend."""
 
+import logging
 from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 Series = Dict[str, List[Tuple[float, float]]]  # label -> [(x, y), ...]
@@ -14,15 +15,24 @@ class Panel(NamedTuple):
     log_y: bool = True
 
 
+def pyplot():
+    """matplotlib.pyplot on the Agg backend, with matplotlib's DEBUG font search kept out of the
+    log (fairseq's logging setup would otherwise print it). Raises ImportError without matplotlib."""
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def save_panels(path: str, panels: Sequence[Panel], xlabel: str, title: str = "") -> None:
     """Draw ``panels`` in one row (log2 x-axis, points marked) and save a PNG to ``path``.
 
     Raises ImportError when matplotlib is not installed.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     from matplotlib.ticker import LogFormatter
 
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)

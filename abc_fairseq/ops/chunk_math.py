@@ -121,9 +121,10 @@ class IntraChunk:
         self.above, self.later_ones = _triangles(geo.logits.shape[2], geo.logits.dtype,
                                                  geo.logits.device)
 
-    def mask_(self, A: torch.Tensor) -> torch.Tensor:
-        """Zero the pairs i > t, in place."""
-        return A.masked_fill_(self.above, 0.0)
+    @staticmethod
+    def mask_(A: torch.Tensor) -> torch.Tensor:
+        """Zero the pairs i > t, in place (tril_ is ~10x faster than a broadcast masked_fill_)."""
+        return A.tril_()
 
     def exact_weights(self, c: int) -> torch.Tensor:
         """W of chunk c: [Z, C, C, n] indexed [t, i, j], zero where i > t."""
@@ -188,17 +189,26 @@ def scan(sums: Sequence[torch.Tensor], carries: Sequence[torch.Tensor], decay: t
     """
     nc = sums[0].shape[1]
     first, step = (nc - 1, -1) if reverse else (0, 1)
-    memories, leaving = [], []
-    for part, carry, name in zip(sums, carries, names):
-        expand = decay if part.dim() == 3 else decay.unsqueeze(-1)
-        memory = ws(name, part.shape, part)
+    last = first + step * (nc - 1)
+    memories = [ws(name, part.shape, part) for part, name in zip(sums, names)]
+    decays = [decay if part.dim() == 3 else decay.unsqueeze(-1) for part in sums]
+    # memory[c + step] = sums[c] + decay[c] * memory[c]: the sums go in with one copy per scan,
+    # then each step is one fused multiply-add over every scan (one call, not one per tensor).
+    for memory, part, carry in zip(memories, sums, carries):
         memory[:, first].copy_(carry)
-        c = first
-        for _ in range(nc - 1):
-            torch.addcmul(part[:, c], expand[:, c], memory[:, c], out=memory[:, c + step])
-            c += step
-        memories.append(memory)
-        leaving.append(torch.addcmul(part[:, c], expand[:, c], memory[:, c]))
+        if reverse:
+            memory[:, :-1].copy_(part[:, 1:])
+        else:
+            memory[:, 1:].copy_(part[:, :-1])
+    chunks = [memory.unbind(1) for memory in memories]
+    factors = [d.unbind(1) for d in decays]
+    c = first
+    for _ in range(nc - 1):
+        torch._foreach_addcmul_([m[c + step] for m in chunks], [f[c] for f in factors],
+                                [m[c] for m in chunks])
+        c += step
+    leaving = [torch.addcmul(part[:, last], f[last], m[last])
+               for part, f, m in zip(sums, factors, chunks)]
     return memories, leaving
 
 

@@ -22,7 +22,7 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 
-from ._common import all_valid, work_dtype
+from ._common import work_dtype
 from ._slots import causal_slot_attention, slot_memory, slot_read, slot_step
 from .base import Memory, State, Strategy
 from .registry import register
