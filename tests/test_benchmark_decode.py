@@ -23,7 +23,7 @@ BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
 HEAD_DIM = DIM // HEADS
 TINY = ["--lengths", *map(str, LENGTHS), "--batch", str(BATCH), "--vocab", "64", "--encoder-layers", "1",
         "--decoder-layers", str(LAYERS), "--embed-dim", str(DIM), "--heads", str(HEADS), "--ffn-dim", "32",
-        "--cross-memory", str(CROSS), "--causal-memory", str(CAUSAL), "--repeats", "1", "--warmup", "0",
+        "--cross-memory", str(CROSS), "--causal-memory", str(CAUSAL), "--repeats", "0", "--warmup", "0",
         "--threads", "1", "--max-memory-gib", "0"]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 FP32 = 4
@@ -49,6 +49,8 @@ def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):
         assert row["info"]["tokens_decoded"] == BATCH * n
         assert row["tokens_per_s"] > 0 and row["ms_per_step"] > 0 and row["encode_ms"] > 0
         assert row["peak_mib"] >= 0
+        # --repeats 0: the memory decode is the timed one
+        assert row["timed_call"] == "first" and row["times_s"] == [row["first_call_s"]]
     assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark decode --lengths 8 16 32")
 
 

@@ -7,7 +7,9 @@ parameters. The worker sets threads and seed, calls the module's optional ``prim
 
 1. measures peak memory of the first call over the baseline taken after the inputs exist
    (``memory.peak_probe``); this call is not timed;
-2. runs ``warmup`` untimed and ``repeats`` timed calls (``timing.time_calls``).
+2. runs ``warmup`` untimed and ``repeats`` timed calls (``timing.time_calls``); with ``repeats``
+   0 the first call's own time is reported instead (for cases that run for minutes, where one
+   more call would double the run and warm-up effects are negligible).
 
 Progress is printed to stdout as lines ``@@bench {json}`` so the parent (``runner``) can watch
 for hangs; the last one has ``"event": "result"`` and a ``status`` of ``ok``, ``timeout``,
@@ -113,6 +115,8 @@ def measure(spec: dict) -> dict:
                   baseline_mib=probe.baseline_bytes / MIB, first_call_s=first)
     emit("memory", peak_mib=peak / MIB, first_call_s=first)
 
+    if int(spec.get("repeats", 1)) == 0:
+        return {**result, "status": "ok", "times_s": [first], "timed_call": "first"}
     try:
         times = time_calls(
             case.run, int(spec.get("repeats", 1)), int(spec.get("warmup", 0)), synchronize, max_seconds,

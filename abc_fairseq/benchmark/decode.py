@@ -79,9 +79,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="ABC causal self attention slots (--decoder-self-memory)")
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                         metavar="METHOD", help=f"models to measure, from: {', '.join(METHODS)}")
-    parser.add_argument("--repeats", type=cli_types.positive_int, default=1,
+    parser.add_argument("--repeats", type=cli_types.non_negative_int, default=1,
                         help="timed decodes per (method, N), after the untimed memory decode; the median "
-                             "is reported")
+                             "is reported. 0: report the time of the memory decode itself (one decode "
+                             "per (method, N) instead of two; the default kernel high-water-mark probe "
+                             "costs nothing while it runs)")
     parser.add_argument("--warmup", type=cli_types.non_negative_int, default=0,
                         help="untimed decodes before the timed ones (after the memory decode)")
     parser.add_argument("--threads", type=cli_types.positive_int, default=None,
@@ -282,6 +284,12 @@ def _mib(row: dict, part: str) -> Optional[float]:
     return None if state is None else state[part] / MIB
 
 
+def _timing(config: dict) -> str:
+    if config["repeats"] == 0:
+        return "timed: the (single) memory decode"
+    return f"median of {config['repeats']} after {config['warmup']} warmup"
+
+
 HEADERS = ("N", "method", "tokens/s", "ms/step", "x softmax speed", "state MiB", "self MiB", "cross MiB",
            "x softmax state", "peak MiB", "encode ms")
 
@@ -308,8 +316,8 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         f"Batch {config['batch']}, source = target length N, exactly N steps; {config['encoder_layers']}+"
         f"{config['decoder_layers']} layers, dim {config['embed_dim']}, {config['heads']} heads, "
         f"FFN {config['ffn_dim']}, vocabulary {config['vocab']}; ABC cross {config['cross_memory']} / causal "
-        f"{config['causal_memory']} slots; {config['dtype']} on {config['device']}; median of "
-        f"{config['repeats']} after {config['warmup']} warmup; threads {', '.join(map(str, threads)) or '-'}; "
+        f"{config['causal_memory']} slots; {config['dtype']} on {config['device']}; {_timing(config)}; "
+        f"threads {', '.join(map(str, threads)) or '-'}; "
         f"torch {env['torch']}; CPU {env['cpu_model']}.",
         "",
         markdown_table(HEADERS, table_rows, right_align=(True, False) + (True,) * 9),
