@@ -61,3 +61,21 @@ def test_bad_mask_raises():
         abc(q, k, v, l, key_padding_mask=torch.zeros(1, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="key_padding_mask must be a bool"):
         abc(q, k, v, l, key_padding_mask=torch.zeros(1, 3))
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_inference_softmax_in_place_matches_and_spares_callers_logits(masked):
+    q, k, v, l = random_inputs(2, 3, 9, 4, 5, logit_scale=30.0, seed=7)
+    mask = torch.tensor([[False] * 9, [True] * 2 + [False] * 7]) if masked else None
+    expected = reference_abc(q, k, v, l, mask)
+    kept = l.clone()
+    with torch.no_grad():
+        torch.testing.assert_close(abc(q, k, v, l, key_padding_mask=mask), expected, rtol=0, atol=1e-12)
+        assert torch.equal(l, kept)  # not handed over: never overwritten
+        handed = l.clone()
+        K, V = abc_memory(k, v, handed, mask, overwrite_logits=True)
+    K_ref, V_ref = abc_memory(k, v, l, mask)
+    torch.testing.assert_close(K, K_ref, rtol=0, atol=1e-12)
+    torch.testing.assert_close(V, V_ref, rtol=0, atol=1e-12)
+    if not masked:  # phi was computed in the handed-over storage: a distribution over positions
+        torch.testing.assert_close(handed.sum(2), torch.ones_like(handed.sum(2)), rtol=0, atol=1e-12)

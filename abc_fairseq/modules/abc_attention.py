@@ -232,8 +232,7 @@ class ABCMultiheadAttention(nn.Module):
                     raise ValueError("ABC bidirectional self attention cannot apply attn_mask")
                 if incremental_state is not None:
                     raise ValueError("bidirectional ABC self attention has no incremental mode")
-                out = self.strategy.encode(self._heads(query, self.q_proj), self._heads(key, self.k_proj),
-                                           self._heads(value, self.v_proj), key.transpose(0, 1), valid)
+                out = self._encode(query, key, value, valid)
 
         out = out.permute(2, 0, 1, 3).reshape(T, B, self.embed_dim)  # [B, H, T, d] -> [T, B, C]
         return self.out_proj(out), None
@@ -250,6 +249,17 @@ class ABCMultiheadAttention(nn.Module):
         out, state = self.strategy.extend(q, k, v, x, valid, buffer or None)
         self._set_input_buffer(incremental_state, dict(state))
         return out
+
+    def _encode(self, query, key, value, valid) -> Tensor:
+        """Bidirectional self attention, [B, H, T, head_dim]. For memory/read strategies the
+        memory is written first, so that q, k, v and the [B, H, T, n] control weights are never
+        alive together: the layer's peak stays at softmax attention's (q, k, v and the output)."""
+        if not self.strategy.encodes_through_memory:
+            return self.strategy.encode(self._heads(query, self.q_proj), self._heads(key, self.k_proj),
+                                        self._heads(value, self.v_proj), key.transpose(0, 1), valid)
+        memory = self.strategy.memory(self._heads(key, self.k_proj), self._heads(value, self.v_proj),
+                                      key.transpose(0, 1), valid)
+        return self.strategy.read(self._heads(query, self.q_proj), memory)
 
     def _cross(self, query, key, value, valid, incremental_state, static_kv) -> Tensor:
         """Returns [B, H, T, head_dim]; builds (or reuses) the memory of the encoder output."""

@@ -8,27 +8,44 @@ from ._checks import check_padding_mask, check_qkv_phi, default_scale
 from .recurrent import compute_dtype
 
 
+def _softmax_(x: torch.Tensor, dim: int) -> torch.Tensor:
+    """Softmax over ``dim`` in place (no autograd): x is strided, and torch.softmax would copy
+    it to a contiguous buffer besides allocating its output."""
+    x.sub_(x.amax(dim, keepdim=True)).exp_()
+    return x.div_(x.sum(dim, keepdim=True))
+
+
 def abc_memory(
     k: torch.Tensor,
     v: torch.Tensor,
     phi_logits: torch.Tensor,
     key_padding_mask: Optional[torch.Tensor] = None,
+    overwrite_logits: bool = False,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Write a whole sequence into n slots.
 
     k, v: [B, H, N, d]; phi_logits: [B, H, N, n]; key_padding_mask: [B, N], True at padding.
+    overwrite_logits: phi may be computed in the logits' own storage when no gradient is
+    needed (the caller hands them over; saves two [B, H, N, n] buffers at inference).
     Returns (K~, V~), each [B, H, n, d] in fp32 (fp64 for fp64 inputs). Padding is never written:
     its logits are -inf, so its phi is exactly 0. A sequence made only of padding gives zero memory.
     """
     work = compute_dtype(k.dtype)
+    owned = phi_logits.dtype != work or key_padding_mask is not None  # a fresh tensor below
     logits = phi_logits.to(work)
+    del phi_logits  # a caller that handed its logits over gets them freed as soon as phi exists
     if key_padding_mask is not None:
         logits = logits.masked_fill(key_padding_mask[:, None, :, None], float("-inf"))
-    phi = torch.softmax(logits, dim=2)  # over positions, one distribution per slot
+    if (owned or overwrite_logits) and not (torch.is_grad_enabled() and logits.requires_grad):
+        phi = _softmax_(logits, dim=2)  # over positions, one distribution per slot
+    else:
+        phi = torch.softmax(logits, dim=2)
+    del logits
     if key_padding_mask is not None:
         phi = phi.nan_to_num(0.0)  # all-padding rows: softmax of -inf is NaN
-    key_memory = torch.einsum("bhin,bhid->bhnd", phi, k.to(work))
-    value_memory = torch.einsum("bhin,bhid->bhnd", phi, v.to(work))
+    phi_t = phi.transpose(-1, -2)  # matmul reads fairseq's strided k, v in place (einsum copies them)
+    key_memory = torch.matmul(phi_t, k.to(work))
+    value_memory = torch.matmul(phi_t, v.to(work))
     return key_memory, value_memory
 
 
@@ -39,8 +56,10 @@ def abc_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.Tens
     q: [B, H, M, d]; key_memory, value_memory: [B, H, n, d]. Returns [B, H, M, d] in q's dtype.
     """
     scale = default_scale(scale, q.shape[-1])
-    scores = scale * torch.matmul(q.to(key_memory.dtype), key_memory.transpose(-1, -2))
-    return torch.matmul(torch.softmax(scores, dim=-1), value_memory).to(q.dtype)
+    # The scale goes on the n x d memory, not on the [B, H, M, n] scores (one pass less), and the
+    # scores are a temporary: only the probabilities are alive during the second product.
+    probs = torch.softmax(torch.matmul(q.to(key_memory.dtype), (key_memory * scale).transpose(-1, -2)), dim=-1)
+    return torch.matmul(probs, value_memory).to(q.dtype)
 
 
 def abc(

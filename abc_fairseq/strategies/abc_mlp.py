@@ -60,8 +60,12 @@ class ABCMLP(Strategy):
 
     def control_logits(self, x: torch.Tensor, valid: Optional[torch.Tensor], pad_value: float) -> torch.Tensor:
         """x [B, N, C] -> log alpha [B, H, N, n] in fp32 (fp64 stays), ``pad_value`` at padding."""
-        B, N, _ = x.shape
-        logits = self.shared(x).view(B, N, self.num_heads, self.memory_size).permute(0, 2, 1, 3)
+        source = x.transpose(0, 1)
+        if source.is_contiguous():  # fairseq's [N, B, C] activations: project them without a copy
+            logits = self.shared(source).transpose(0, 1)
+        else:
+            logits = self.shared(x)
+        logits = logits.unflatten(-1, (self.num_heads, self.memory_size)).permute(0, 2, 1, 3)
         logits = self.log_alpha(logits.to(work_dtype(logits.dtype)))
         if valid is not None:
             logits = logits.masked_fill(~valid[:, None, :, None], pad_value)
@@ -84,8 +88,9 @@ class ABCMLP(Strategy):
         return out, new._asdict()
 
     def memory(self, k, v, x, valid) -> Memory:
-        logits = self.control_logits(x, None, PAD_LOGIT)
-        key_memory, value_memory = abc_memory(k, v, logits, None if valid is None else ~valid)
+        # The logits are handed over, not kept: abc_memory frees them once phi exists.
+        key_memory, value_memory = abc_memory(k, v, self.control_logits(x, None, PAD_LOGIT),
+                                              None if valid is None else ~valid, overwrite_logits=True)
         return {"key_memory": key_memory, "value_memory": value_memory}
 
     def read(self, q, memory: Memory):

@@ -72,6 +72,9 @@ class Strategy(nn.Module, ControlModule):
     paper: ClassVar[str] = ""
     modes: ClassVar[FrozenSet[str]] = frozenset(MODES)
     uses_control_input: ClassVar[bool] = False  # whether x (not only k, v) shapes the memory
+    # Whether ``encode`` is read(memory): the attention module then writes the memory and drops
+    # k and v before it projects the queries (a strategy overriding ``encode`` sets False).
+    encodes_through_memory: ClassVar[bool] = True
 
     def __init__(self, num_heads: int, head_dim: int, memory_size: int, mode: str,
                  shared: Optional[nn.Module] = None, scale: Optional[float] = None,
