@@ -13,8 +13,10 @@ from abc_fairseq.benchmark.decode import (
     build_model,
     check_targets,
     greedy_decode,
+    sampled_decode,
     state_bytes,
     synthetic_dictionary,
+    window_starts,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,6 +112,34 @@ def test_greedy_loop_matches_full_forward_argmax(method):
     assert sizes["other"] == 0 and sizes["self"] > 0 and sizes["cross"] > 0
 
 
+def test_window_starts_are_midpoints_inside_the_decode():
+    assert window_starts(4096, 32, 4) == [496, 1520, 2544, 3568]  # centres 512, 1536, 2560, 3584
+    for length, steps, windows in ((64, 8, 4), (40, 16, 2), (9, 2, 4)):
+        for start in window_starts(length, steps, windows):
+            assert 1 <= start and start + steps <= length
+
+
+@pytest.mark.parametrize("method", ["softmax", "abc"])
+def test_sampled_decode_ends_with_the_state_of_a_full_decode(method):
+    """The sampled estimate leaves the incremental state a full decode of N steps leaves (same
+    tensors, same sizes), and times steps x windows steps."""
+    torch.manual_seed(0)
+    params = dict(method=method, length=20, vocab=40, encoder_layers=1, decoder_layers=2, embed_dim=DIM,
+                  heads=HEADS, ffn_dim=32, cross_memory=CROSS, causal_memory=CAUSAL)
+    dictionary = synthetic_dictionary(40)
+    model = build_model(params, dictionary)
+    src = torch.randint(dictionary.nspecial, 40, (2, 20))
+    with torch.no_grad():
+        encoder_out = model.encoder(src, src_lengths=torch.full((2,), 20))
+        _, full_state = greedy_decode(model, encoder_out, 20, dictionary.eos(), dictionary.pad())
+        seconds, timed, state = sampled_decode(model, encoder_out, 20, 3, 2, dictionary.eos(), dictionary.pad())
+    assert seconds > 0 and timed == 6
+    shapes = lambda st: sorted((k, name, tuple(t.shape)) for k, buf in st.items()  # noqa: E731
+                               for name, t in buf.items() if t is not None)
+    assert shapes(state) == shapes(full_state)
+    assert state_bytes(state, model.decoder) == state_bytes(full_state, model.decoder)
+
+
 def _row(method, n, seconds, state=100, status="ok"):
     if status != "ok":
         return {"method": method, "N": n, "status": status}
@@ -147,3 +177,20 @@ def test_bad_flags_are_named(argv, flag, capsys):
         main(["decode", *argv])
     assert exit_info.value.code == 2
     assert flag in capsys.readouterr().err
+
+
+def test_sampled_run_reports_its_estimate(tmp_path):
+    argv = list(TINY)
+    lengths = argv.index("--lengths")
+    argv[lengths + 1:lengths + 4] = ["8", "16"]
+    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "decode", *argv, "--sample-steps", "2",
+                           "--sample-windows", "2", "--no-plot", "--out-dir", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    record = json.loads((tmp_path / "decode.json").read_text())
+    for row in record["results"]:
+        assert row["status"] == "ok"
+        assert row["info"]["steps_timed"] == 4
+        assert row["decode_s"] == row["info"]["estimated_decode_s"]
+        assert row["info"]["tokens_decoded"] == BATCH * row["N"]
+    assert "windows of 2 steps" in proc.stdout and "Sampled timing" in proc.stdout

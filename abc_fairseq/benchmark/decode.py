@@ -86,6 +86,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "costs nothing while it runs)")
     parser.add_argument("--warmup", type=cli_types.non_negative_int, default=0,
                         help="untimed decodes before the timed ones (after the memory decode)")
+    parser.add_argument("--sample-steps", type=cli_types.non_negative_int, default=0, metavar="S",
+                        help="0 (default): decode and time all N steps. S > 0: time --sample-windows "
+                             "windows of S greedy steps centred on equal segments of 0..N, each "
+                             "continuing a cache of its start length, and estimate the whole decode as "
+                             "the first step + (N - 1) x the mean step time (exact for step costs "
+                             "linear in the position, as softmax's are; for CPU runs where softmax "
+                             "would decode for hours). N <= S x windows is decoded in full")
+    parser.add_argument("--sample-windows", type=cli_types.positive_int, default=4, metavar="K",
+                        help="windows of --sample-steps steps per (method, N)")
     parser.add_argument("--threads", type=cli_types.positive_int, default=None,
                         help="torch intra-op threads in each worker (default: torch's own default)")
     parser.add_argument("--dtype", choices=list(DTYPES), default="float32", help="dtype of the weights")
@@ -198,6 +207,77 @@ def greedy_decode(model, encoder_out: dict, steps: int, bos: int, pad: int):
     return tokens, incremental_state
 
 
+def window_starts(length: int, steps: int, windows: int) -> List[int]:
+    """First positions of ``windows`` windows of ``steps`` steps, centred on equal segments of
+    0..length (the midpoint rule), inside 1..length - steps (step 0 is timed on its own)."""
+    starts = []
+    for j in range(windows):
+        centre = (j + 0.5) * length / windows
+        starts.append(int(min(max(1, round(centre - steps / 2)), length - steps)))
+    return starts
+
+
+def continue_cache(decoder, incremental_state: dict, length: int) -> None:
+    """Make every softmax (fairseq MultiheadAttention) self-attention cache hold ``length`` past
+    tokens, as after ``length`` decoding steps, by repeating the one it holds: the cost of a step
+    depends on the cache's size, not its values. Constant-size (ABC) states are left as they are."""
+    from fairseq.modules import MultiheadAttention
+
+    for layer in decoder.layers:
+        attention = layer.self_attn
+        if type(attention) is not MultiheadAttention:
+            continue
+        buffer = attention._get_input_buffer(incremental_state)
+        for name in ("prev_key", "prev_value"):
+            buffer[name] = buffer[name][:, :, -1:].repeat(1, 1, length, 1)
+        if buffer.get("prev_key_padding_mask") is not None:  # [B, T]: no padding in the prefix
+            buffer["prev_key_padding_mask"] = buffer["prev_key_padding_mask"][:, -1:].repeat(1, length)
+        attention._set_input_buffer(incremental_state, buffer)
+
+
+def sampled_decode(model, encoder_out: dict, length: int, steps: int, windows: int, bos: int, pad: int,
+                   synchronize=lambda: None) -> Tuple[float, int, dict]:
+    """Estimate the time of a greedy decode of ``length`` steps from ``windows`` windows of
+    ``steps`` steps (see ``window_starts``). Each window starts from a fresh incremental state:
+    one real step (timed once, it also builds the cross-attention cache), then a cache grown to
+    the window's start (``continue_cache``) and ``steps`` timed greedy steps.
+
+    Returns (estimated seconds: first step + (length - 1) x mean step, steps timed, the
+    incremental state after a final step at position ``length - 1``, i.e. holding ``length``
+    tokens).
+    """
+    import torch
+
+    memory = encoder_out["encoder_out"][0]
+    tokens = torch.full((memory.shape[1], length + 1), bos, dtype=torch.long, device=memory.device)
+
+    def step(t: int, state: dict) -> None:
+        logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out, incremental_state=state)
+        scores = logits[:, -1]
+        scores[:, pad] = float("-inf")
+        tokens[:, t + 1] = scores.argmax(dim=-1)
+
+    first_s, timed_s, timed_steps = [], 0.0, 0
+    for start in window_starts(length, steps, windows) + [length - 1]:
+        state: dict = {}
+        begin = time.perf_counter()
+        step(0, state)
+        synchronize()
+        first_s.append(time.perf_counter() - begin)
+        continue_cache(model.decoder, state, start)
+        if start == length - 1:  # the final, untimed step: the state at the end of a decode
+            step(start, state)
+            break
+        begin = time.perf_counter()
+        for t in range(start, start + steps):
+            step(t, state)
+        synchronize()
+        timed_s += time.perf_counter() - begin
+        timed_steps += steps
+    estimate = median(first_s) + (length - 1) * timed_s / timed_steps
+    return estimate, timed_steps, state
+
+
 def build_case(params: dict, device) -> Case:
     """The worker's entry point: model, sources and encoder output ready; ``run`` decodes.
 
@@ -222,10 +302,19 @@ def build_case(params: dict, device) -> Case:
     info = {"batch": B, "length": N, "encode_s": encode_s,
             "parameters": sum(p.numel() for p in model.parameters())}
 
+    steps, windows = params.get("sample_steps", 0), params.get("sample_windows", 1)
+    sync = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
+
     def run() -> None:
         with torch.inference_mode():
-            tokens, incremental_state = greedy_decode(model, encoder_out, N, dictionary.eos(), dictionary.pad())
-            info["tokens_decoded"] = int(tokens[:, 1:].numel())
+            if steps and N > steps * windows:
+                estimate, timed, incremental_state = sampled_decode(
+                    model, encoder_out, N, steps, windows, dictionary.eos(), dictionary.pad(), sync)
+                info.update(estimated_decode_s=estimate, steps_timed=timed)
+                info["tokens_decoded"] = B * N
+            else:
+                tokens, incremental_state = greedy_decode(model, encoder_out, N, dictionary.eos(), dictionary.pad())
+                info["tokens_decoded"] = int(tokens[:, 1:].numel())
             info["state_bytes"] = state_bytes(incremental_state, model.decoder)
 
     return Case(run, info)
@@ -244,7 +333,9 @@ def make_row(method: str, length: int, batch: int, result: dict) -> dict:
     info = result.get("info") or {}
     times = result.get("times_s") or []
     if row.get("status") == "ok" and times:
-        seconds = median(times)
+        # A sampled run (--sample-steps) reports its own estimate; its wall time includes the
+        # untimed cache building.
+        seconds = info.get("estimated_decode_s") or median(times)
         tokens = info.get("tokens_decoded", batch * length)
         row.update(decode_s=seconds, tokens_per_s=tokens / seconds, us_per_token=seconds * 1e6 / tokens,
                    ms_per_step=seconds * 1e3 / length)
@@ -285,6 +376,9 @@ def _mib(row: dict, part: str) -> Optional[float]:
 
 
 def _timing(config: dict) -> str:
+    if config.get("sample_steps"):
+        return (f"time estimated from {config['sample_windows']} windows of {config['sample_steps']} steps "
+                f"per N (see notes)")
     if config["repeats"] == 0:
         return "timed: the (single) memory decode"
     return f"median of {config['repeats']} after {config['warmup']} warmup"
@@ -329,6 +423,16 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "SequenceGenerator, so the time is the model's; the encoder is timed separately (encode ms).",
         "- tokens/s = batch x N / decode time; ms/step = decode time / N; x softmax speed = softmax "
         "time / method time (above 1 is faster).",
+    ]
+    if config.get("sample_steps"):
+        lines += [
+            f"- Sampled timing (--sample-steps {config['sample_steps']} --sample-windows "
+            f"{config['sample_windows']}): decode time = first step + (N - 1) x the mean time of the "
+            "steps in windows centred on equal segments of 0..N, each continuing a cache of its start "
+            "length (softmax: its key/value cache grown to that length; ABC: its constant-size state). "
+            "Exact when a step's cost is linear in its position; N <= steps x windows is decoded in full.",
+        ]
+    lines += [
         "- state MiB: bytes of all tensors in the incremental state after the last step (self = "
         "decoder self attention, cross = encoder-decoder attention); x softmax state = method / softmax.",
         f"- peak MiB: peak memory increase over the baseline (model and encoder output exist) during "
@@ -418,7 +522,8 @@ MODEL_KEYS = ("vocab", "encoder_layers", "decoder_layers", "embed_dim", "heads",
 
 def _spec(args: argparse.Namespace, method: str, length: int) -> dict:
     params = {key: getattr(args, key) for key in MODEL_KEYS}
-    params.update(method=method, length=length, batch=args.batch)
+    params.update(method=method, length=length, batch=args.batch, sample_steps=args.sample_steps,
+                  sample_windows=args.sample_windows)
     return {
         "builder": f"{__name__}:build_case", "params": params,
         "device": args.device, "threads": args.threads, "seed": args.seed,
