@@ -32,7 +32,7 @@ def tiny_run(tmp_path_factory):
 def test_every_method_is_measured_relative_to_softmax(tiny_run):
     _, _, record, rows = tiny_run
     assert record["complete"] is True
-    assert list(rows) == ["softmax", "linformer-64", "abc-64"]
+    assert list(rows) == ["softmax", "softmax-unfused", "linformer-64", "abc-64"]
     for name, row in rows.items():
         assert row["status"] == "ok", f"{name}: {row.get('message')}"
         assert row["ms_per_batch"] > 0 and row["sequences_per_s"] > 0 and row["peak_mib"] >= 0
@@ -48,7 +48,9 @@ def test_report_table_targets_and_plot(tiny_run):
     text = (out_dir / "encode.md").read_text()
     assert "| method" in text and "| abc-64" in text and "speed vs softmax" in text
     assert "## Targets (informational)" in proc.stdout
-    assert [t["status"] in ("PASS", "FAIL") for t in record["targets"]] == [True, True]
+    assert [t["status"] in ("PASS", "FAIL") for t in record["targets"]] == [True] * 4
+    assert [t["name"] for t in record["targets"]][2:] == ["abc-64 encodes faster than softmax-unfused",
+                                                         "abc-64 peak memory below softmax-unfused's"]
     assert (out_dir / "encode.png").read_bytes().startswith(PNG_SIGNATURE)
 
 
@@ -62,6 +64,10 @@ def test_targets_logic():
     crashed = {"status": "crashed"}
     assert [t["status"] for t in check_targets({"softmax": soft, "abc-64": crashed})] == ["FAIL", "FAIL"]
     assert [t["status"] for t in check_targets({"softmax": crashed, "abc-64": fast})] == ["SKIP", "SKIP"]
+    assert [t["status"] for t in check_targets({"softmax": slow, "softmax-unfused": soft, "abc-64": fast})] == \
+        ["PASS", "PASS", "PASS", "PASS"]
+    assert [t["status"] for t in check_targets({"softmax": fast, "softmax-unfused": soft, "abc-64": slow})] == \
+        ["FAIL", "FAIL", "FAIL", "FAIL"]
 
 
 def test_models_share_dimensions_and_use_their_attention():
@@ -83,6 +89,19 @@ def test_models_share_dimensions_and_use_their_attention():
     tokens = torch.randint(4, 64, (2, 16))
     with torch.inference_mode():
         assert models["abc"](tokens, features_only=True)[0].shape == (2, 16, 32)
+
+
+def test_unfused_softmax_is_the_same_model_on_fairseqs_own_attention_path():
+    params = {"vocab": 64, "layers": 2, "embed_dim": 32, "heads": 2, "ffn_dim": 32, "length": 16, "memory": None}
+    fused, unfused = (build_model(dict(params, kind=kind)) for kind in ("softmax", "softmax-unfused"))
+    unfused.load_state_dict(fused.state_dict())
+    layers = unfused.encoder.sentence_encoder.layers
+    assert all(layer.self_attn.skip_embed_dim_check for layer in layers)
+    assert not any(layer.self_attn.skip_embed_dim_check for layer in fused.encoder.sentence_encoder.layers)
+    tokens = torch.randint(4, 64, (2, 16))
+    with torch.inference_mode():
+        torch.testing.assert_close(unfused(tokens, features_only=True)[0], fused(tokens, features_only=True)[0],
+                                   rtol=1e-5, atol=1e-5)
 
 
 def test_help_and_flag_errors(capsys):
