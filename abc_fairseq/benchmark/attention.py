@@ -10,19 +10,14 @@ printed report) and attention.png (time per token and peak memory against N).
 """
 
 import argparse
-import os
-import sys
-from typing import List
 
-from . import cli_types
+from . import cli_types, driver
 from .attention_methods import DEFAULT_METHODS, DTYPES, METHODS
 from .attention_report import add_relative, make_row, plot_panels, report
 from .attention_targets import check_targets, format_targets
 from .environment import environment_info
-from .output import write_json, write_text
 from .resources import add_output_flags, check_device_and_memory
 from .plot import save_panels
-from .runner import run_worker
 
 DESCRIPTION = """\
 Forward+backward time and peak memory of causal attention (ABC, SDPA, fairseq MHA).
@@ -75,68 +70,32 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     check_device_and_memory(args, parser)
 
 
-def _spec(args: argparse.Namespace, method: str, length: int) -> dict:
-    """The worker spec for one (method, N)."""
-    return {
-        "builder": "abc_fairseq.benchmark.attention_methods:build_case",
-        "params": {"method": method, "length": length, "batch": args.tokens // length, "heads": args.heads,
-                   "head_dim": args.head_dim, "memory": args.memory, "dtype": args.dtype},
-        "device": args.device, "threads": args.threads, "seed": args.seed,
-        "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
-        "cpu_memory_probe": args.cpu_memory_probe,
-        "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None,
-    }
-
-
-def _config(args: argparse.Namespace) -> dict:
-    return {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "argv"}
-
-
-def _progress(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+def _case(args: argparse.Namespace, method: str, length: int) -> driver.Case:
+    """The worker case for one (method, N)."""
+    batch = args.tokens // length
+    params = {"method": method, "length": length, "batch": batch, "heads": args.heads,
+              "head_dim": args.head_dim, "memory": args.memory, "dtype": args.dtype}
+    spec = driver.worker_spec(args, "abc_fairseq.benchmark.attention_methods:build_case", params)
+    return driver.Case(f"{method} N={length} batch={batch}", spec,
+                       lambda result: make_row(method, length, batch, result))
 
 
 def _describe(row: dict) -> str:
-    if row.get("status") == "ok":
-        return f"{row['ms_per_call']:.2f} ms/call, {row['us_per_token']:.3f} us/token, {row.get('peak_mib', 0):.1f} MiB"
-    return f"{row.get('status')}: {' '.join(str(row.get('message', '')).split())[:200]}"
+    return f"{row['ms_per_call']:.2f} ms/call, {row['us_per_token']:.3f} us/token, {row.get('peak_mib', 0):.1f} MiB"
 
 
 def run(args: argparse.Namespace) -> int:
     """Measure every (method, N), print the report and targets, write the output files."""
     validate(args, args._parser)
     env = environment_info(PROG, args.argv, args.device)
-    config = _config(args)
-    json_path = os.path.join(args.out_dir, "attention.json")
-    cases = [(length, method) for length in args.lengths for method in args.methods]
-    rows: List[dict] = []
-    record = {"benchmark": "attention", "complete": False, "config": config, "environment": env, "results": rows}
-    for i, (length, method) in enumerate(cases, 1):
-        batch = args.tokens // length
-        _progress(f"[{i}/{len(cases)}] {method} N={length} batch={batch} ...")
-        result = run_worker(_spec(args, method, length), call_seconds=args.max_seconds * 1.5 + 30)
-        row = make_row(method, length, batch, result)
-        rows.append(row)
-        _progress(f"[{i}/{len(cases)}] {method} N={length}: {_describe(row)}")
-        write_json(json_path, record)  # partial results survive an interrupted run
-
+    cases = [_case(args, method, length) for length in args.lengths for method in args.methods]
+    record = driver.measure("attention", args, env, cases, _describe)
+    rows = record["results"]
     add_relative(rows)
     targets = check_targets({(row["method"], row["N"]): row for row in rows})
-    probes = sorted({row["memory_probe"] for row in rows if row.get("memory_probe")})
-    text = report(rows, env, config, probes) + "\n\n" + format_targets(targets) + "\n"
-    print(text)
-    record.update(complete=True, memory_probes=probes, targets=targets)
-    write_json(json_path, record)
-    write_text(os.path.join(args.out_dir, "attention.md"), text)
-    written = [json_path, os.path.join(args.out_dir, "attention.md")]
-    if not args.no_plot:
-        png_path = os.path.join(args.out_dir, "attention.png")
-        title = f"causal attention fwd+bwd, {args.tokens} tokens/call, H={args.heads}, d={args.head_dim}, " \
-                f"n={args.memory}, {args.dtype}, {args.device}"
-        try:
-            save_panels(png_path, plot_panels(rows), xlabel="sequence length N (log2)", title=title)
-            written.append(png_path)
-        except ImportError as exc:
-            _progress(f"warning: no plot written, matplotlib is not importable: {exc}")
-    _progress("wrote " + ", ".join(written))
+    text = report(rows, env, record["config"], driver.memory_probes(rows)) + "\n\n" + format_targets(targets) + "\n"
+    title = (f"causal attention fwd+bwd, {args.tokens} tokens/call, H={args.heads}, d={args.head_dim}, "
+             f"n={args.memory}, {args.dtype}, {args.device}")
+    driver.publish("attention", args, record, text, targets, lambda path: save_panels(
+        path, plot_panels(rows), xlabel="sequence length N (log2)", title=title))
     return 0

@@ -22,20 +22,16 @@ Outputs in --out-dir: decode.json, decode.md (the printed report) and decode.png
 """
 
 import argparse
-import os
-import sys
 import time
 from typing import Dict, List, Optional, Tuple
 
-from . import cli_types
+from . import cli_types, driver
 from .attention_methods import DTYPES
 from .case import Case
 from .environment import environment_info
 from .memory import MIB
-from .output import write_json, write_text
 from .resources import add_output_flags, check_device_and_memory
 from .plot import Panel, save_panels
-from .runner import run_worker
 from .table import markdown_table
 from .timing import median
 
@@ -430,7 +426,10 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
             f"{config['sample_windows']}): decode time = first step + (N - 1) x the mean time of the "
             "steps in windows centred on equal segments of 0..N, each continuing a cache of its start "
             "length (softmax: its key/value cache grown to that length; ABC: its constant-size state). "
-            "Exact when a step's cost is linear in its position; N <= steps x windows is decoded in full.",
+            "Exact for a step cost linear in the position; N <= steps x windows is decoded in full. It can "
+            "understate softmax's cost (a cache grown step by step over a whole decode pays allocation "
+            "and page-fault costs that a window does not), so check it against a full decode at one N "
+            "before quoting speed-ups as more than low bounds.",
         ]
     lines += [
         "- state MiB: bytes of all tensors in the incremental state after the last step (self = "
@@ -520,64 +519,32 @@ MODEL_KEYS = ("vocab", "encoder_layers", "decoder_layers", "embed_dim", "heads",
               "causal_memory", "dtype")
 
 
-def _spec(args: argparse.Namespace, method: str, length: int) -> dict:
+def _case(args: argparse.Namespace, method: str, length: int) -> driver.Case:
     params = {key: getattr(args, key) for key in MODEL_KEYS}
     params.update(method=method, length=length, batch=args.batch, sample_steps=args.sample_steps,
                   sample_windows=args.sample_windows)
-    return {
-        "builder": f"{__name__}:build_case", "params": params,
-        "device": args.device, "threads": args.threads, "seed": args.seed,
-        "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
-        "cpu_memory_probe": args.cpu_memory_probe,
-        "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None,
-    }
-
-
-def _progress(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    return driver.Case(f"{method} N={length} batch={args.batch}",
+                       driver.worker_spec(args, f"{__name__}:build_case", params),
+                       lambda result: make_row(method, length, args.batch, result))
 
 
 def _describe(row: dict) -> str:
-    if row.get("status") == "ok":
-        return (f"{row['tokens_per_s']:.1f} tokens/s, state {row.get('state_mib', 0):.3f} MiB, "
-                f"peak {row.get('peak_mib', 0):.1f} MiB")
-    return f"{row.get('status')}: {' '.join(str(row.get('message', '')).split())[:200]}"
+    return (f"{row['tokens_per_s']:.1f} tokens/s, state {row.get('state_mib', 0):.3f} MiB, "
+            f"peak {row.get('peak_mib', 0):.1f} MiB")
 
 
 def run(args: argparse.Namespace) -> int:
     """Measure every (method, N), print the report and targets, write the output files."""
     validate(args, args._parser)
     env = environment_info(PROG, args.argv, args.device)
-    config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "argv"}
-    json_path = os.path.join(args.out_dir, "decode.json")
-    rows: List[dict] = []
-    record = {"benchmark": "decode", "complete": False, "config": config, "environment": env, "results": rows}
-    cases = [(length, method) for length in args.lengths for method in args.methods]
-    for i, (length, method) in enumerate(cases, 1):
-        _progress(f"[{i}/{len(cases)}] {method} N={length} batch={args.batch} ...")
-        result = run_worker(_spec(args, method, length), call_seconds=args.max_seconds * 1.5 + 30)
-        rows.append(make_row(method, length, args.batch, result))
-        _progress(f"[{i}/{len(cases)}] {method} N={length}: {_describe(rows[-1])}")
-        write_json(json_path, record)  # partial results survive an interrupted run
-
+    cases = [_case(args, method, length) for length in args.lengths for method in args.methods]
+    record = driver.measure("decode", args, env, cases, _describe)
+    rows = record["results"]
     add_relative(rows)
     targets = check_targets({(row["method"], row["N"]): row for row in rows})
-    probes = sorted({row["memory_probe"] for row in rows if row.get("memory_probe")})
-    text = report(rows, env, config, probes) + "\n\n" + format_targets(targets) + "\n"
-    print(text)
-    record.update(complete=True, memory_probes=probes, targets=targets)
-    write_json(json_path, record)
-    md_path = os.path.join(args.out_dir, "decode.md")
-    write_text(md_path, text)
-    written = [json_path, md_path]
-    if not args.no_plot:
-        png_path = os.path.join(args.out_dir, "decode.png")
-        title = (f"greedy decoding, batch {args.batch}, {args.encoder_layers}+{args.decoder_layers} layers, "
-                 f"dim {args.embed_dim}, ABC {args.cross_memory}/{args.causal_memory}, {args.dtype}, {args.device}")
-        try:
-            save_panels(png_path, plot_panels(rows), xlabel="source = target length N (log2)", title=title)
-            written.append(png_path)
-        except ImportError as exc:
-            _progress(f"warning: no plot written, matplotlib is not importable: {exc}")
-    _progress("wrote " + ", ".join(written))
+    text = report(rows, env, record["config"], driver.memory_probes(rows)) + "\n\n" + format_targets(targets) + "\n"
+    title = (f"greedy decoding, batch {args.batch}, {args.encoder_layers}+{args.decoder_layers} layers, "
+             f"dim {args.embed_dim}, ABC {args.cross_memory}/{args.causal_memory}, {args.dtype}, {args.device}")
+    driver.publish("decode", args, record, text, targets, lambda path: save_panels(
+        path, plot_panels(rows), xlabel="source = target length N (log2)", title=title))
     return 0

@@ -16,19 +16,15 @@ Outputs in --out-dir: encode.json, encode.md (the printed report) and encode.png
 """
 
 import argparse
-import os
-import sys
 from typing import Dict, List, Optional, Tuple
 
-from . import cli_types
+from . import cli_types, driver
 from .attention_methods import DTYPES
 from .case import Case
 from .environment import environment_info
 from .memory import MIB
-from .output import write_json, write_text
 from .plot import pyplot
 from .resources import add_output_flags, check_device_and_memory
-from .runner import run_worker
 from .table import markdown_table
 from .timing import median
 
@@ -291,62 +287,30 @@ def save_plot(path: str, rows: List[dict], title: str) -> None:
 MODEL_KEYS = ("vocab", "layers", "embed_dim", "heads", "ffn_dim", "dtype", "length", "batch")
 
 
-def _spec(args: argparse.Namespace, kind: str, memory: Optional[int]) -> dict:
+def _case(args: argparse.Namespace, label: str, kind: str, memory: Optional[int]) -> driver.Case:
     params = {key: getattr(args, key) for key in MODEL_KEYS}
     params.update(kind=kind, memory=memory)
-    return {
-        "builder": f"{__name__}:build_case", "params": params,
-        "device": args.device, "threads": args.threads, "seed": args.seed,
-        "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
-        "cpu_memory_probe": args.cpu_memory_probe,
-        "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None,
-    }
-
-
-def _progress(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    config = driver.config_of(args)
+    return driver.Case(f"{label} batch={args.batch} N={args.length}",
+                       driver.worker_spec(args, f"{__name__}:build_case", params),
+                       lambda result: make_row(label, kind, memory, config, result))
 
 
 def _describe(row: dict) -> str:
-    if row.get("status") == "ok":
-        return f"{row['ms_per_batch']:.1f} ms/batch, peak {row.get('peak_mib', 0):.1f} MiB"
-    return f"{row.get('status')}: {' '.join(str(row.get('message', '')).split())[:200]}"
+    return f"{row['ms_per_batch']:.1f} ms/batch, peak {row.get('peak_mib', 0):.1f} MiB"
 
 
 def run(args: argparse.Namespace) -> int:
     """Measure every method, print the report and targets, write the output files."""
     validate(args, args._parser)
     env = environment_info(PROG, args.argv, args.device)
-    config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "argv"}
-    json_path = os.path.join(args.out_dir, "encode.json")
-    rows: List[dict] = []
-    record = {"benchmark": "encode", "complete": False, "config": config, "environment": env, "results": rows}
-    methods = method_list(args)
-    for i, (label, kind, memory) in enumerate(methods, 1):
-        _progress(f"[{i}/{len(methods)}] {label} batch={args.batch} N={args.length} ...")
-        result = run_worker(_spec(args, kind, memory), call_seconds=args.max_seconds * 1.5 + 30)
-        rows.append(make_row(label, kind, memory, config, result))
-        _progress(f"[{i}/{len(methods)}] {label}: {_describe(rows[-1])}")
-        write_json(json_path, record)  # partial results survive an interrupted run
-
+    cases = [_case(args, label, kind, memory) for label, kind, memory in method_list(args)]
+    record = driver.measure("encode", args, env, cases, _describe)
+    rows = record["results"]
     add_relative(rows)
     targets = check_targets({row["method"]: row for row in rows})
-    probes = sorted({row["memory_probe"] for row in rows if row.get("memory_probe")})
-    text = report(rows, env, config, probes) + "\n\n" + format_targets(targets) + "\n"
-    print(text)
-    record.update(complete=True, memory_probes=probes, targets=targets)
-    write_json(json_path, record)
-    md_path = os.path.join(args.out_dir, "encode.md")
-    write_text(md_path, text)
-    written = [json_path, md_path]
-    if not args.no_plot:
-        png_path = os.path.join(args.out_dir, "encode.png")
-        title = (f"encoding {args.batch} x {args.length} tokens, {args.layers} layers, dim {args.embed_dim}, "
-                 f"{args.dtype}, {args.device}")
-        try:
-            save_plot(png_path, rows, title)
-            written.append(png_path)
-        except ImportError as exc:
-            _progress(f"warning: no plot written, matplotlib is not importable: {exc}")
-    _progress("wrote " + ", ".join(written))
+    text = report(rows, env, record["config"], driver.memory_probes(rows)) + "\n\n" + format_targets(targets) + "\n"
+    title = (f"encoding {args.batch} x {args.length} tokens, {args.layers} layers, dim {args.embed_dim}, "
+             f"{args.dtype}, {args.device}")
+    driver.publish("encode", args, record, text, targets, lambda path: save_plot(path, rows, title))
     return 0

@@ -1,0 +1,86 @@
+"""What every subcommand does around its measurements: one fresh worker process per case with
+progress lines, a JSON record rewritten after each case (partial results survive an interrupted
+run), then the printed report, the Markdown copy and the plot."""
+
+import argparse
+import os
+import sys
+from typing import Callable, List, NamedTuple, Optional
+
+from .output import write_json, write_text
+from .runner import run_worker
+
+
+class Case(NamedTuple):
+    """One measurement: ``label`` for progress lines, the worker ``spec`` and how its result
+    becomes a row of the record."""
+
+    label: str
+    spec: dict
+    to_row: Callable[[dict], dict]
+
+
+def progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def config_of(args: argparse.Namespace) -> dict:
+    """The flags as recorded in the JSON (internal attributes left out)."""
+    return {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "argv"}
+
+
+def worker_spec(args: argparse.Namespace, builder: str, params: dict) -> dict:
+    """A worker spec with the flags every subcommand shares (device, threads, timing, memory)."""
+    return {
+        "builder": builder, "params": params,
+        "device": args.device, "threads": args.threads, "seed": args.seed,
+        "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
+        "cpu_memory_probe": args.cpu_memory_probe,
+        "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None,
+    }
+
+
+def failure(row: dict) -> str:
+    """'status: message' of a case that did not measure."""
+    return f"{row.get('status')}: {' '.join(str(row.get('message', '')).split())[:200]}"
+
+
+def measure(benchmark: str, args: argparse.Namespace, env: dict, cases: List[Case],
+            describe: Callable[[dict], str]) -> dict:
+    """Run every case in its own worker; returns the record {benchmark, complete, config,
+    environment, results}, written to ``<out-dir>/<benchmark>.json`` after each case."""
+    rows: List[dict] = []
+    record = {"benchmark": benchmark, "complete": False, "config": config_of(args), "environment": env,
+              "results": rows}
+    json_path = os.path.join(args.out_dir, f"{benchmark}.json")
+    for i, case in enumerate(cases, 1):
+        progress(f"[{i}/{len(cases)}] {case.label} ...")
+        rows.append(case.to_row(run_worker(case.spec, call_seconds=args.max_seconds * 1.5 + 30)))
+        ok = rows[-1].get("status") == "ok"
+        progress(f"[{i}/{len(cases)}] {case.label}: {describe(rows[-1]) if ok else failure(rows[-1])}")
+        write_json(json_path, record)
+    return record
+
+
+def publish(benchmark: str, args: argparse.Namespace, record: dict, text: str, targets: List[dict],
+            plot: Optional[Callable[[str], None]]) -> None:
+    """Print the report, complete the record and write ``<benchmark>.{json,md,png}``."""
+    print(text)
+    rows = record["results"]
+    record.update(complete=True, targets=targets, memory_probes=memory_probes(rows))
+    written = [os.path.join(args.out_dir, f"{benchmark}.{ext}") for ext in ("json", "md")]
+    write_json(written[0], record)
+    write_text(written[1], text)
+    if plot is not None and not args.no_plot:
+        png_path = os.path.join(args.out_dir, f"{benchmark}.png")
+        try:
+            plot(png_path)
+            written.append(png_path)
+        except ImportError as exc:
+            progress(f"warning: no plot written, matplotlib is not importable: {exc}")
+    progress("wrote " + ", ".join(written))
+
+
+def memory_probes(rows: List[dict]) -> List[str]:
+    """The CPU/GPU memory probes the rows were measured with."""
+    return sorted({row["memory_probe"] for row in rows if row.get("memory_probe")})
