@@ -2,47 +2,27 @@
 ``argument --tokens: must be a positive integer, got '0'``."""
 
 import argparse
+import math
+from typing import Callable
 
 
-def positive_int(text: str) -> int:
-    """An integer >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+def _number(convert: Callable[[str], float], accept: Callable[[float], bool], requirement: str):
+    """A type that parses with ``convert`` and keeps values for which ``accept`` holds."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {requirement}, got {text!r}") from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(f"must be {requirement}, got {text!r}")
+        return value
+
+    parse.__doc__ = f"A value that must be {requirement}."
+    return parse
 
 
-def non_negative_int(text: str) -> int:
-    """An integer >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """A finite float > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}") from None
-    if not (value > 0 and value != float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    """A finite float >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {text!r}") from None
-    if not (value >= 0 and value != float("inf")):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
-    return value
+positive_int = _number(int, lambda value: value >= 1, "a positive integer")
+non_negative_int = _number(int, lambda value: value >= 0, "an integer >= 0")
+positive_float = _number(float, lambda value: 0 < value < math.inf, "a positive finite number")
+non_negative_float = _number(float, lambda value: 0 <= value < math.inf, "a finite number >= 0")

@@ -99,6 +99,14 @@ class ABCTransformerModel(TransformerModel):
                                      no_encoder_attn=safe_getattr(args, "no_cross_attention", False))
 
 
+def _default_dims(args, embed: int, ffn: int, heads: int, layers: int) -> None:
+    """Encoder and decoder sizes not given on the command line."""
+    for side in ("encoder", "decoder"):
+        for name, value in (("embed_dim", embed), ("ffn_embed_dim", ffn), ("attention_heads", heads),
+                            ("layers", layers)):
+            setattr(args, f"{side}_{name}", safe_getattr(args, f"{side}_{name}", value))
+
+
 def _abc_defaults(args, cross: int, causal: int, encoder: int) -> None:
     set_abc_defaults(args, DECODER_CROSS, "abc", cross)
     set_abc_defaults(args, DECODER_SELF, "abc", causal)
@@ -126,14 +134,7 @@ def abc_transformer_wmt_en_de(args):
 def abc_transformer_iwslt_doc(args):
     """The paper's IWSLT14 ES-EN document-level setting (Table 10): 6+6 layers, dim 512, 8 heads,
     FFN 1024, dropout 0.3, cross 128 / causal 64 slots (encoder 128 if ABC)."""
-    args.encoder_embed_dim = safe_getattr(args, "encoder_embed_dim", 512)
-    args.encoder_ffn_embed_dim = safe_getattr(args, "encoder_ffn_embed_dim", 1024)
-    args.encoder_attention_heads = safe_getattr(args, "encoder_attention_heads", 8)
-    args.encoder_layers = safe_getattr(args, "encoder_layers", 6)
-    args.decoder_embed_dim = safe_getattr(args, "decoder_embed_dim", 512)
-    args.decoder_ffn_embed_dim = safe_getattr(args, "decoder_ffn_embed_dim", 1024)
-    args.decoder_attention_heads = safe_getattr(args, "decoder_attention_heads", 8)
-    args.decoder_layers = safe_getattr(args, "decoder_layers", 6)
+    _default_dims(args, embed=512, ffn=1024, heads=8, layers=6)
     args.dropout = safe_getattr(args, "dropout", 0.3)
     _abc_defaults(args, cross=128, causal=64, encoder=128)
     abc_transformer(args)
@@ -143,13 +144,6 @@ def abc_transformer_iwslt_doc(args):
 def abc_transformer_tiny(args):
     """A CPU-sized model for tests and CI: 2+2 layers, dim 128, 4 heads, FFN 256, cross 16 /
     causal 8 slots (encoder 16 if ABC)."""
-    args.encoder_embed_dim = safe_getattr(args, "encoder_embed_dim", 128)
-    args.encoder_ffn_embed_dim = safe_getattr(args, "encoder_ffn_embed_dim", 256)
-    args.encoder_attention_heads = safe_getattr(args, "encoder_attention_heads", 4)
-    args.encoder_layers = safe_getattr(args, "encoder_layers", 2)
-    args.decoder_embed_dim = safe_getattr(args, "decoder_embed_dim", 128)
-    args.decoder_ffn_embed_dim = safe_getattr(args, "decoder_ffn_embed_dim", 256)
-    args.decoder_attention_heads = safe_getattr(args, "decoder_attention_heads", 4)
-    args.decoder_layers = safe_getattr(args, "decoder_layers", 2)
+    _default_dims(args, embed=128, ffn=256, heads=4, layers=2)
     _abc_defaults(args, cross=16, causal=8, encoder=16)
     abc_transformer(args)
