@@ -115,11 +115,12 @@ def measure(spec: dict) -> dict:
                   baseline_mib=probe.baseline_bytes / MIB, first_call_s=first)
     emit("memory", peak_mib=peak / MIB, first_call_s=first)
 
-    if int(spec.get("repeats", 1)) == 0:
+    repeats = int(spec.get("repeats", 1))
+    if repeats == 0:
         return {**result, "status": "ok", "times_s": [first], "timed_call": "first"}
     try:
         times = time_calls(
-            case.run, int(spec.get("repeats", 1)), int(spec.get("warmup", 0)), synchronize, max_seconds,
+            case.run, repeats, int(spec.get("warmup", 0)), synchronize, max_seconds,
             on_call=lambda phase, seconds: emit("call", phase=phase, seconds=seconds),
         )
     except CallTooSlow as exc:

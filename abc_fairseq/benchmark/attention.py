@@ -70,13 +70,13 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     check_device_and_memory(args, parser)
 
 
-def _case(args: argparse.Namespace, method: str, length: int) -> driver.Case:
-    """The worker case for one (method, N)."""
+def _case(args: argparse.Namespace, method: str, length: int) -> driver.Measurement:
+    """The measurement of one (method, N)."""
     batch = args.tokens // length
     params = {"method": method, "length": length, "batch": batch, "heads": args.heads,
               "head_dim": args.head_dim, "memory": args.memory, "dtype": args.dtype}
     spec = driver.worker_spec(args, "abc_fairseq.benchmark.attention_methods:build_case", params)
-    return driver.Case(f"{method} N={length} batch={batch}", spec,
+    return driver.Measurement(f"{method} N={length} batch={batch}", spec,
                        lambda result: make_row(method, length, batch, result))
 
 

@@ -182,6 +182,22 @@ def state_bytes(incremental_state: dict, decoder) -> Dict[str, int]:
     return totals
 
 
+def _new_tokens(encoder_out: dict, steps: int, bos: int):
+    """[B, steps + 1] token buffer, all ``bos``, on the encoder output's device."""
+    import torch
+
+    memory = encoder_out["encoder_out"][0]
+    return torch.full((memory.shape[1], steps + 1), bos, dtype=torch.long, device=memory.device)
+
+
+def greedy_step(model, encoder_out: dict, tokens, t: int, incremental_state: dict, pad: int) -> None:
+    """Decode position t + 1 from tokens[:, :t + 1] in place (argmax, never padding)."""
+    logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out, incremental_state=incremental_state)
+    scores = logits[:, -1]
+    scores[:, pad] = float("-inf")
+    tokens[:, t + 1] = scores.argmax(dim=-1)
+
+
 def greedy_decode(model, encoder_out: dict, steps: int, bos: int, pad: int):
     """Decode exactly ``steps`` tokens per sentence, argmax each step, never stopping at eos;
     padding is never chosen (as in fairseq's SequenceGenerator).
@@ -189,17 +205,10 @@ def greedy_decode(model, encoder_out: dict, steps: int, bos: int, pad: int):
     encoder_out: the encoder's output dict (``encoder_out[0]``: [S, B, C]).
     Returns (tokens [B, steps + 1] starting with ``bos``, the incremental state at the end).
     """
-    import torch
-
-    memory = encoder_out["encoder_out"][0]
-    tokens = torch.full((memory.shape[1], steps + 1), bos, dtype=torch.long, device=memory.device)
+    tokens = _new_tokens(encoder_out, steps, bos)
     incremental_state: dict = {}
     for t in range(steps):
-        logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out,
-                                  incremental_state=incremental_state)
-        scores = logits[:, -1]
-        scores[:, pad] = float("-inf")
-        tokens[:, t + 1] = scores.argmax(dim=-1)
+        greedy_step(model, encoder_out, tokens, t, incremental_state, pad)
     return tokens, incremental_state
 
 
@@ -242,16 +251,10 @@ def sampled_decode(model, encoder_out: dict, length: int, steps: int, windows: i
     incremental state after a final step at position ``length - 1``, i.e. holding ``length``
     tokens).
     """
-    import torch
-
-    memory = encoder_out["encoder_out"][0]
-    tokens = torch.full((memory.shape[1], length + 1), bos, dtype=torch.long, device=memory.device)
+    tokens = _new_tokens(encoder_out, length, bos)
 
     def step(t: int, state: dict) -> None:
-        logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out, incremental_state=state)
-        scores = logits[:, -1]
-        scores[:, pad] = float("-inf")
-        tokens[:, t + 1] = scores.argmax(dim=-1)
+        greedy_step(model, encoder_out, tokens, t, state, pad)
 
     first_s, timed_s, timed_steps = [], 0.0, 0
     for start in window_starts(length, steps, windows) + [length - 1]:
@@ -519,11 +522,11 @@ MODEL_KEYS = ("vocab", "encoder_layers", "decoder_layers", "embed_dim", "heads",
               "causal_memory", "dtype")
 
 
-def _case(args: argparse.Namespace, method: str, length: int) -> driver.Case:
+def _case(args: argparse.Namespace, method: str, length: int) -> driver.Measurement:
     params = {key: getattr(args, key) for key in MODEL_KEYS}
     params.update(method=method, length=length, batch=args.batch, sample_steps=args.sample_steps,
                   sample_windows=args.sample_windows)
-    return driver.Case(f"{method} N={length} batch={args.batch}",
+    return driver.Measurement(f"{method} N={length} batch={args.batch}",
                        driver.worker_spec(args, f"{__name__}:build_case", params),
                        lambda result: make_row(method, length, args.batch, result))
 

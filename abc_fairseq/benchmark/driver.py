@@ -11,9 +11,9 @@ from .output import write_json, write_text
 from .runner import run_worker
 
 
-class Case(NamedTuple):
-    """One measurement: ``label`` for progress lines, the worker ``spec`` and how its result
-    becomes a row of the record."""
+class Measurement(NamedTuple):
+    """One worker run: ``label`` for progress lines, the worker ``spec`` and how its result
+    becomes a row of the record (not to be confused with ``case.Case``, what a worker builds)."""
 
     label: str
     spec: dict
@@ -45,19 +45,20 @@ def failure(row: dict) -> str:
     return f"{row.get('status')}: {' '.join(str(row.get('message', '')).split())[:200]}"
 
 
-def measure(benchmark: str, args: argparse.Namespace, env: dict, cases: List[Case],
+def measure(benchmark: str, args: argparse.Namespace, env: dict, measurements: List[Measurement],
             describe: Callable[[dict], str]) -> dict:
-    """Run every case in its own worker; returns the record {benchmark, complete, config,
+    """Run every measurement in its own worker; returns the record {benchmark, complete, config,
     environment, results}, written to ``<out-dir>/<benchmark>.json`` after each case."""
     rows: List[dict] = []
     record = {"benchmark": benchmark, "complete": False, "config": config_of(args), "environment": env,
               "results": rows}
     json_path = os.path.join(args.out_dir, f"{benchmark}.json")
-    for i, case in enumerate(cases, 1):
-        progress(f"[{i}/{len(cases)}] {case.label} ...")
-        rows.append(case.to_row(run_worker(case.spec, call_seconds=args.max_seconds * 1.5 + 30)))
+    total = len(measurements)
+    for i, item in enumerate(measurements, 1):
+        progress(f"[{i}/{total}] {item.label} ...")
+        rows.append(item.to_row(run_worker(item.spec, call_seconds=args.max_seconds * 1.5 + 30)))
         ok = rows[-1].get("status") == "ok"
-        progress(f"[{i}/{len(cases)}] {case.label}: {describe(rows[-1]) if ok else failure(rows[-1])}")
+        progress(f"[{i}/{total}] {item.label}: {describe(rows[-1]) if ok else failure(rows[-1])}")
         write_json(json_path, record)
     return record
 

@@ -287,11 +287,11 @@ def save_plot(path: str, rows: List[dict], title: str) -> None:
 MODEL_KEYS = ("vocab", "layers", "embed_dim", "heads", "ffn_dim", "dtype", "length", "batch")
 
 
-def _case(args: argparse.Namespace, label: str, kind: str, memory: Optional[int]) -> driver.Case:
+def _case(args: argparse.Namespace, label: str, kind: str, memory: Optional[int]) -> driver.Measurement:
     params = {key: getattr(args, key) for key in MODEL_KEYS}
     params.update(kind=kind, memory=memory)
     config = driver.config_of(args)
-    return driver.Case(f"{label} batch={args.batch} N={args.length}",
+    return driver.Measurement(f"{label} batch={args.batch} N={args.length}",
                        driver.worker_spec(args, f"{__name__}:build_case", params),
                        lambda result: make_row(label, kind, memory, config, result))
 

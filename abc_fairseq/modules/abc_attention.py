@@ -254,7 +254,7 @@ class ABCMultiheadAttention(nn.Module):
         """Bidirectional self attention, [B, H, T, head_dim]. For memory/read strategies the
         memory is written first, so that q, k, v and the [B, H, T, n] control weights are never
         alive together: the layer's peak stays at softmax attention's (q, k, v and the output)."""
-        if not self.strategy.encodes_through_memory:
+        if not self.strategy.encodes_through_memory():
             return self.strategy.encode(self._heads(query, self.q_proj), self._heads(key, self.k_proj),
                                         self._heads(value, self.v_proj), key.transpose(0, 1), valid)
         memory = self.strategy.memory(self._heads(key, self.k_proj), self._heads(value, self.v_proj),

@@ -72,9 +72,6 @@ class Strategy(nn.Module, ControlModule):
     paper: ClassVar[str] = ""
     modes: ClassVar[FrozenSet[str]] = frozenset(MODES)
     uses_control_input: ClassVar[bool] = False  # whether x (not only k, v) shapes the memory
-    # Whether ``encode`` is read(memory): the attention module then writes the memory and drops
-    # k and v before it projects the queries (a strategy overriding ``encode`` sets False).
-    encodes_through_memory: ClassVar[bool] = True
 
     def __init__(self, num_heads: int, head_dim: int, memory_size: int, mode: str,
                  shared: Optional[nn.Module] = None, scale: Optional[float] = None,
@@ -147,3 +144,9 @@ class Strategy(nn.Module, ControlModule):
     def encode(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, x: torch.Tensor,
                valid: Optional[torch.Tensor]) -> torch.Tensor:
         return self.read(q, self.memory(k, v, x, valid))
+
+    @classmethod
+    def encodes_through_memory(cls) -> bool:
+        """Whether ``encode`` is read(memory) (not overridden): the attention module may then
+        write the memory and drop k and v before it projects the queries."""
+        return cls.encode is Strategy.encode

@@ -67,8 +67,6 @@ class SlidingWindow(Strategy):
     def causal(self, q, k, v, x, valid):
         return self._banded(q, k, v, valid, 0, self.memory_size - 1)
 
-    encodes_through_memory = False  # banded attention reads k and v directly
-
     def encode(self, q, k, v, x, valid):
         left = (self.memory_size - 1) // 2
         return self._banded(q, k, v, valid, -(self.memory_size - 1 - left), left)
