@@ -80,6 +80,8 @@ def measure(spec: dict) -> dict:
     random.seed(seed)
     torch.manual_seed(seed)
     if device.type == "cuda":
+        if device.index is None:  # "cuda" means the current device; set_device needs an index
+            device = torch.device("cuda", torch.cuda.current_device())
         torch.cuda.set_device(device)
         synchronize = lambda: torch.cuda.synchronize(device)  # noqa: E731
     else:
