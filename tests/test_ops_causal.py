@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from abc_fairseq.ops import causal_abc, reference_causal_abc
-from abc_fairseq.ops.chunk_math import SAFE_EXPONENT
+from abc_fairseq.ops.chunk_math import SAFE_EXPONENT, _linear_scan_
 
 from ops_helpers import random_inputs, step_by_step
 
@@ -23,6 +23,9 @@ SHAPES = [
     (2, 3, 29, 6, 5, 8, None, 16384),
     (2, 3, 29, 6, 5, 8, None, 40),
     (1, 2, 70, 8, 12, 16, None, 48),
+    # Long enough for the two-level chunk scan: 75 chunks (segments of 5), 24 per block (of 4).
+    (1, 2, 300, 4, 5, 4, None, 16384),
+    (2, 1, 300, 4, 5, 4, 96, 16384),
 ]
 
 
@@ -53,6 +56,24 @@ def test_float32_matches_float64_reference(B, H, N, d, n, chunk, block, tile_row
                      tile_rows=tile_rows)
     assert out.dtype == torch.float32
     torch.testing.assert_close(out.double(), ref, rtol=0, atol=1e-4)
+
+
+@pytest.mark.parametrize("nc", [1, 5, 17, 24, 64, 75, 128])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_two_level_chunk_scan_matches_a_plain_loop(nc, reverse):
+    gen = torch.Generator().manual_seed(nc)
+    x = torch.randn(3, nc, 4, 2, dtype=torch.float64, generator=gen)
+    g = torch.randn(3, nc, 4, dtype=torch.float64, generator=gen)
+    f = torch.rand(3, nc, 4, dtype=torch.float64, generator=gen)
+    expected_x, expected_g = x.clone(), g.clone()
+    order = range(1, nc) if not reverse else range(nc - 2, -1, -1)
+    for c in order:
+        before = c - 1 if not reverse else c + 1
+        expected_x[:, c] += f[:, c, :, None] * expected_x[:, before]
+        expected_g[:, c] += f[:, c] * expected_g[:, before]
+    _linear_scan_([x, g], [f.unsqueeze(-1), f], reverse)
+    torch.testing.assert_close(x, expected_x, rtol=1e-13, atol=1e-13)
+    torch.testing.assert_close(g, expected_g, rtol=1e-13, atol=1e-13)
 
 
 def test_gradcheck_small():

@@ -4,9 +4,11 @@ The sequence is cut into blocks of rows (a multiple of ``chunk_size``; by defaul
 of ``tile_rows`` rows allows, so a sequence that fits is one block). Inside a block all chunks are
 processed at once with batched matmuls (see ``chunk_math``); between blocks
 only the bounded memory is carried: [B, H, n, d + dv] plus the normaliser [B, H, n]. The forward
-saves its inputs and that memory at each block boundary; the backward walks the blocks in reverse,
-recomputes each block's forward from its saved memory and hands the reverse memory to the block
-before. Peak memory is O(B H (N (d + n) + block_size (n + C + n d / C))), never O(B H N n d).
+saves its inputs, that memory at each block boundary and the memory entering each chunk
+([B, H, N / C, n, d + dv]: N (d + dv) n / C floats, as much as k and v for n = C); the backward
+walks the blocks in reverse, recomputes the rest of each block's forward (the intra-chunk C x C
+products, scores and probabilities) and hands the reverse memory to the block before. Peak memory
+is O(B H (N (d + n + n (d + dv) / C) + block_size (n + C + n d / C))), never O(B H N n d).
 """
 
 from typing import List, Optional, Tuple, Union
@@ -70,7 +72,10 @@ class _CausalABC(torch.autograd.Function):
         Z, N, _ = q.shape
         dv = v.shape[-1]
         out = q.new_empty(Z, N, dv)
-        boundaries = []  # memory entering each (group, block): all the backward needs besides inputs
+        keep = any(ctx.needs_input_grad[:4])
+        # Per (group, block): the memory entering it, then (if kept) the memories entering each of
+        # its chunks, which spares the backward two of the forward's products and its scan.
+        boundaries = []
         final = []  # memory after the last block, per group
         for group, blocks in _tiles(Z, N, block, tile_rows):
             ck, cv, g = carry_k[group], carry_v[group], g_before[group]
@@ -81,7 +86,9 @@ class _CausalABC(torch.autograd.Function):
                 direct = target.is_contiguous()
                 if not direct:
                     target = ws("block_out", target.shape, q)
-                fw = block_forward(*inputs, ck, cv, g, scale, chunk, ws, target)
+                fw = block_forward(*inputs, ck, cv, g, scale, chunk, ws, target, keep_states=keep)
+                if keep:
+                    boundaries.extend([fw.key_states, fw.value_states])
                 if not direct:
                     out[group, rows] = target
                 (ck, cv), g = fw.carry, fw.g_last
@@ -90,6 +97,7 @@ class _CausalABC(torch.autograd.Function):
         carry_k, carry_v, g_before = (torch.cat(parts) for parts in zip(*final))
         ctx.save_for_backward(q, k, v, logits, *boundaries)
         ctx.scale, ctx.chunk, ctx.block, ctx.tile_rows = scale, chunk, block, tile_rows
+        ctx.per_block = 5 if keep else 3
         ctx.mark_non_differentiable(carry_k, carry_v, g_before)
         return out, carry_k, carry_v, g_before
 
@@ -104,8 +112,8 @@ class _CausalABC(torch.autograd.Function):
         for group, blocks in reversed(_tiles(Z, N, ctx.block, ctx.tile_rows)):
             reverse: Optional[ReverseCarry] = None
             for rows in reversed(blocks):
-                index -= 3
-                ck, cv, g = boundaries[index:index + 3]
+                index -= ctx.per_block
+                ck, cv, g, *states = boundaries[index:index + ctx.per_block]
                 inputs = [_rows(x, group, rows, f"in{i}", ws)
                           for i, x in enumerate((q, k, v, logits, grad_out))]
                 targets = [grad[group, rows] for grad in grads]
@@ -113,7 +121,7 @@ class _CausalABC(torch.autograd.Function):
                 if not direct:
                     targets = [ws(f"grad{i}", t.shape, t) for i, t in enumerate(targets)]
                 reverse = block_backward(*inputs[:4], ck, cv, g, inputs[4], reverse, ctx.scale,
-                                         ctx.chunk, ws, *targets)
+                                         ctx.chunk, ws, *targets, states=tuple(states) or None)
                 if not direct:
                     for grad, t in zip(grads, targets):
                         grad[group, rows] = t

@@ -176,39 +176,94 @@ class IntraChunk:
         return out
 
 
+def _segment_length(nc: int) -> int:
+    """Chunks per segment of the two-level scan: the divisor of nc nearest sqrt(nc), or nc itself
+    (a plain loop) when nc is small or has no divisor near enough to pay."""
+    if nc < 16:
+        return nc
+    best = min((q for q in range(2, nc) if nc % q == 0), key=lambda q: abs(q * q - nc), default=nc)
+    return best if best * 4 <= nc else nc
+
+
+def _linear_scan_(xs: Sequence[torch.Tensor], fs: Sequence[torch.Tensor], reverse: bool) -> None:
+    """In place along dim 1, for every pair (x, f): x[c] += f[c] * x[c - 1] for c = 1 .. nc - 1
+    in order (reverse: x[c] += f[c] * x[c + 1] for c = nc - 2 .. 0). f broadcasts against x and
+    holds decays in [0, 1].
+
+    A loop over nc chunks costs nc small calls, which dominate at long N. With nc = P x Q the
+    same recurrence takes Q - 1 + P - 1 + 1 calls on bigger tensors: scan each segment of Q
+    chunks from zero (all segments at once), scan the P segment ends, then add each segment's
+    incoming value times the decay accumulated since the segment's start.
+    """
+    nc = xs[0].shape[1]
+    Q = _segment_length(nc)
+    P = nc // Q
+    xs = [x.view(x.shape[0], P, Q, *x.shape[2:]) for x in xs]
+    fs = [f.view(f.shape[0], P, Q, *f.shape[2:]) for f in fs]
+    inner = range(1, Q) if not reverse else range(Q - 2, -1, -1)
+    prev = -1 if not reverse else 1
+    segments = [x.unbind(2) for x in xs]
+    factors = [f.unbind(2) for f in fs]
+    for q in inner:
+        torch._foreach_addcmul_([s[q] for s in segments], [f[q] for f in factors],
+                                [s[q + prev] for s in segments])
+    if P == 1:
+        return
+    # Decay from the value entering a segment to each of its chunks: a cumulative product over
+    # the segment (from its far end when reversed); every factor is <= 1.
+    if not reverse:
+        reach = [torch.cumprod(f, dim=2) for f in fs]
+        end = Q - 1
+    else:
+        reach = [torch.cumprod(f.flip(2), dim=2).flip(2) for f in fs]
+        end = 0
+    ends = [x[:, :, end] for x in xs]
+    across = [r[:, :, end] for r in reach]  # decay over a whole segment
+    order = range(1, P) if not reverse else range(P - 2, -1, -1)
+    for p in order:
+        torch._foreach_addcmul_([e[:, p] for e in ends], [a[:, p] for a in across],
+                                [e[:, p + prev] for e in ends])
+    # Every chunk but the segment's last takes the finished end of the segment before it.
+    rest = slice(0, Q - 1) if not reverse else slice(1, Q)
+    receive = slice(1, P) if not reverse else slice(0, P - 1)
+    give = slice(0, P - 1) if not reverse else slice(1, P)
+    for x, r in zip(xs, reach):
+        incoming = x[:, give, end].unsqueeze(2)
+        x[:, receive, rest].addcmul_(r[:, receive, rest], incoming)
+
+
 def scan(sums: Sequence[torch.Tensor], carries: Sequence[torch.Tensor], decay: torch.Tensor,
-         reverse: bool, ws: Workspace, names: Sequence[str]) -> Tuple[List[torch.Tensor], List[torch.Tensor]]:
+         reverse: bool, ws: Workspace, names: Sequence[str],
+         out: Optional[Sequence[torch.Tensor]] = None) -> Tuple[List[torch.Tensor], List[torch.Tensor]]:
     """Turn per-chunk sums into the memories carried between chunks.
 
     sums: [Z, nc, n, *] each, chunk c's own sums; carries: [Z, n, *], what enters the scan
     (normalised at its first anchor); decay: [Z, nc, n], exp(a_c - a_{c+1}).
     Forward (reverse=False): sums[c] is normalised at a_{c+1}; memories[c] holds everything before
     chunk c, normalised at a_c. Reverse: sums[c] is normalised at a_c; memories[c] holds everything
-    after chunk c, normalised at a_{c+1}. Returns (memories in workspace buffers ``names``, the
-    memories leaving the scan: after the last chunk, or before the first).
+    after chunk c, normalised at a_{c+1}. Returns (memories in workspace buffers ``names``, or in
+    ``out`` when given, and the memories leaving the scan: after the last chunk, or before the first).
     """
     nc = sums[0].shape[1]
-    first, step = (nc - 1, -1) if reverse else (0, 1)
-    last = first + step * (nc - 1)
-    memories = [ws(name, part.shape, part) for part, name in zip(sums, names)]
+    last = 0 if reverse else nc - 1
+    memories = list(out) if out is not None else [ws(name, part.shape, part)
+                                                  for part, name in zip(sums, names)]
     decays = [decay if part.dim() == 3 else decay.unsqueeze(-1) for part in sums]
-    # memory[c + step] = sums[c] + decay[c] * memory[c]: the sums go in with one copy per scan,
-    # then each step is one fused multiply-add over every scan (one call, not one per tensor).
-    for memory, part, carry in zip(memories, sums, carries):
-        memory[:, first].copy_(carry)
+    # memory[c + 1] = sums[c] + decay[c] * memory[c] (forward): the sums go in shifted by one
+    # chunk with the carry in front, then a linear scan adds the decayed memory before them.
+    factors = []
+    for memory, part, carry, d in zip(memories, sums, carries, decays):
         if reverse:
+            memory[:, -1].copy_(carry)
             memory[:, :-1].copy_(part[:, 1:])
+            factors.append(torch.cat([d[:, 1:], d[:, :1]], dim=1))  # the last one is unused
         else:
+            memory[:, 0].copy_(carry)
             memory[:, 1:].copy_(part[:, :-1])
-    chunks = [memory.unbind(1) for memory in memories]
-    factors = [d.unbind(1) for d in decays]
-    c = first
-    for _ in range(nc - 1):
-        torch._foreach_addcmul_([m[c + step] for m in chunks], [f[c] for f in factors],
-                                [m[c] for m in chunks])
-        c += step
-    leaving = [torch.addcmul(part[:, last], f[last], m[last])
-               for part, f, m in zip(sums, factors, chunks)]
+            factors.append(torch.cat([d[:, :1], d[:, :-1]], dim=1))  # the first one is unused
+    _linear_scan_(memories, factors, reverse)
+    leaving = [torch.addcmul(part[:, last], d[:, last], m[:, last])
+               for part, d, m in zip(sums, decays, memories)]
     return memories, leaving
 
 
@@ -223,16 +278,21 @@ class BlockForward(NamedTuple):
     probs_f: torch.Tensor  # P * F (rows)
     qk: torch.Tensor  # q_t . k_i, masked (pairs)
     value_mix: torch.Tensor  # sum_j P_t[j] W_ti[j] (pairs)
-    carry: Tuple[torch.Tensor, torch.Tensor]  # memories after the block, normalised at g_last
+    carry: Optional[Tuple[torch.Tensor, torch.Tensor]]  # memories after the block, at g_last
     g_last: torch.Tensor  # [Z, n]
 
 
 def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chunk: int,
-                  ws: Workspace, out: Optional[torch.Tensor] = None) -> BlockForward:
+                  ws: Workspace, out: Optional[torch.Tensor] = None, keep_states: bool = False,
+                  states: Optional[Tuple[torch.Tensor, torch.Tensor]] = None) -> BlockForward:
     """Causal ABC over one block; writes the output into ``out`` ([Z, T, dv]) when given.
 
     q, k: [Z, T, d]; v: [Z, T, dv]; logits: [Z, T, n] (contiguous, T a multiple of ``chunk``);
     carry_k [Z, n, d], carry_v [Z, n, dv]: memory of the prefix, normalised at g_before [Z, n].
+    keep_states: put the memories entering each chunk (``key_states``, ``value_states``) in fresh
+    tensors that outlive the call (for the backward) instead of scratch buffers.
+    states: those memories from an earlier call on the same block: they are not recomputed, and
+    the returned ``carry`` is None.
     """
     Z, T, d = q.shape
     nc, n, dv = T // chunk, logits.shape[-1], v.shape[-1]
@@ -242,14 +302,19 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
     qc = torch.mul(q.view(Z, nc, chunk, d), scale, out=ws("q", (Z, nc, chunk, d), q))
     kc, vc = k.view(Z, nc, chunk, d), v.view(Z, nc, chunk, dv)
 
-    leave_t = geo.leave.transpose(-1, -2)
-    key_sums = matmul_into(ws("key_sums", (Z, nc, n, d), q), leave_t, kc)
-    value_sums = matmul_into(ws("value_sums", (Z, nc, n, dv), q), leave_t, vc)
-    entering = torch.exp(g_before - geo.anchors[:, 0]).unsqueeze(-1)
-    decay = torch.exp(geo.anchors[:, :-1] - geo.anchors[:, 1:])
-    (key_states, value_states), carry = scan(
-        [key_sums, value_sums], [entering * carry_k, entering * carry_v], decay, reverse=False,
-        ws=ws, names=("key_states", "value_states"))
+    if states is None:
+        leave_t = geo.leave.transpose(-1, -2)
+        key_sums = matmul_into(ws("key_sums", (Z, nc, n, d), q), leave_t, kc)
+        value_sums = matmul_into(ws("value_sums", (Z, nc, n, dv), q), leave_t, vc)
+        entering = torch.exp(g_before - geo.anchors[:, 0]).unsqueeze(-1)
+        decay = torch.exp(geo.anchors[:, :-1] - geo.anchors[:, 1:])
+        kept = (torch.empty_like(key_sums), torch.empty_like(value_sums)) if keep_states else None
+        (key_states, value_states), carry = scan(
+            [key_sums, value_sums], [entering * carry_k, entering * carry_v], decay, reverse=False,
+            ws=ws, names=("key_states", "value_states"), out=kept)
+        carry = tuple(carry)
+    else:
+        (key_states, value_states), carry = states, None
 
     qk = matmul_into(ws("qk", pairs, q), qc, kc.transpose(-1, -2))
     scores = matmul_into(ws("scores", rows, q), qc, key_states.transpose(-1, -2))
@@ -261,7 +326,7 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
         out = out.view(Z, nc, chunk, dv)
         add_matmul_(matmul_into(out, probs_f, value_states), value_mix, vc)
     return BlockForward(geo, intra, qc, key_states, value_states, scores, probs, probs_f, qk,
-                        value_mix, tuple(carry), geo.anchors[:, -1])
+                        value_mix, carry, geo.anchors[:, -1])
 
 
 class ReverseCarry(NamedTuple):
@@ -277,17 +342,19 @@ class ReverseCarry(NamedTuple):
 
 def block_backward(q, k, v, logits, carry_k, carry_v, g_before, grad_out,
                    reverse: Optional[ReverseCarry], scale: float, chunk: int, ws: Workspace,
-                   dq, dk, dv, dlogits) -> ReverseCarry:
+                   dq, dk, dv, dlogits,
+                   states: Optional[Tuple[torch.Tensor, torch.Tensor]] = None) -> ReverseCarry:
     """Gradients of one block, recomputing its forward from the carried prefix memory.
 
     grad_out: [Z, T, dv]; dq, dk, dv, dlogits: contiguous outputs shaped like q, k, v, logits;
-    ``reverse``: the carry from the block after this one (None for the last block).
+    ``reverse``: the carry from the block after this one (None for the last block);
+    ``states``: the block's (key_states, value_states) kept by the forward, if it kept them.
     Returns the ReverseCarry for the block before.
     """
     Z, T, d = q.shape
     nc, n, dv_dim = T // chunk, logits.shape[-1], v.shape[-1]
     rows, pairs = (Z, nc, chunk, n), (Z, nc, chunk, chunk)
-    fw = block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, ws)
+    fw = block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, ws, states=states)
     geo, intra = fw.geo, fw.intra
     kc, vc = k.view(Z, nc, chunk, d), v.view(Z, nc, chunk, dv_dim)
     do = grad_out.view(Z, nc, chunk, dv_dim)
