@@ -10,6 +10,7 @@ import pytest
 
 from abc_fairseq.benchmark.__main__ import main
 from abc_fairseq.benchmark.attention_targets import check_targets
+from abc_fairseq.benchmark.driver import pool_rounds
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = ["--lengths", "64", "128", "--tokens", "512", "--heads", "2", "--head-dim", "16", "--memory", "8",
@@ -120,3 +121,28 @@ def test_targets_pass_fail_skip():
 
     del rows[("sdpa", 512)]
     assert check_targets(rows)[2]["status"] == "SKIP"
+
+
+def test_rounds_interleave_cases_and_pool_their_timed_calls(tmp_path):
+    proc = run_cli("--methods", "abc", "sdpa", "--lengths", "64", "--tokens", "128", "--heads", "1",
+                   "--head-dim", "8", "--memory", "4", "--repeats", "2", "--warmup", "0", "--threads", "1",
+                   "--rounds", "3", "--no-plot", "--out-dir", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    started = [line.split("] ")[1] for line in proc.stderr.splitlines()
+               if line.startswith("[round") and line.endswith("...")]
+    assert started == ["abc N=64 batch=2 ...", "sdpa N=64 batch=2 ..."] * 3  # round after round
+    record = json.loads((tmp_path / "attention.json").read_text())
+    assert record["config"]["rounds"] == 3
+    for row in record["results"]:
+        assert row["status"] == "ok" and row["rounds"] == 3 and len(row["times_s"]) == 6
+    assert "3 interleaved rounds pooled" in proc.stdout
+
+
+def test_pooling_keeps_the_first_rounds_memory_and_counts_failed_rounds():
+    first = {"status": "ok", "times_s": [1.0], "peak_mib": 10.0}
+    pooled = pool_rounds(pool_rounds(None, first), {"status": "ok", "times_s": [3.0, 2.0], "peak_mib": 99.0})
+    assert pooled["times_s"] == [1.0, 3.0, 2.0] and pooled["peak_mib"] == 10.0 and pooled["rounds"] == 2
+    pooled = pool_rounds(pooled, {"status": "timeout", "message": "slow"})
+    assert pooled["status"] == "ok" and pooled["failed_rounds"] == 1 and pooled["rounds"] == 2
+    failed = pool_rounds(None, {"status": "crashed"})
+    assert pool_rounds(failed, first)["status"] == "crashed"

@@ -46,6 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                f"(default: {' '.join(DEFAULT_METHODS)})")
     parser.add_argument("--repeats", type=cli_types.positive_int, default=5,
                         help="timed calls per (method, N); the median is reported")
+    parser.add_argument("--rounds", type=cli_types.positive_int, default=1,
+                        help="run every case this many times, round after round, each time in a fresh "
+                             "process, and pool the timed calls: on machines whose speed drifts, this "
+                             "exposes every case to the same drift (memory is taken from the first round)")
     parser.add_argument("--warmup", type=cli_types.non_negative_int, default=2,
                         help="untimed calls before the timed ones (after the memory call)")
     parser.add_argument("--threads", type=cli_types.positive_int, default=None,
@@ -89,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
     validate(args, args._parser)
     env = environment_info(PROG, args.argv, args.device)
     cases = [_case(args, method, length) for length in args.lengths for method in args.methods]
-    record = driver.measure("attention", args, env, cases, _describe)
+    record = driver.measure("attention", args, env, cases, _describe, rounds=args.rounds)
     rows = record["results"]
     add_relative(rows)
     targets = check_targets({(row["method"], row["N"]): row for row in rows})

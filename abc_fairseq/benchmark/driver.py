@@ -1,6 +1,11 @@
 """What every subcommand does around its measurements: one fresh worker process per case with
 progress lines, a JSON record rewritten after each case (partial results survive an interrupted
-run), then the printed report, the Markdown copy and the plot."""
+run), then the printed report, the Markdown copy and the plot.
+
+With ``rounds`` > 1 every case runs once per round, round after round, and its timed calls are
+pooled: on shared machines whose speed drifts by 10-30% over minutes, a case timed in one stretch
+can land in a fast or a slow phase, while interleaved rounds expose every case to the same drift,
+which is what ratios between cases need."""
 
 import argparse
 import os
@@ -45,21 +50,46 @@ def failure(row: dict) -> str:
     return f"{row.get('status')}: {' '.join(str(row.get('message', '')).split())[:200]}"
 
 
+def pool_rounds(earlier: Optional[dict], later: dict) -> dict:
+    """One case's worker results over rounds: the timed calls of every round that measured,
+    everything else (memory, info) from the first. A round that fails is counted, not pooled; a
+    case that failed in its first round stays failed."""
+    if earlier is None:
+        return {**later, "rounds": 1}
+    if earlier.get("status") != "ok":
+        return earlier
+    if later.get("status") != "ok":
+        return {**earlier, "failed_rounds": earlier.get("failed_rounds", 0) + 1}
+    return {**earlier, "times_s": earlier["times_s"] + later["times_s"], "rounds": earlier["rounds"] + 1}
+
+
 def measure(benchmark: str, args: argparse.Namespace, env: dict, measurements: List[Measurement],
-            describe: Callable[[dict], str]) -> dict:
-    """Run every measurement in its own worker; returns the record {benchmark, complete, config,
-    environment, results}, written to ``<out-dir>/<benchmark>.json`` after each case."""
+            describe: Callable[[dict], str], rounds: int = 1) -> dict:
+    """Run every measurement in its own worker, ``rounds`` times over (see the module notes);
+    returns the record {benchmark, complete, config, environment, results}, written to
+    ``<out-dir>/<benchmark>.json`` after each case."""
     rows: List[dict] = []
     record = {"benchmark": benchmark, "complete": False, "config": config_of(args), "environment": env,
               "results": rows}
     json_path = os.path.join(args.out_dir, f"{benchmark}.json")
     total = len(measurements)
-    for i, item in enumerate(measurements, 1):
-        progress(f"[{i}/{total}] {item.label} ...")
-        rows.append(item.to_row(run_worker(item.spec, call_seconds=args.max_seconds * 1.5 + 30)))
-        ok = rows[-1].get("status") == "ok"
-        progress(f"[{i}/{total}] {item.label}: {describe(rows[-1]) if ok else failure(rows[-1])}")
-        write_json(json_path, record)
+    pooled: List[Optional[dict]] = [None] * total
+    for r in range(rounds):
+        for i, item in enumerate(measurements):
+            tag = f"[{i + 1}/{total}]" if rounds == 1 else f"[round {r + 1}/{rounds}, {i + 1}/{total}]"
+            if pooled[i] is not None and pooled[i].get("status") != "ok":
+                continue  # failed in its first round: not retried
+            progress(f"{tag} {item.label} ...")
+            result = run_worker(item.spec, call_seconds=args.max_seconds * 1.5 + 30)
+            pooled[i] = pool_rounds(pooled[i], result)
+            row = item.to_row(pooled[i])
+            if i < len(rows):
+                rows[i] = row
+            else:
+                rows.append(row)
+            ok = result.get("status") == "ok"
+            progress(f"{tag} {item.label}: {describe(row) if ok else failure(result)}")
+            write_json(json_path, record)
     return record
 
 

@@ -69,6 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ffn-dim", type=cli_types.positive_int, default=3072, help="FFN hidden size")
     parser.add_argument("--repeats", type=cli_types.positive_int, default=5,
                         help="timed forwards per method, after the untimed memory forward; the median is reported")
+    parser.add_argument("--rounds", type=cli_types.positive_int, default=1,
+                        help="run every case this many times, round after round, each time in a fresh "
+                             "process, and pool the timed calls: on machines whose speed drifts, this "
+                             "exposes every case to the same drift (memory is taken from the first round)")
     parser.add_argument("--warmup", type=cli_types.non_negative_int, default=1,
                         help="untimed forwards before the timed ones (after the memory forward)")
     parser.add_argument("--threads", type=cli_types.positive_int, default=None,
@@ -78,7 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=cli_types.non_negative_int, default=0, help="seed of weights and tokens")
     parser.add_argument("--max-seconds", type=cli_types.positive_float, default=600.0,
                         help="longest one forward may take; a method over it is reported as timeout")
-    add_output_flags(parser, "encode")
+    # Models whose peaks are a few percent apart need a probe that does not vary by 10-20% between
+    # runs: the peak of bytes held in tensors (CUDA's own probe is the same kind).
+    add_output_flags(parser, "encode", cpu_memory_probe="tensors")
 
 
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -189,6 +195,11 @@ def _ratio(value) -> str:
 HEADERS = ("method", "n", "ms / batch", "sequences/s", "speed vs softmax", "peak MiB", "memory vs softmax")
 
 
+def _rounds(config: dict) -> str:
+    rounds = config.get("rounds", 1)
+    return f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
+
+
 def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
     """The Markdown report: header, table (Table 6's layout: speed and memory relative to softmax), notes."""
     table_rows, failures = [], []
@@ -209,7 +220,7 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "",
         f"Batch {config['batch']} x {config['length']} tokens; {config['layers']} layers, dim {config['embed_dim']}, "
         f"{config['heads']} heads, FFN {config['ffn_dim']}, vocabulary {config['vocab']}; random weights; "
-        f"{config['dtype']} on {config['device']}; median of {config['repeats']} after {config['warmup']} warmup; "
+        f"{config['dtype']} on {config['device']}; median of {config['repeats']} after {config['warmup']} warmup{_rounds(config)}; "
         f"threads {', '.join(map(str, threads)) or '-'}; torch {env['torch']}; CPU {env['cpu_model']}.",
         "",
         markdown_table(HEADERS, table_rows, right_align=(False,) + (True,) * 6),
@@ -305,7 +316,7 @@ def run(args: argparse.Namespace) -> int:
     validate(args, args._parser)
     env = environment_info(PROG, args.argv, args.device)
     cases = [_case(args, label, kind, memory) for label, kind, memory in method_list(args)]
-    record = driver.measure("encode", args, env, cases, _describe)
+    record = driver.measure("encode", args, env, cases, _describe, rounds=args.rounds)
     rows = record["results"]
     add_relative(rows)
     targets = check_targets({row["method"]: row for row in rows})

@@ -10,6 +10,11 @@ CPU probes (resident set size of this process; run each measurement in a fresh p
   millisecond and keeps the maximum; spikes shorter than the sampling period can be missed.
 - ``maxrss`` (portable fallback): ``getrusage(RUSAGE_SELF).ru_maxrss`` before and after. It is a
   lifetime peak, so it under-reports when an earlier peak (e.g. while importing) was higher.
+- ``tensors`` (deterministic): the peak of bytes held by tensors, replayed from the allocation
+  and free events that ``torch.profiler`` records with ``profile_memory=True``, like CUDA's
+  ``max_memory_allocated``. It ignores what the process holds outside tensors (freed heap that
+  glibc keeps, page-table and library pages), which makes the resident-set probes vary by 10-20%
+  between runs, so it is the probe to compare models whose peaks are close.
 
 Before a CPU baseline, ``release_free_heap`` asks glibc to hand freed heap pages back to the OS
 (``malloc_trim(0)``), so memory freed while creating inputs does not hide the work's own needs.
@@ -25,7 +30,7 @@ import sys
 import threading
 from typing import Optional
 
-CPU_PROBES = ("auto", "hwm", "sampler", "maxrss")
+CPU_PROBES = ("auto", "hwm", "sampler", "maxrss", "tensors")
 _PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 MIB = 1024 ** 2
 
@@ -172,8 +177,47 @@ class CudaPeakProbe:
         return self._baseline
 
 
+class TensorPeakProbe:
+    """Peak increase of the bytes held in CPU tensors between ``start()`` and ``stop()``."""
+
+    method = "tensors"
+
+    def __init__(self):
+        self._profiler = None
+
+    def start(self) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        self._profiler = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+        self._profiler.__enter__()
+
+    def stop(self) -> int:
+        if self._profiler is None:
+            raise RuntimeError("TensorPeakProbe.stop() called before start()")
+        self._profiler.__exit__(None, None, None)
+        return peak_live_bytes(self._profiler.profiler.kineto_results.events())
+
+    @property
+    def baseline_bytes(self) -> int:
+        return 0  # the increase is counted from the tensors alive at start()
+
+
+def peak_live_bytes(events) -> int:
+    """Highest running sum of the CPU allocation (+) and free (-) events, in time order, from 0.
+    Frees of tensors made before the start count too, so the peak is the increase over them."""
+    changes = sorted((event.start_ns(), event.nbytes()) for event in events
+                     if event.name() == "[memory]" and str(event.device_type()).endswith("CPU"))
+    live = peak = 0
+    for _, nbytes in changes:
+        live += nbytes
+        peak = max(peak, live)
+    return peak
+
+
 def peak_probe(device, cpu_method: str = "auto"):
     """The probe for ``device`` (a ``torch.device``)."""
     if device.type == "cuda":
         return CudaPeakProbe(device)
+    if cpu_method == "tensors":
+        return TensorPeakProbe()
     return CpuPeakProbe(cpu_method)

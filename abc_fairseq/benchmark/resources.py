@@ -22,16 +22,19 @@ def mem_available_bytes() -> Optional[int]:
     return None
 
 
-def add_output_flags(parser: argparse.ArgumentParser, name: str) -> None:
-    """--max-memory-gib, --cpu-memory-probe, --out-dir and --no-plot; ``name`` names the files."""
+def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_probe: str = "auto") -> None:
+    """--max-memory-gib, --cpu-memory-probe (default ``cpu_memory_probe``), --out-dir and
+    --no-plot; ``name`` names the files."""
     parser.add_argument("--max-memory-gib", type=cli_types.non_negative_float, default=None,
                         help="CPU only: cap each worker's extra address space so an oversized case fails "
                              "as oom instead of invoking the system's OOM killer; 0 disables "
                              f"(default: {DEFAULT_MEMORY_FRACTION:g} x MemAvailable at start)")
-    parser.add_argument("--cpu-memory-probe", choices=CPU_PROBES, default="auto",
+    parser.add_argument("--cpu-memory-probe", choices=CPU_PROBES, default=cpu_memory_probe,
                         help="how CPU peak memory is measured (see abc_fairseq/benchmark/memory.py): "
                              "hwm = kernel high-water mark reset via /proc/self/clear_refs, sampler = "
-                             "1 ms /proc/self/statm polling, maxrss = getrusage; auto = hwm if possible")
+                             "1 ms /proc/self/statm polling, maxrss = getrusage; auto = hwm if possible; "
+                             "tensors = peak bytes held in tensors, from torch.profiler's allocation events "
+                             "(deterministic; ignores memory held outside tensors)")
     parser.add_argument("--out-dir", default=os.path.join("benchmark_results", name),
                         help=f"directory for {name}.json, {name}.md and {name}.png")
     parser.add_argument("--no-plot", action="store_true", help=f"do not write {name}.png")
