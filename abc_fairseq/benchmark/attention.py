@@ -46,10 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                                f"(default: {' '.join(DEFAULT_METHODS)})")
     parser.add_argument("--repeats", type=cli_types.positive_int, default=5,
                         help="timed calls per (method, N); the median is reported")
-    parser.add_argument("--rounds", type=cli_types.positive_int, default=1,
-                        help="run every case this many times, round after round, each time in a fresh "
-                             "process, and pool the timed calls: on machines whose speed drifts, this "
-                             "exposes every case to the same drift (memory is taken from the first round)")
+    driver.add_rounds_flag(parser)
     parser.add_argument("--warmup", type=cli_types.non_negative_int, default=2,
                         help="untimed calls before the timed ones (after the memory call)")
     parser.add_argument("--threads", type=cli_types.positive_int, default=None,

@@ -3,6 +3,7 @@
 from typing import Dict, List, Sequence, Tuple
 
 from .attention_methods import METHOD_NOTES
+from .driver import rounds_note
 from .plot import Panel
 from .table import markdown_table
 from .timing import median
@@ -67,11 +68,6 @@ def _footnotes(rows: Sequence[dict]) -> Tuple[Dict[int, int], List[str]]:
     return of_row, lines
 
 
-def _rounds(config: dict) -> str:
-    rounds = config.get("rounds", 1)
-    return f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
-
-
 def report(rows: Sequence[dict], env: dict, config: dict, memory_probes: Sequence[str]) -> str:
     """The Markdown report: header, table, notes (method caveats and failures)."""
     footnote_of, footnotes = _footnotes(rows)
@@ -92,7 +88,7 @@ def report(rows: Sequence[dict], env: dict, config: dict, memory_probes: Sequenc
         "",
         f"{config['tokens']} tokens per call, H={config['heads']}, d={config['head_dim']}, "
         f"ABC slots n={config['memory']}, {config['dtype']} on {config['device']}; "
-        f"median of {config['repeats']} after {config['warmup']} warmup{_rounds(config)}; "
+        f"median of {config['repeats']} after {config['warmup']} warmup{rounds_note(config)}; "
         f"threads {', '.join(map(str, threads)) or '-'}; torch {env['torch']}; CPU {env['cpu_model']}.",
         "",
         markdown_table(HEADERS, table_rows, right_align=(True, True, False, True, True, True, True, True)),

@@ -12,6 +12,7 @@ import os
 import sys
 from typing import Callable, List, NamedTuple, Optional
 
+from . import cli_types
 from .output import write_json, write_text
 from .runner import run_worker
 
@@ -23,6 +24,20 @@ class Measurement(NamedTuple):
     label: str
     spec: dict
     to_row: Callable[[dict], dict]
+
+
+def add_rounds_flag(parser: argparse.ArgumentParser) -> None:
+    """--rounds, for subcommands whose cases are timed with the worker's repeated calls."""
+    parser.add_argument("--rounds", type=cli_types.positive_int, default=1,
+                        help="run every case this many times, round after round, each time in a fresh "
+                             "process, and pool the timed calls: on machines whose speed drifts, this "
+                             "exposes every case to the same drift (memory is taken from the first round)")
+
+
+def rounds_note(config: dict) -> str:
+    """What a report's header adds about --rounds: nothing for one round."""
+    rounds = config.get("rounds", 1)
+    return f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
 
 
 def progress(text: str) -> None:

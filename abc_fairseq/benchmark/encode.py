@@ -19,6 +19,7 @@ import argparse
 from typing import Dict, List, Optional, Tuple
 
 from . import cli_types, driver
+from .driver import rounds_note
 from .attention_methods import DTYPES
 from .case import Case
 from .environment import environment_info
@@ -69,10 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ffn-dim", type=cli_types.positive_int, default=3072, help="FFN hidden size")
     parser.add_argument("--repeats", type=cli_types.positive_int, default=5,
                         help="timed forwards per method, after the untimed memory forward; the median is reported")
-    parser.add_argument("--rounds", type=cli_types.positive_int, default=1,
-                        help="run every case this many times, round after round, each time in a fresh "
-                             "process, and pool the timed calls: on machines whose speed drifts, this "
-                             "exposes every case to the same drift (memory is taken from the first round)")
+    driver.add_rounds_flag(parser)
     parser.add_argument("--warmup", type=cli_types.non_negative_int, default=1,
                         help="untimed forwards before the timed ones (after the memory forward)")
     parser.add_argument("--threads", type=cli_types.positive_int, default=None,
@@ -195,11 +193,6 @@ def _ratio(value) -> str:
 HEADERS = ("method", "n", "ms / batch", "sequences/s", "speed vs softmax", "peak MiB", "memory vs softmax")
 
 
-def _rounds(config: dict) -> str:
-    rounds = config.get("rounds", 1)
-    return f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
-
-
 def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
     """The Markdown report: header, table (Table 6's layout: speed and memory relative to softmax), notes."""
     table_rows, failures = [], []
@@ -220,7 +213,7 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "",
         f"Batch {config['batch']} x {config['length']} tokens; {config['layers']} layers, dim {config['embed_dim']}, "
         f"{config['heads']} heads, FFN {config['ffn_dim']}, vocabulary {config['vocab']}; random weights; "
-        f"{config['dtype']} on {config['device']}; median of {config['repeats']} after {config['warmup']} warmup{_rounds(config)}; "
+        f"{config['dtype']} on {config['device']}; median of {config['repeats']} after {config['warmup']} warmup{rounds_note(config)}; "
         f"threads {', '.join(map(str, threads)) or '-'}; torch {env['torch']}; CPU {env['cpu_model']}.",
         "",
         markdown_table(HEADERS, table_rows, right_align=(False,) + (True,) * 6),
