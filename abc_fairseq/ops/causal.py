@@ -128,6 +128,31 @@ class _CausalABC(torch.autograd.Function):
         return (*grads, None, None, None, None, None, None, None)
 
 
+def _check_state(state: ABCState, B: int, H: int, n: int, d: int, dv: int) -> None:
+    expected = ((B, H, n, d), (B, H, n, dv), (B, H, n))
+    if tuple(tuple(t.shape) for t in state) != expected:
+        raise ValueError(
+            "initial_state does not match the inputs: got shapes "
+            f"{[tuple(t.shape) for t in state]}, expected {list(expected)}")
+
+
+def _empty_result(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, logits: torch.Tensor,
+                  initial_state: Optional[ABCState], return_state: bool):
+    """No rows (N = 0) or no sequences (B or H = 0): an empty output, and the state unchanged."""
+    # [B, H, N, dv] with no element, on the autograd graph of every input like a real output
+    # (their gradients are zeros, not None).
+    out = v.clone()
+    for other in (q, k, logits):
+        out = out + other.sum().to(out.dtype)
+    if not return_state:
+        return out
+    B, H, _, d = q.shape
+    n, work = logits.shape[-1], compute_dtype(q.dtype)
+    if initial_state is None:
+        return out, ABCState.empty(B, H, n, d, v.shape[-1], device=q.device, dtype=work)
+    return out, ABCState(*(t.detach().to(work) for t in initial_state))
+
+
 def causal_abc(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -180,6 +205,11 @@ def causal_abc(
     work = compute_dtype(q.dtype)
     scale = default_scale(scale, d)
 
+    if initial_state is not None:
+        _check_state(initial_state, B, H, n, d, dv)
+    if N == 0 or Z == 0:
+        return _empty_result(q, k, v, phi_logits, initial_state, return_state)
+
     chunk = min(chunk_size, N)
     pad = (-N) % chunk
     block = _block_rows(N + pad, chunk, block_size, tile_rows)
@@ -195,11 +225,6 @@ def causal_abc(
         carry_v = q_flat.new_zeros(Z, n, dv)
         g_before = q_flat.new_full((Z, n), float("-inf"))
     else:
-        expected = ((B, H, n, d), (B, H, n, dv), (B, H, n))
-        if tuple(tuple(t.shape) for t in initial_state) != expected:
-            raise ValueError(
-                "initial_state does not match the inputs: got shapes "
-                f"{[tuple(t.shape) for t in initial_state]}, expected {list(expected)}")
         carry_k, carry_v, g_before = (
             t.detach().to(work).reshape(Z, *t.shape[2:]) for t in initial_state)
 

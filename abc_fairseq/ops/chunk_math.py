@@ -28,6 +28,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
+from .nonfinite import masked_product_sum, nonfinite_batches
 from .workspace import Workspace
 
 # Largest exponent the fast (matmul) path takes: exp(60) * C * |q.k| stays far below fp32's max.
@@ -82,8 +83,11 @@ def block_geometry(logits: torch.Tensor, g_before: torch.Tensor, chunk: int,
     first = torch.logaddexp(before, l[:, :, 0])  # a_c
     anchors = torch.cat([first, ends[:, -1:]], dim=1)
 
-    flagged = torch.nonzero((chunk_max - first).amax(dim=(0, 2)) > SAFE_EXPONENT)
-    flagged = flagged.flatten().tolist()
+    # A NaN logit makes its chunk's max NaN: that chunk takes the exact path too, whose sums
+    # never mix a later row into an earlier one (and a NaN elsewhere must not hide a real rise:
+    # compare before reducing, NaN > x is False).
+    unsafe = ((chunk_max - first) > SAFE_EXPONENT).logical_or_(torch.isnan(chunk_max))
+    flagged = torch.nonzero(unsafe.any(dim=2).any(dim=0)).flatten().tolist()
     torch.sub(l, first.unsqueeze(2), out=E)
     if flagged:
         E.clamp_(max=SAFE_EXPONENT)
@@ -325,8 +329,24 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
     if out is not None:
         out = out.view(Z, nc, chunk, dv)
         add_matmul_(matmul_into(out, probs_f, value_states), value_mix, vc)
+        if carry is not None and not bool(torch.isfinite(carry[1]).all()):
+            _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, intra.above)
     return BlockForward(geo, intra, qc, key_states, value_states, scores, probs, probs_f, qk,
                         value_mix, carry, geo.anchors[:, -1])
+
+
+def _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, above) -> None:
+    """Recompute, in place, the outputs of the chunks whose values hold a NaN or an infinity.
+
+    value_mix [t, i] is zero for i > t, but the matmul value_mix @ v still multiplies those zeros
+    by v_i and 0 * NaN = NaN reaches rows t < i. Only called when the memory leaving the block is
+    not finite (a non-finite value always reaches it), so the finite path pays one tiny check.
+    """
+    bad = nonfinite_batches(vc)
+    if bool(bad.any()):
+        index = bad.nonzero(as_tuple=True)
+        out[index] = (torch.matmul(probs_f[index], value_states[index])
+                      + masked_product_sum(value_mix[index], vc[index], ~above))
 
 
 class ReverseCarry(NamedTuple):

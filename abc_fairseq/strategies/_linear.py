@@ -15,6 +15,8 @@ from typing import Optional, Tuple, Union
 import torch
 import torch.nn.functional as F
 
+from ..ops.nonfinite import zero_safe_matmul
+
 DEFAULT_CHUNK = 64
 
 
@@ -40,9 +42,10 @@ def causal_linear_attention(
     vc = v.reshape(B, H, chunks, C, E)
     causal = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()
     scores = torch.matmul(qc, kc.transpose(-1, -2)).masked_fill(~causal, 0.0)
-    out = torch.matmul(scores, vc)  # within each chunk
     chunk_states = torch.matmul(kc.transpose(-1, -2), vc)  # [B, H, chunks, D, E]
     inclusive = chunk_states.cumsum(dim=2)
+    # Within each chunk; a non-finite v_i must not reach rows t < i through a masked zero.
+    out = zero_safe_matmul(scores, vc, causal, summary=inclusive[:, :, -1])
     before = torch.cat([torch.zeros_like(inclusive[:, :, :1]), inclusive[:, :, :-1]], dim=2)
     if initial_state is not None:
         before = before + initial_state[:, :, None]

@@ -24,6 +24,7 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 
+from ..ops.nonfinite import zero_safe_matmul
 from ._band import pad_rows, with_neighbours
 from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, token_ranks,
                       work_dtype, zero_padding_rows)
@@ -59,7 +60,8 @@ def pooled_causal_attention(q, k, v, ratio: int, slots: int, scale: float) -> to
     allowed = ((behind >= 1) & (behind <= slots - 1))[None, None, None] & exists[:, :, :, None, :]
     allowed = torch.cat([allowed, torch.ones_like(allowed[..., :1])], dim=-1)
     probs = masked_softmax(torch.cat([band, own], dim=-1), allowed)
-    out = torch.matmul(probs[..., :-1], values) + probs[..., -1:] * partial_v
+    out = zero_safe_matmul(probs[..., :-1], values, allowed[..., :-1], summary=v)
+    out = out + probs[..., -1:] * partial_v
     return out.reshape(B, H, padded, d)[:, :, :N]
 
 

@@ -19,6 +19,7 @@ from typing import Optional, Tuple
 
 import torch
 
+from ..ops.nonfinite import zero_safe_matmul
 from ._band import band_offsets, pad_rows, with_neighbours
 from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, work_dtype,
                       zero_padding_rows)
@@ -44,7 +45,7 @@ def banded_attention(q, k, v, lengths, scale: float, lo: int, hi: int) -> torch.
     offsets = band_offsets(block, before, after, q.device)
     allowed = ((offsets >= lo) & (offsets <= hi))[None, None, None] & real[:, :, :, None, :]
     scores = scale * torch.matmul(qb.view(B, H, blocks, block, -1), keys.transpose(-1, -2))
-    out = torch.matmul(masked_softmax(scores, allowed), values)
+    out = zero_safe_matmul(masked_softmax(scores, allowed), values, allowed, summary=v)
     return out.reshape(B, H, blocks * block, -1)[:, :, :N]
 
 
