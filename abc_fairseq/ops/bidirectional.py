@@ -5,6 +5,7 @@ from typing import Optional, Tuple
 import torch
 
 from ._checks import check_padding_mask, check_qkv_phi, default_scale
+from .dropout import drop, dropout_keep_mask
 from .recurrent import compute_dtype
 
 
@@ -50,15 +51,21 @@ def abc_memory(
 
 
 def abc_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.Tensor,
-             scale: Optional[float] = None) -> torch.Tensor:
-    """Read a bounded memory: V~^T softmax(scale K~ q).
+             scale: Optional[float] = None, dropout_p: float = 0.0,
+             dropout_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Read a bounded memory: V~^T softmax(scale K~ q), or V~^T (softmax(scale K~ q) * M / (1 - p))
+    with attention dropout (``ops.dropout``; pass dropout_p = 0 in evaluation).
 
-    q: [B, H, M, d]; key_memory, value_memory: [B, H, n, d]. Returns [B, H, M, d] in q's dtype.
+    q: [B, H, M, d]; key_memory, value_memory: [B, H, n, d]; dropout_mask: bool [B, H, M, n],
+    True = keep (only with dropout_p > 0; drawn when not given). Returns [B, H, M, d] in q's dtype.
     """
+    B, H, M, _ = q.shape
+    keep_mask = dropout_keep_mask(dropout_p, dropout_mask, (B, H, M, key_memory.shape[2]), q.device)
     scale = default_scale(scale, q.shape[-1])
     # The scale goes on the n x d memory, not on the [B, H, M, n] scores (one pass less), and the
     # scores are a temporary: only the probabilities are alive during the second product.
     probs = torch.softmax(torch.matmul(q.to(key_memory.dtype), (key_memory * scale).transpose(-1, -2)), dim=-1)
+    probs = drop(probs, keep_mask, dropout_p)
     return torch.matmul(probs, value_memory).to(q.dtype)
 
 
@@ -69,13 +76,16 @@ def abc(
     phi_logits: torch.Tensor,
     key_padding_mask: Optional[torch.Tensor] = None,
     scale: Optional[float] = None,
+    dropout_p: float = 0.0,
+    dropout_mask: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Bidirectional ABC_MLP: phi normalised over all (non-padding) positions.
 
     q: [B, H, M, d] (M may differ from N); k, v: [B, H, N, d]; phi_logits: [B, H, N, n];
-    key_padding_mask: [B, N], True at padding. Returns [B, H, M, d] in q's dtype.
+    key_padding_mask: [B, N], True at padding; dropout_p, dropout_mask: attention dropout as in
+    ``abc_read``. Returns [B, H, M, d] in q's dtype.
     """
     check_qkv_phi(q, k, v, phi_logits, same_length=False)
     check_padding_mask(key_padding_mask, k)
     key_memory, value_memory = abc_memory(k, v, phi_logits, key_padding_mask)
-    return abc_read(q, key_memory, value_memory, scale)
+    return abc_read(q, key_memory, value_memory, scale, dropout_p, dropout_mask)

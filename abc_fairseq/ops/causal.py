@@ -17,6 +17,7 @@ import torch
 
 from ._checks import check_qkv_phi, default_scale
 from .chunk_math import ReverseCarry, block_backward, block_forward
+from .dropout import dropout_keep_mask
 from .recurrent import compute_dtype
 from .state import ABCState
 from .workspace import default_workspace
@@ -64,10 +65,13 @@ def _rows(x: torch.Tensor, group: slice, rows: slice, name: str, ws) -> torch.Te
 
 class _CausalABC(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n], contiguous, N a multiple of ``chunk``;
-    carry_k [Z, n, d], carry_v [Z, n, dv], g_before [Z, n]: the memory before row 0 (a constant)."""
+    carry_k [Z, n, d], carry_v [Z, n, dv], g_before [Z, n]: the memory before row 0 (a constant);
+    keep_mask: bool [Z, N, n], the attention-dropout keep mask (None: no dropout), keep_scale:
+    1 / (1 - p)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, block, tile_rows):
+    def forward(ctx, q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, block, tile_rows,
+                keep_mask=None, keep_scale=1.0):
         ws = default_workspace()
         Z, N, _ = q.shape
         dv = v.shape[-1]
@@ -86,7 +90,9 @@ class _CausalABC(torch.autograd.Function):
                 direct = target.is_contiguous()
                 if not direct:
                     target = ws("block_out", target.shape, q)
-                fw = block_forward(*inputs, ck, cv, g, scale, chunk, ws, target, keep_states=keep)
+                mask = None if keep_mask is None else _rows(keep_mask, group, rows, "mask", ws)
+                fw = block_forward(*inputs, ck, cv, g, scale, chunk, ws, target, keep_states=keep,
+                                   keep_mask=mask, keep_scale=keep_scale)
                 if keep:
                     boundaries.extend([fw.key_states, fw.value_states])
                 if not direct:
@@ -95,8 +101,10 @@ class _CausalABC(torch.autograd.Function):
                 del fw
             final.append((ck, cv, g))
         carry_k, carry_v, g_before = (torch.cat(parts) for parts in zip(*final))
-        ctx.save_for_backward(q, k, v, logits, *boundaries)
+        masks = [] if keep_mask is None else [keep_mask]
+        ctx.save_for_backward(q, k, v, logits, *masks, *boundaries)
         ctx.scale, ctx.chunk, ctx.block, ctx.tile_rows = scale, chunk, block, tile_rows
+        ctx.has_mask, ctx.keep_scale = keep_mask is not None, keep_scale
         ctx.per_block = 5 if keep else 3
         ctx.mark_non_differentiable(carry_k, carry_v, g_before)
         return out, carry_k, carry_v, g_before
@@ -105,6 +113,7 @@ class _CausalABC(torch.autograd.Function):
     def backward(ctx, grad_out, _grad_ck, _grad_cv, _grad_g):
         ws = default_workspace()
         q, k, v, logits, *boundaries = ctx.saved_tensors
+        keep_mask = boundaries.pop(0) if ctx.has_mask else None
         Z, N, _ = q.shape
         grad_out = grad_out.contiguous()
         grads = [torch.empty_like(x) for x in (q, k, v, logits)]
@@ -120,12 +129,14 @@ class _CausalABC(torch.autograd.Function):
                 direct = all(t.is_contiguous() for t in targets)
                 if not direct:
                     targets = [ws(f"grad{i}", t.shape, t) for i, t in enumerate(targets)]
+                mask = None if keep_mask is None else _rows(keep_mask, group, rows, "mask", ws)
                 reverse = block_backward(*inputs[:4], ck, cv, g, inputs[4], reverse, ctx.scale,
-                                         ctx.chunk, ws, *targets, states=tuple(states) or None)
+                                         ctx.chunk, ws, *targets, states=tuple(states) or None,
+                                         keep_mask=mask, keep_scale=ctx.keep_scale)
                 if not direct:
                     for grad, t in zip(grads, targets):
                         grad[group, rows] = t
-        return (*grads, None, None, None, None, None, None, None)
+        return (*grads, None, None, None, None, None, None, None, None, None)
 
 
 def _check_state(state: ABCState, B: int, H: int, n: int, d: int, dv: int) -> None:
@@ -164,6 +175,8 @@ def causal_abc(
     tile_rows: Optional[int] = None,
     initial_state: Optional[ABCState] = None,
     return_state: bool = False,
+    dropout_p: float = 0.0,
+    dropout_mask: Optional[torch.Tensor] = None,
 ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
     """Causal ABC_MLP (Peng et al., Eq. 4 and 12 with the prefix normaliser of Appendix B.1).
 
@@ -185,6 +198,10 @@ def causal_abc(
             before. It is a constant: no gradient flows into it. Default: an empty memory.
         return_state: also return the ABCState after the last row, to continue decoding with
             ``causal_abc_step`` or another ``causal_abc`` call.
+        dropout_p: attention dropout on the probabilities over the slots, in [0, 1): the output
+            reads V~_t^T (P_t * M_t / (1 - p)) (see ``ops.dropout``). Pass 0 in evaluation.
+        dropout_mask: bool [B, H, N, n], True = keep: the mask M (only with dropout_p > 0);
+            drawn from torch's RNG when dropout_p > 0 and none is given.
 
     Returns:
         out [B, H, N, dv] in q's dtype (and the final ABCState if ``return_state``). Normalisers,
@@ -207,6 +224,7 @@ def causal_abc(
 
     if initial_state is not None:
         _check_state(initial_state, B, H, n, d, dv)
+    keep_mask = dropout_keep_mask(dropout_p, dropout_mask, (B, H, N, n), q.device)
     if N == 0 or Z == 0:
         return _empty_result(q, k, v, phi_logits, initial_state, return_state)
 
@@ -219,6 +237,8 @@ def causal_abc(
     k_flat = pad_rows(k.to(work).reshape(Z, N, d), 0.0)
     v_flat = pad_rows(v.to(work).reshape(Z, N, dv), 0.0)
     logits = pad_rows(phi_logits.to(work).reshape(Z, N, n), float("-inf"))
+    if keep_mask is not None:
+        keep_mask = pad_rows(keep_mask.reshape(Z, N, n), True).contiguous()
 
     if initial_state is None:
         carry_k = q_flat.new_zeros(Z, n, d)
@@ -230,7 +250,8 @@ def causal_abc(
 
     out, carry_k, carry_v, g_last = _CausalABC.apply(
         q_flat.contiguous(), k_flat.contiguous(), v_flat.contiguous(), logits.contiguous(),
-        carry_k, carry_v, g_before, scale, chunk, block, tile_rows)
+        carry_k, carry_v, g_before, scale, chunk, block, tile_rows,
+        keep_mask, 1.0 / (1.0 - dropout_p))
     out = out[:, :N].reshape(B, H, N, dv).to(q.dtype)
     if not return_state:
         return out

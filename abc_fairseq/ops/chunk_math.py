@@ -6,7 +6,9 @@ chunks of C rows; ``q`` below is already multiplied by the softmax scale):
     W_ti [n]  = exp(l_i - g_t), i <= t     (the prefix-normalised control vector: what i wrote, read at t)
     S_t  [n]  = sum_{i<=t} W_ti (q_t . k_i)            slot scores K~_t q_t
     P_t  [n]  = softmax(S_t)
-    O_t  [d]  = sum_j P_t[j] sum_{i<=t} W_ti[j] v_i    V~_t^T P_t
+    P'_t [n]  = P_t * M_t / (1 - p)                    attention dropout (M_t the keep mask; P' = P
+                                                       without dropout)
+    O_t  [d]  = sum_j P'_t[j] sum_{i<=t} W_ti[j] v_i   V~_t^T P'_t
 
 Every exponent is taken against a normaliser of the past, never of the future: chunk c is anchored
 at a_c = g at its first row. Then
@@ -18,6 +20,15 @@ E_i overflows only where logits rise by more than ``SAFE_EXPONENT`` above the no
 chunk; such chunks are flagged and their intra-chunk terms rebuilt exactly from W (C x C x n), so the
 op is exact for logits of any magnitude. Underflow only drops weights below exp(-87) of a
 distribution that sums to one. Memories carried across chunks are stored divided by exp(anchor).
+
+Gradients (the backward): with dP'_t[j] = sum_{i<=t} W_ti[j] (dO_t . v_i), the gradient of P'_t,
+    dP_t  = dP'_t * M_t / (1 - p)                      (through the dropout)
+    dS_t  = P_t (dP_t - P_t . dP_t)                    (softmax backward, undropped P)
+    dg_t  = -(dS_t S_t + P'_t dP'_t) = -(dS_t S_t + P_t dP_t)   (g_t enters every W_ti as exp(-g_t))
+    dl_i  = sum_{t>=i} W_ti (dS_t (q_t . k_i) + P'_t (dO_t . v_i) + dg_t)
+    dv_i  = sum_{t>=i} sum_j P'_t[j] W_ti[j] dO_t      dq_t, dk_i: from dS_t as without dropout.
+So the value pass and its gradients (dl's value term, dv) use the dropped P', the softmax backward
+and dg the undropped P with dP. Without dropout P' is P itself and nothing extra is computed.
 
 Shapes used below: "rows" [Z, nc, C, n], "pairs" [Z, nc, C, C] indexed [t, i], "memories"
 [Z, nc, n, d]. Temporaries live in a ``Workspace``; only outputs are fresh tensors.
@@ -279,16 +290,18 @@ class BlockForward(NamedTuple):
     value_states: torch.Tensor  # [Z, nc, n, dv]
     scores: torch.Tensor  # S (rows)
     probs: torch.Tensor  # P (rows)
-    probs_f: torch.Tensor  # P * F (rows)
+    value_probs: torch.Tensor  # P' = P * M / (1 - p), the value pass's weights (P itself without dropout)
+    probs_f: torch.Tensor  # P' * F (rows)
     qk: torch.Tensor  # q_t . k_i, masked (pairs)
-    value_mix: torch.Tensor  # sum_j P_t[j] W_ti[j] (pairs)
+    value_mix: torch.Tensor  # sum_j P'_t[j] W_ti[j] (pairs)
     carry: Optional[Tuple[torch.Tensor, torch.Tensor]]  # memories after the block, at g_last
     g_last: torch.Tensor  # [Z, n]
 
 
 def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chunk: int,
                   ws: Workspace, out: Optional[torch.Tensor] = None, keep_states: bool = False,
-                  states: Optional[Tuple[torch.Tensor, torch.Tensor]] = None) -> BlockForward:
+                  states: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+                  keep_mask: Optional[torch.Tensor] = None, keep_scale: float = 1.0) -> BlockForward:
     """Causal ABC over one block; writes the output into ``out`` ([Z, T, dv]) when given.
 
     q, k: [Z, T, d]; v: [Z, T, dv]; logits: [Z, T, n] (contiguous, T a multiple of ``chunk``);
@@ -297,6 +310,8 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
     tensors that outlive the call (for the backward) instead of scratch buffers.
     states: those memories from an earlier call on the same block: they are not recomputed, and
     the returned ``carry`` is None.
+    keep_mask: bool [Z, T, n], the attention-dropout keep mask M (None: no dropout); keep_scale:
+    1 / (1 - p).
     """
     Z, T, d = q.shape
     nc, n, dv = T // chunk, logits.shape[-1], v.shape[-1]
@@ -324,15 +339,19 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
     scores = matmul_into(ws("scores", rows, q), qc, key_states.transpose(-1, -2))
     intra.read_(scores, qk)
     probs = torch.ops.aten._softmax.out(scores, -1, False, out=ws("probs", rows, q))
-    probs_f = torch.mul(probs, geo.row_decay, out=ws("probs_f", rows, q))
-    value_mix = intra.mixing(ws("value_mix", pairs, q), probs_f, probs)
+    value_probs = probs
+    if keep_mask is not None:
+        value_probs = torch.mul(probs, keep_mask.view(rows), out=ws("value_probs", rows, q))
+        value_probs.mul_(keep_scale)
+    probs_f = torch.mul(value_probs, geo.row_decay, out=ws("probs_f", rows, q))
+    value_mix = intra.mixing(ws("value_mix", pairs, q), probs_f, value_probs)
     if out is not None:
         out = out.view(Z, nc, chunk, dv)
         add_matmul_(matmul_into(out, probs_f, value_states), value_mix, vc)
         if carry is not None and not bool(torch.isfinite(carry[1]).all()):
             _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, intra.above)
-    return BlockForward(geo, intra, qc, key_states, value_states, scores, probs, probs_f, qk,
-                        value_mix, carry, geo.anchors[:, -1])
+    return BlockForward(geo, intra, qc, key_states, value_states, scores, probs, value_probs,
+                        probs_f, qk, value_mix, carry, geo.anchors[:, -1])
 
 
 def _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, above) -> None:
@@ -351,7 +370,7 @@ def _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, above) 
 
 class ReverseCarry(NamedTuple):
     """What the rows after a block send back, as sums of exp(anchor - g_t) * (row term):
-    keys [Z, n, d] (dS_t q_t), values [Z, n, dv] (P_t dO_t), normaliser [Z, n] (dg_t), all
+    keys [Z, n, d] (dS_t q_t), values [Z, n, dv] (P'_t dO_t), normaliser [Z, n] (dg_t), all
     normalised at ``anchor`` [Z, n]."""
 
     keys: torch.Tensor
@@ -363,26 +382,31 @@ class ReverseCarry(NamedTuple):
 def block_backward(q, k, v, logits, carry_k, carry_v, g_before, grad_out,
                    reverse: Optional[ReverseCarry], scale: float, chunk: int, ws: Workspace,
                    dq, dk, dv, dlogits,
-                   states: Optional[Tuple[torch.Tensor, torch.Tensor]] = None) -> ReverseCarry:
+                   states: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
+                   keep_mask: Optional[torch.Tensor] = None, keep_scale: float = 1.0) -> ReverseCarry:
     """Gradients of one block, recomputing its forward from the carried prefix memory.
 
     grad_out: [Z, T, dv]; dq, dk, dv, dlogits: contiguous outputs shaped like q, k, v, logits;
     ``reverse``: the carry from the block after this one (None for the last block);
     ``states``: the block's (key_states, value_states) kept by the forward, if it kept them.
+    ``keep_mask``, ``keep_scale``: the block's attention-dropout mask, as in ``block_forward``.
     Returns the ReverseCarry for the block before.
     """
     Z, T, d = q.shape
     nc, n, dv_dim = T // chunk, logits.shape[-1], v.shape[-1]
     rows, pairs = (Z, nc, chunk, n), (Z, nc, chunk, chunk)
-    fw = block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, ws, states=states)
+    fw = block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, ws, states=states,
+                       keep_mask=keep_mask, keep_scale=keep_scale)
     geo, intra = fw.geo, fw.intra
     kc, vc = k.view(Z, nc, chunk, d), v.view(Z, nc, chunk, dv_dim)
     do = grad_out.view(Z, nc, chunk, dv_dim)
 
-    # dP_t[j] = sum_{i<=t} W_ti[j] (dO_t . v_i): the score pass with (dO, V) for (Q, K).
+    # dP'_t[j] = sum_{i<=t} W_ti[j] (dO_t . v_i): the score pass with (dO, V) for (Q, K).
     dov = matmul_into(ws("dov", pairs, q), do, vc.transpose(-1, -2))
     d_probs = matmul_into(ws("d_probs", rows, q), do, fw.value_states.transpose(-1, -2))
     intra.read_(d_probs, dov)
+    if keep_mask is not None:  # dP = dP' M / (1 - p); then P dP = P' dP' below
+        d_probs.mul_(keep_mask.view(rows)).mul_(keep_scale)
     # g_t enters every W_ti through exp(-g_t): dg_t = -sum_i dW_ti W_ti = -(dS_t S_t + P_t dP_t).
     d_norm = torch.mul(fw.probs, d_probs, out=ws("d_norm", rows, q))
     d_scores = d_probs.sub_(d_norm.sum(-1, keepdim=True)).mul_(fw.probs)  # softmax backward
@@ -395,7 +419,7 @@ def block_backward(q, k, v, logits, carry_k, carry_v, g_before, grad_out,
     dq = dq.view(Z, nc, chunk, d)
     add_matmul_(matmul_into(dq, ds_f, fw.key_states), key_mix, kc).mul_(scale)
 
-    # Reverse memories: rows t send dS_t q_t (for dK), P_t dO_t (for dV), dg_t (for dl).
+    # Reverse memories: rows t send dS_t q_t (for dK), P'_t dO_t (for dV), dg_t (for dl).
     sum_k = matmul_into(ws("rev_sum_k", (Z, nc, n, d), q), ds_f.transpose(-1, -2), fw.q)
     sum_v = matmul_into(ws("rev_sum_v", (Z, nc, n, dv_dim), q), fw.probs_f.transpose(-1, -2), do)
     sum_g = dn_f.sum(2)
@@ -417,7 +441,7 @@ def block_backward(q, k, v, logits, carry_k, carry_v, g_before, grad_out,
 
     # dl_i[j] = sum_{t>=i} W_ti[j] (dS_t[j] q_t.k_i + P_t[j] dO_t.v_i + dg_t[j]).
     intra.mask_(dov)
-    dl = intra.column(dlogits.view(rows), [(ds_f, d_scores, fw.qk), (fw.probs_f, fw.probs, dov),
+    dl = intra.column(dlogits.view(rows), [(ds_f, d_scores, fw.qk), (fw.probs_f, fw.value_probs, dov),
                                             (dn_f, d_norm, None)])
     inter = matmul_into(ws("inter", rows, q), kc, rev_k.transpose(-1, -2))
     add_matmul_(inter, vc, rev_v.transpose(-1, -2))

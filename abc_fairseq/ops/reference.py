@@ -12,6 +12,7 @@ from typing import Optional
 import torch
 
 from ._checks import default_scale
+from .dropout import drop, dropout_keep_mask
 
 
 def reference_abc(
@@ -21,12 +22,16 @@ def reference_abc(
     phi_logits: torch.Tensor,
     key_padding_mask: Optional[torch.Tensor] = None,
     scale: Optional[float] = None,
+    dropout_p: float = 0.0,
+    dropout_mask: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Bidirectional ABC_MLP.
 
     q: [B, H, M, d]; k, v: [B, H, N, d]; phi_logits: [B, H, N, n];
-    key_padding_mask: [B, N] (True = padding). Returns [B, H, M, d].
+    key_padding_mask: [B, N] (True = padding); dropout_mask: bool [B, H, M, n], True = keep, the
+    attention-dropout mask over the slots at rate dropout_p (drawn if not given). Returns [B, H, M, d].
     """
+    keep = dropout_keep_mask(dropout_p, dropout_mask, (*q.shape[:3], phi_logits.shape[-1]), q.device)
     scale = default_scale(scale, q.shape[-1])
     alpha = phi_logits.exp()  # [B, H, N, n]
     if key_padding_mask is not None:
@@ -35,6 +40,7 @@ def reference_abc(
     K_mem = torch.einsum("bhin,bhid->bhnd", phi, k)  # K~ = sum_i phi_i (x) k_i
     V_mem = torch.einsum("bhin,bhid->bhnd", phi, v)  # V~ = sum_i phi_i (x) v_i
     attn = torch.softmax(scale * torch.einsum("bhnd,bhmd->bhmn", K_mem, q), dim=-1)
+    attn = drop(attn, keep, dropout_p)  # P * M / (1 - p)
     return torch.einsum("bhmn,bhnd->bhmd", attn, V_mem)  # V~^T softmax(K~ q)
 
 
@@ -44,11 +50,15 @@ def reference_causal_abc(
     v: torch.Tensor,
     phi_logits: torch.Tensor,
     scale: Optional[float] = None,
+    dropout_p: float = 0.0,
+    dropout_mask: Optional[torch.Tensor] = None,
 ) -> torch.Tensor:
     """Causal ABC_MLP: step t reads the memory of the prefix x_1..x_t.
 
-    q, k, v: [B, H, N, d]; phi_logits: [B, H, N, n]. Returns [B, H, N, d].
+    q, k, v: [B, H, N, d]; phi_logits: [B, H, N, n]; dropout_mask: bool [B, H, N, n], True =
+    keep, the attention-dropout mask at rate dropout_p (drawn if not given). Returns [B, H, N, d].
     """
+    keep = dropout_keep_mask(dropout_p, dropout_mask, phi_logits.shape, q.device)
     scale = default_scale(scale, q.shape[-1])
     N = q.shape[2]
     outputs = []
@@ -58,5 +68,6 @@ def reference_causal_abc(
         K_mem = torch.einsum("bhin,bhid->bhnd", phi, k[:, :, : t + 1])
         V_mem = torch.einsum("bhin,bhid->bhnd", phi, v[:, :, : t + 1])
         attn = torch.softmax(scale * torch.einsum("bhnd,bhd->bhn", K_mem, q[:, :, t]), dim=-1)
+        attn = drop(attn, None if keep is None else keep[:, :, t], dropout_p)
         outputs.append(torch.einsum("bhn,bhnd->bhd", attn, V_mem))
     return torch.stack(outputs, dim=2)
