@@ -6,7 +6,8 @@
 - ``abc_fairseq.models``: registered fairseq models (``abc_lm`` and its architectures).
 
 Importing the package (``--user-dir abc_fairseq`` does) registers the models, lets fairseq
-load checkpoints under torch's weights-only ``torch.load`` (``checkpoint_compat``) and restores
+load checkpoints under torch's weights-only ``torch.load`` (``checkpoint_compat``), names the
+newest intact checkpoint when one is truncated (``checkpoint_integrity``) and restores
 the one numpy 1.x alias fairseq 0.12 still needs (``numpy_compat``). Without fairseq installed
 only the ops are available.
 """
@@ -16,7 +17,9 @@ import importlib.util
 if importlib.util.find_spec("fairseq") is not None:
     from . import models, modules  # noqa: F401 (registers the models)
     from .checkpoint_compat import allow_fairseq_checkpoints
+    from .checkpoint_integrity import guard_checkpoint_loading
     from .numpy_compat import restore_numpy_compat_long
 
     allow_fairseq_checkpoints()
+    guard_checkpoint_loading()
     restore_numpy_compat_long()

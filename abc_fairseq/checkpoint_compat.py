@@ -25,6 +25,7 @@ code beyond building the container; the loader stays weights-only for every othe
 import argparse
 import collections
 import logging
+import os
 import typing
 
 import torch
@@ -64,3 +65,46 @@ def allow_fairseq_checkpoints() -> bool:
         return False
     add_safe_globals(fairseq_checkpoint_globals())
     return True
+
+
+class CheckpointLoadError(RuntimeError):
+    """A checkpoint file that the weights-only loader cannot read; the message says why."""
+
+
+def load_error_detail(error: BaseException) -> str:
+    """The specific part of a torch.load error (torch's weights-only message wraps it in advice
+    to re-run with ``weights_only=False``, which is wrong for a file that is no checkpoint)."""
+    text = str(error)
+    marker = "WeightsUnpickler error:"
+    if marker in text:
+        text = text.split(marker, 1)[1].split("Check the documentation of torch.load", 1)[0]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
+def refused_global(error: BaseException) -> bool:
+    """Whether a weights-only ``torch.load`` failed only because the pickle names a global outside
+    the allowlist (a real checkpoint holding other objects), not because the file is no pickle."""
+    return "Unsupported global" in str(error)
+
+
+def load_checkpoint_file(path: str) -> dict:
+    """``torch.load(path)`` on CPU with the weights-only unpickler and the fairseq allowlist, as
+    the fairseq command-line tools load under the plugin. Raises CheckpointLoadError naming the
+    file: damaged (with the newest intact checkpoint beside it), refused objects, or not a
+    checkpoint at all."""
+    from .checkpoint_integrity import damage_report, is_damaged
+
+    allow_fairseq_checkpoints()
+    if not os.path.isfile(path):
+        raise CheckpointLoadError(f"{path}: no such file")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:
+        if is_damaged(path):
+            raise CheckpointLoadError(damage_report(path)) from error
+        if refused_global(error):
+            raise CheckpointLoadError(
+                f"{path} holds Python objects outside the allowlist of torch's weights-only loader "
+                f"({load_error_detail(error)})") from error
+        raise CheckpointLoadError(f"{path} is not a torch checkpoint ({load_error_detail(error)})") from error

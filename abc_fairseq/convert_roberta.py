@@ -29,6 +29,9 @@ from typing import Dict, List, Optional
 
 import torch
 
+from .checkpoint_compat import load_error_detail, refused_global
+from .checkpoint_integrity import damage_report, is_damaged
+
 logger = logging.getLogger("abc_fairseq.convert_roberta")
 
 # RoBERTa presets by (layers, dim): the abc_roberta architecture recorded in the output.
@@ -48,11 +51,16 @@ def _load(path: str, trust: bool) -> dict:
     try:
         return torch.load(path, map_location="cpu", weights_only=not trust)
     except Exception as e:  # torch raises UnpicklingError or RuntimeError for unknown globals
-        if not trust and ("weights_only" in str(e) or "Unsupported global" in str(e)):
+        if is_damaged(path):
+            raise ConversionError(f"--input {damage_report(path)}") from e
+        # Only a real checkpoint whose pickle names a refused global is worth trusting; a file
+        # that is no pickle at all fails the same loader with another message.
+        if not trust and refused_global(e):
             raise ConversionError(
-                f"--input {path} holds Python objects torch's weights-only loader refuses ({e}); "
-                f"if you trust the file, re-run with --trust-checkpoint") from e
-        raise ConversionError(f"--input {path}: cannot read it as a torch checkpoint: {e}") from e
+                f"--input {path} holds Python objects torch's weights-only loader refuses "
+                f"({load_error_detail(e)}); if you trust the file, re-run with --trust-checkpoint") from e
+        raise ConversionError(
+            f"--input {path} is not a torch checkpoint ({load_error_detail(e)})") from e
 
 
 def _model_args(state: dict) -> argparse.Namespace:

@@ -10,7 +10,9 @@ epochs in SAVE_DIR (fairseq writes one per epoch; ``--keep-last-epochs`` in trai
 them). Every floating-point tensor of the model is averaged (accumulated in float64, stored in
 its original dtype); other entries (integer buffers) must be equal and are copied. The output
 keeps the metadata of the newest input (configuration, training state) without its optimizer
-state, so fairseq-generate loads it like any checkpoint. Written atomically.
+state, so fairseq-generate loads it like any checkpoint. Written atomically. Inputs are read with
+torch's weights-only loader and the plugin's allowlist, like the fairseq tools: a file holding
+other Python objects is refused, and a truncated one is named with the newest intact checkpoint.
 """
 
 import argparse
@@ -32,12 +34,19 @@ def epoch_checkpoints(save_dir):
     return sorted(found)
 
 
-def _load(path):
-    import torch
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-    # fairseq checkpoints hold configuration objects besides tensors, which torch's default
-    # weights_only loader rejects; these are our own training outputs.
-    return torch.load(path, map_location="cpu", weights_only=False)
+
+def _load(path):
+    """The checkpoint, read as fairseq's tools read it under the plugin: torch's weights-only
+    unpickler with the plugin's allowlist (fairseq's configuration objects), nothing else."""
+    sys.path.insert(0, REPO)
+    from abc_fairseq.checkpoint_compat import CheckpointLoadError, load_checkpoint_file
+
+    try:
+        return load_checkpoint_file(path)
+    except CheckpointLoadError as error:
+        sys.exit("average_checkpoints: %s" % error)
 
 
 def average(paths):
