@@ -1,6 +1,6 @@
 """Input validation shared by the ABC ops: every failure names the offending argument."""
 
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
@@ -72,3 +72,24 @@ def check_padding_mask(key_padding_mask: Optional[torch.Tensor], k: torch.Tensor
 
 def default_scale(scale: Optional[float], head_dim: int) -> float:
     return head_dim ** -0.5 if scale is None else float(scale)
+
+
+def dropout_keep(dropout_p: float, dropout_mask: Optional[torch.Tensor],
+                 phi_logits: torch.Tensor) -> Tuple[Optional[torch.Tensor], float]:
+    """Attention dropout over the n slots: (keep mask [B, H, N, n] bool or None, 1 / (1 - p)).
+
+    ``dropout_mask`` (True = keep) is used as given; with ``dropout_p > 0`` and no mask one is
+    drawn from torch's RNG, each slot kept with probability 1 - p.
+    """
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"dropout_p must be in [0, 1), got {dropout_p}")
+    if dropout_mask is not None:
+        if dropout_mask.shape != phi_logits.shape or dropout_mask.dtype != torch.bool:
+            raise ValueError(
+                f"dropout_mask must be a bool tensor shaped like phi_logits {tuple(phi_logits.shape)}, "
+                f"got {dropout_mask.dtype} {tuple(dropout_mask.shape)}")
+        if dropout_mask.device != phi_logits.device:
+            raise ValueError(f"dropout_mask is on {dropout_mask.device}, the inputs on {phi_logits.device}")
+    elif dropout_p > 0.0:
+        dropout_mask = torch.rand(phi_logits.shape, device=phi_logits.device) >= dropout_p
+    return dropout_mask, 1.0 / (1.0 - dropout_p)

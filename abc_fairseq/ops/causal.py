@@ -15,7 +15,7 @@ from typing import List, Optional, Tuple, Union
 
 import torch
 
-from ._checks import check_qkv_phi, default_scale
+from ._checks import check_qkv_phi, default_scale, dropout_keep
 from .chunk_math import ReverseCarry, block_backward, block_forward
 from .recurrent import compute_dtype
 from .state import ABCState
@@ -139,6 +139,9 @@ def causal_abc(
     tile_rows: Optional[int] = None,
     initial_state: Optional[ABCState] = None,
     return_state: bool = False,
+    dropout_p: float = 0.0,
+    dropout_mask: Optional[torch.Tensor] = None,
+    backend: str = "auto",
 ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
     """Causal ABC_MLP (Peng et al., Eq. 4 and 12 with the prefix normaliser of Appendix B.1).
 
@@ -160,12 +163,30 @@ def causal_abc(
             before. It is a constant: no gradient flows into it. Default: an empty memory.
         return_state: also return the ABCState after the last row, to continue decoding with
             ``causal_abc_step`` or another ``causal_abc`` call.
+        dropout_p, dropout_mask: attention dropout over the slots: out_t reads
+            V~_t^T (P_t * mask_t / (1 - p)); mask [B, H, N, n] bool, True = keep, drawn from
+            torch's RNG when not given (Triton backend only for now).
+        backend: "auto" (the Triton kernels for CUDA tensors when Triton imports, else PyTorch),
+            "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1). The kernels ignore
+            block_size and tile_rows; shapes they cannot take fall back to PyTorch (logged once).
 
     Returns:
         out [B, H, N, dv] in q's dtype (and the final ABCState if ``return_state``). Normalisers,
         memories and products are computed in fp32 (fp64 for fp64 inputs) whatever q's dtype.
     """
     check_qkv_phi(q, k, v, phi_logits, same_length=True)
+    if backend not in ("auto", "torch", "triton"):
+        raise ValueError(f"backend must be 'auto', 'torch' or 'triton', got {backend!r}")
+    keep, keep_scale = dropout_keep(dropout_p, dropout_mask, phi_logits)
+    if backend != "torch":
+        from .triton.dispatch import kernel_chunk, use_triton  # imports no triton by itself
+        if use_triton(backend, q, v, phi_logits, chunk_size):
+            from .triton.function import triton_causal_abc
+            return triton_causal_abc(q, k, v, phi_logits, default_scale(scale, q.shape[-1]),
+                                     kernel_chunk(chunk_size, q.shape[2]), initial_state,
+                                     return_state, keep, keep_scale)
+    if keep is not None:
+        raise NotImplementedError("attention dropout is not implemented on the PyTorch path yet")
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     if block_size is not None and block_size < 1:
