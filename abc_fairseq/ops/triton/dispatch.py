@@ -6,7 +6,6 @@ interpreter, which is how CI tests the kernels); ``"torch"`` never imports Trito
 dtype the kernels cannot take falls back to the PyTorch path, logged once per distinct reason.
 """
 
-import importlib.util
 import logging
 import os
 from typing import Optional
@@ -28,7 +27,11 @@ def interpreting() -> bool:
 
 
 def triton_importable() -> bool:
-    return importlib.util.find_spec("triton") is not None
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def unsupported(q: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
