@@ -25,3 +25,17 @@ def step_by_step(q, k, v, logits, scale=None):
                                      state, scale=scale)
         outs.append(out)
     return torch.cat(outs, dim=2)
+
+
+def reference_causal_abc_with_dropout(q, k, v, phi_logits, keep, p, scale=None):
+    """Naive causal ABC whose read goes through dropped slot weights, from the equations:
+    out_t = V~_t^T (softmax(scale K~_t q_t) * keep_t / (1 - p)); keep: bool [B, H, N, n]."""
+    scale = q.shape[-1] ** -0.5 if scale is None else scale
+    outputs = []
+    for t in range(q.shape[2]):
+        phi = torch.softmax(phi_logits[:, :, :t + 1], dim=2)  # exp(l_i) / sum_{i<=t} exp(l_i)
+        K_mem = torch.einsum("bhin,bhid->bhnd", phi, k[:, :, :t + 1])
+        V_mem = torch.einsum("bhin,bhid->bhnd", phi, v[:, :, :t + 1])
+        attn = torch.softmax(scale * torch.einsum("bhnd,bhd->bhn", K_mem, q[:, :, t]), dim=-1)
+        outputs.append(torch.einsum("bhn,bhnd->bhd", attn * keep[:, :, t] / (1 - p), V_mem))
+    return torch.stack(outputs, dim=2)

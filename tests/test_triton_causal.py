@@ -17,9 +17,8 @@ import pytest
 import torch
 
 from abc_fairseq.ops import causal_abc, causal_abc_step, reference_causal_abc
-from abc_fairseq.ops._checks import default_scale
 
-from ops_helpers import random_inputs
+from ops_helpers import random_inputs, reference_causal_abc_with_dropout
 
 if importlib.util.find_spec("triton") is None:  # not imported here: see interpreted_kernels
     pytest.skip("triton is not installed", allow_module_level=True)
@@ -148,27 +147,13 @@ def test_state_passing_equals_one_call():
     torch.testing.assert_close(torch.cat(steps, dim=2), whole[:, :, cut:cut + 4], rtol=0, atol=1e-5)
 
 
-def _reference_with_dropout(q, k, v, phi_logits, keep, p):
-    """Causal ABC read through dropped slot weights, step by step from the equations in float64:
-    out_t = V~_t^T (softmax(scale K~_t q_t) * keep_t / (1 - p))."""
-    scale = default_scale(None, q.shape[-1])
-    outputs = []
-    for t in range(q.shape[2]):
-        phi = torch.softmax(phi_logits[:, :, :t + 1], dim=2)  # exp(l_i) / sum_{i<=t} exp(l_i)
-        K_mem = torch.einsum("bhin,bhid->bhnd", phi, k[:, :, :t + 1])
-        V_mem = torch.einsum("bhin,bhid->bhnd", phi, v[:, :, :t + 1])
-        attn = torch.softmax(scale * torch.einsum("bhnd,bhd->bhn", K_mem, q[:, :, t]), dim=-1)
-        outputs.append(torch.einsum("bhn,bhnd->bhd", attn * keep[:, :, t] / (1 - p), V_mem))
-    return torch.stack(outputs, dim=2)
-
-
 def test_dropout_with_a_fixed_mask_matches_the_reference():
     inputs = random_inputs(1, 2, 37, 16, 8, logit_scale=5.0, seed=10)
     p = 0.3
     keep = torch.rand(1, 2, 37, 8, generator=torch.Generator().manual_seed(11)) >= p
     _check(inputs, torch.float32, 2e-5, 1e-4,
            fn=lambda *x: _triton(*x, dropout_p=p, dropout_mask=keep),
-           reference=lambda *x: _reference_with_dropout(*x, keep, p))
+           reference=lambda *x: reference_causal_abc_with_dropout(*x, keep, p))
 
 
 def test_dropout_without_a_mask_draws_one_from_torch_rng():
