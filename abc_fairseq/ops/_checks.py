@@ -72,3 +72,11 @@ def check_padding_mask(key_padding_mask: Optional[torch.Tensor], k: torch.Tensor
 
 def default_scale(scale: Optional[float], head_dim: int) -> float:
     return head_dim ** -0.5 if scale is None else float(scale)
+
+
+BACKENDS = ("auto", "torch", "triton")
+
+
+def check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")

@@ -15,11 +15,12 @@ from typing import List, Optional, Tuple, Union
 
 import torch
 
-from ._checks import check_qkv_phi, default_scale
+from ._checks import check_backend, check_qkv_phi, default_scale
 from .chunk_math import ReverseCarry, block_backward, block_forward
 from .dropout import dropout_keep_mask
 from .recurrent import compute_dtype
 from .state import ABCState
+from .triton.dispatch import kernel_chunk, use_triton
 from .workspace import default_workspace
 
 DEFAULT_CHUNK_SIZE = 64
@@ -177,6 +178,7 @@ def causal_abc(
     return_state: bool = False,
     dropout_p: float = 0.0,
     dropout_mask: Optional[torch.Tensor] = None,
+    backend: str = "auto",
 ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
     """Causal ABC_MLP (Peng et al., Eq. 4 and 12 with the prefix normaliser of Appendix B.1).
 
@@ -202,12 +204,16 @@ def causal_abc(
             reads V~_t^T (P_t * M_t / (1 - p)) (see ``ops.dropout``). Pass 0 in evaluation.
         dropout_mask: bool [B, H, N, n], True = keep: the mask M (only with dropout_p > 0);
             drawn from torch's RNG when dropout_p > 0 and none is given.
+        backend: "auto" (the Triton kernels for CUDA tensors when Triton imports, else PyTorch),
+            "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1). The kernels ignore
+            block_size and tile_rows; shapes they cannot take fall back to PyTorch (logged once).
 
     Returns:
         out [B, H, N, dv] in q's dtype (and the final ABCState if ``return_state``). Normalisers,
         memories and products are computed in fp32 (fp64 for fp64 inputs) whatever q's dtype.
     """
     check_qkv_phi(q, k, v, phi_logits, same_length=True)
+    check_backend(backend)
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     if block_size is not None and block_size < 1:
@@ -227,6 +233,10 @@ def causal_abc(
     keep_mask = dropout_keep_mask(dropout_p, dropout_mask, (B, H, N, n), q.device)
     if N == 0 or Z == 0:
         return _empty_result(q, k, v, phi_logits, initial_state, return_state)
+    if use_triton(backend, q, v, phi_logits, chunk_size):
+        from .triton.function import triton_causal_abc
+        return triton_causal_abc(q, k, v, phi_logits, scale, kernel_chunk(chunk_size, N), initial_state,
+                                 return_state, keep_mask, 1.0 / (1.0 - dropout_p))
 
     chunk = min(chunk_size, N)
     pad = (-N) % chunk

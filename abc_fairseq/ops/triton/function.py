@@ -1,0 +1,121 @@
+"""The autograd Function running the causal ABC kernels, and the op's entry point for them.
+
+Launches: forward = the normalisers (a few PyTorch calls) + 3 kernels (chunk sums, scan, output);
+backward = 3 kernels (rows, reverse scan, columns). Saved for the backward: the inputs, the
+normalisers g [Z, N, n] and the memory entering each chunk [Z, N / C, n, d + dv] (fp32).
+"""
+
+from typing import Optional, Tuple, Union
+
+import torch
+import triton
+
+from ..state import ABCState
+from .backward import columns_kernel, rows_kernel
+from .forward import chunk_sums_kernel, output_kernel
+from .geometry import chunk_normalisers
+from .scan import chunk_scan_kernel
+
+# Largest exponent E_i = exp(l_i - anchor) the matmul path takes (as in ``chunk_math``).
+SAFE_EXPONENT = 60.0
+SCAN_BLOCK = 256
+
+
+def _pad(width: int) -> int:
+    """Tile width for ``width`` columns: a power of two, at least tl.dot's 16."""
+    return max(16, triton.next_power_of_2(width))
+
+
+def _sizes(q, v, logits, chunk):
+    Z, N, d = q.shape
+    n, dv = logits.shape[-1], v.shape[-1]
+    nc = triton.cdiv(N, chunk)
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
+    tiles = dict(C=chunk, NP=_pad(n), D=_pad(d), DV=_pad(dv), PREC=precision)
+    return Z, N, n, d, dv, nc, tiles
+
+
+def _scan(mem, decay, carry, final, reverse):
+    Z, nc, n, width = mem.shape
+    grid = (Z, triton.cdiv(n * width, SCAN_BLOCK))
+    chunk_scan_kernel[grid](mem, decay, carry if carry is not None else mem,
+                            final if final is not None else mem, nc, n, width, BLOCK=SCAN_BLOCK,
+                            REVERSE=reverse, HAS_CARRY=carry is not None,
+                            HAS_FINAL=final is not None)
+
+
+class TritonCausalABC(torch.autograd.Function):
+    """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n]; keep: int8 [Z, N, n] or None (no
+    dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant).
+    Returns out [Z, N, dv] in q's dtype, the memory after the last row and its normaliser."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk):
+        Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
+        norm = chunk_normalisers(logits, g_before, chunk)
+        mem = q.new_empty((Z, nc, n, d + dv), dtype=torch.float32)
+        chunk_sums_kernel[(nc, Z)](k, v, logits, norm.e_end, mem, N, n, d, dv, nc, **tiles)
+        final = torch.empty_like(carry)
+        _scan(mem, norm.decay, carry, final, reverse=False)
+        out = torch.empty_like(v)
+        dropout = keep is not None
+        output_kernel[(nc, Z)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q,
+                               out, scale, keep_scale, N, n, d, dv, nc, SAFE=SAFE_EXPONENT,
+                               DROPOUT=dropout, **tiles)
+        ctx.save_for_backward(q, k, v, logits, keep, *norm, mem)
+        ctx.scale, ctx.keep_scale, ctx.chunk = scale, keep_scale, chunk
+        g_last = norm.g[:, -1].clone()
+        ctx.mark_non_differentiable(final, g_last)
+        return out, final, g_last
+
+    @staticmethod
+    def backward(ctx, grad_out, _grad_final, _grad_g):
+        q, k, v, logits, keep, g, e_prev, e_end, decay, mem = ctx.saved_tensors
+        Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, ctx.chunk)
+        grad_out = grad_out.contiguous()
+        dq, dk, dv_, dl = (torch.empty_like(x) for x in (q, k, v, logits))
+        d_scores, p_read, d_norm = (torch.empty_like(g) for _ in range(3))
+        rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
+        dropout = keep is not None
+        rows_kernel[(nc, Z)](q, k, v, logits, g, e_prev, mem, keep if dropout else q, grad_out,
+                             dq, d_scores, p_read, d_norm, rev, ctx.scale, ctx.keep_scale,
+                             N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, **tiles)
+        _scan(rev, decay, None, None, reverse=True)
+        columns_kernel[(nc, Z)](q, k, v, logits, g, e_prev, e_end, grad_out, d_scores, p_read,
+                                d_norm, rev, dk, dv_, dl, ctx.scale, N, n, d, dv, nc,
+                                SAFE=SAFE_EXPONENT, **tiles)
+        return dq, dk, dv_, dl, None, None, None, None, None, None
+
+
+def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
+                      initial_state: Optional[ABCState], return_state: bool,
+                      keep: Optional[torch.Tensor], keep_scale: float
+                      ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
+    """``causal_abc`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; phi_logits:
+    [B, H, N, n]; keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p)."""
+    B, H, N, d = q.shape
+    n, dv = phi_logits.shape[-1], v.shape[-1]
+    Z = B * H
+    flat = [x.reshape(Z, N, x.shape[-1]).contiguous() for x in (q, k, v, phi_logits)]
+    if keep is not None:
+        keep = keep.reshape(Z, N, n).to(torch.int8).contiguous()
+    if initial_state is None:
+        carry = q.new_zeros((Z, n, d + dv), dtype=torch.float32)
+        g_before = q.new_full((Z, n), float("-inf"), dtype=torch.float32)
+    else:
+        expected = ((B, H, n, d), (B, H, n, dv), (B, H, n))
+        if tuple(tuple(t.shape) for t in initial_state) != expected:
+            raise ValueError(
+                "initial_state does not match the inputs: got shapes "
+                f"{[tuple(t.shape) for t in initial_state]}, expected {list(expected)}")
+        key_memory, value_memory, g_before = (t.detach().float() for t in initial_state)
+        carry = torch.cat([key_memory, value_memory], dim=-1).reshape(Z, n, d + dv).contiguous()
+        g_before = g_before.reshape(Z, n).contiguous()
+    out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale),
+                                               float(keep_scale), chunk)
+    out = out.reshape(B, H, N, dv)
+    if not return_state:
+        return out
+    final = final.reshape(B, H, n, d + dv)
+    return out, ABCState(final[..., :d].contiguous(), final[..., d:].contiguous(),
+                         g_last.reshape(B, H, n))

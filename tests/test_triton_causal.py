@@ -1,0 +1,212 @@
+"""The Triton kernels of causal ABC under Triton's interpreter (CPU tensors), against the float64
+reference written from the paper's equations.
+
+The interpreter computes bf16 ``tl.dot`` wrongly (triton-lang/triton#11584), so fp32 and fp16
+inputs are checked here and bf16 in ``test_cuda.py``. Shapes are tiny: the interpreter runs every
+program in NumPy. Chunks of 16 rows (``tl.dot``'s minimum) make a few dozen rows span several.
+"""
+
+import importlib
+import importlib.util
+import logging
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from abc_fairseq.ops import causal_abc, causal_abc_step, reference_causal_abc
+
+from ops_helpers import random_inputs
+
+if importlib.util.find_spec("triton") is None:  # not imported here: see interpreted_kernels
+    pytest.skip("triton is not installed", allow_module_level=True)
+
+PACKAGE = "abc_fairseq.ops.triton"
+# The interpreter evaluates exp() on lanes that are then selected away (pairs i > t).
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+
+
+def _modules(*prefixes):
+    return [name for name in sys.modules
+            if any(name == p or name.startswith(p + ".") for p in prefixes)]
+
+
+# Triton decorates its own library functions (tl.sum, tl.max, ...) when it is imported, as
+# interpreted or compiled functions depending on TRITON_INTERPRET at that moment; its compiled
+# extension (triton._C) is the same either way and cannot be loaded twice.
+PURE_PYTHON = ("triton", PACKAGE)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def interpreted_kernels():
+    """Import Triton and the kernels afresh under TRITON_INTERPRET=1, whatever imported them
+    before (a GPU test, torch), and put the earlier modules and environment back afterwards."""
+    parent = sys.modules["abc_fairseq.ops"]
+    saved_attribute = parent.__dict__.get("triton")
+    saved_env = os.environ.get("TRITON_INTERPRET")
+    fresh = lambda: [m for m in _modules(*PURE_PYTHON) if not m.startswith("triton._C")]  # noqa: E731
+    saved_modules = {name: sys.modules.pop(name) for name in fresh()}
+    os.environ["TRITON_INTERPRET"] = "1"
+    importlib.import_module(PACKAGE + ".function")
+    yield
+    if saved_modules:  # else nothing used Triton before: leave it imported (interpreted)
+        for name in fresh():
+            del sys.modules[name]
+        sys.modules.update(saved_modules)
+    if saved_attribute is not None:
+        parent.triton = saved_attribute
+    if saved_env is None:
+        os.environ.pop("TRITON_INTERPRET", None)
+    else:
+        os.environ["TRITON_INTERPRET"] = saved_env
+
+
+def _triton(*inputs, **kwargs):
+    return causal_abc(*inputs, backend="triton", chunk_size=16, **kwargs)
+
+
+def _with_grads(fn, inputs, weight):
+    leaves = [x.detach().clone().requires_grad_() for x in inputs]
+    out = fn(*leaves)
+    grads = torch.autograd.grad((out.double() * weight).sum(), leaves)
+    return out.detach(), grads
+
+
+def _check(inputs, dtype, out_atol, grad_tol, fn=_triton, reference=reference_causal_abc):
+    """fn on ``inputs`` cast to dtype against ``reference`` on the same (rounded) values in float64."""
+    cast = [x.to(dtype) for x in inputs]
+    weight = torch.randn(inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
+    out, grads = _with_grads(fn, cast, weight)
+    ref, ref_grads = _with_grads(reference, [x.double() for x in cast], weight)
+    assert out.dtype == dtype and all(g.dtype == dtype for g in grads)
+    torch.testing.assert_close(out.double(), ref, rtol=0, atol=out_atol)
+    for name, g, r in zip("qkvl", grads, ref_grads):
+        torch.testing.assert_close(g.double(), r, rtol=grad_tol, atol=grad_tol, msg=f"gradient of {name}")
+
+
+# (B, H, N, d, n, dv): N not a multiple of the chunk, n = 8 and dv = 24 padded to tiles of 16 / 32,
+# n = 20 (not a power of two), N shorter than one chunk.
+SHAPES = [(2, 1, 37, 32, 8, 24), (1, 2, 20, 16, 20, 16), (1, 1, 5, 8, 3, 8)]
+
+
+@pytest.mark.parametrize("B,H,N,d,n,dv", SHAPES)
+def test_float32_values_and_gradients_match_the_reference(B, H, N, d, n, dv):
+    _check(random_inputs(B, H, N, d, n, dv=dv, seed=N), torch.float32, 2e-5, 1e-4)
+
+
+def test_float16_inputs_keep_fp32_internals():
+    # Logits around +-30 overflow exp() in fp16: only fp32 normalisers keep the result finite.
+    _check(random_inputs(1, 2, 37, 32, 8, logit_scale=30.0, seed=4), torch.float16, 5e-3, 2e-2)
+
+
+@pytest.mark.parametrize("logit_scale", [80.0, -80.0])
+def test_logits_around_80_stay_exact(logit_scale):
+    q, k, v, l = random_inputs(1, 2, 40, 16, 8, seed=5)
+    _check((q, k, v, l.sign() * logit_scale + l), torch.float32, 1e-4, 1e-3)
+
+
+def test_logits_climbing_steeply_inside_a_chunk():
+    # Slot j climbs by 3 j per row: up to 21 per row, 300 inside one chunk of 16 rows, far past
+    # what exp() holds against the chunk's first row; the last slot falls instead.
+    q, k, v, l = random_inputs(1, 1, 40, 16, 8, seed=6)
+    t = torch.arange(40, dtype=torch.float64)[:, None]
+    slope = 3.0 * torch.arange(8, dtype=torch.float64)
+    slope[-1] = -5.0
+    _check((q, k, v, l + slope * t), torch.float32, 1e-4, 1e-3)
+
+
+def test_perturbing_the_future_changes_nothing_in_the_past():
+    q, k, v, l = (x.float() for x in random_inputs(1, 2, 40, 16, 8, seed=7))
+    before = _triton(q, k, v, l)
+    t = 20  # inside the second chunk: later rows of the same chunk are perturbed too
+    k2, v2, l2 = k.clone(), v.clone(), l.clone()
+    k2[:, :, t + 1:] += 5.0
+    v2[:, :, t + 1:] -= 5.0
+    l2[:, :, t + 1:] += 90.0  # also makes the rest of the chunk take the exact path
+    after = _triton(q, k2, v2, l2)
+    assert torch.equal(before[:, :, :t + 1], after[:, :, :t + 1])
+    assert not torch.allclose(before[:, :, t + 1:], after[:, :, t + 1:])
+
+
+def test_state_passing_equals_one_call():
+    q, k, v, l = (x.float() for x in random_inputs(2, 1, 45, 16, 8, logit_scale=20.0, seed=8))
+    whole, state = _triton(q, k, v, l, return_state=True)
+    cut = 21
+    head, mid = _triton(*(x[:, :, :cut] for x in (q, k, v, l)), return_state=True)
+    tail, end = _triton(*(x[:, :, cut:] for x in (q, k, v, l)), initial_state=mid, return_state=True)
+    torch.testing.assert_close(torch.cat([head, tail], dim=2), whole, rtol=0, atol=1e-5)
+    for got, expected in zip(end, state):
+        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+    # Step by step from the kernels' state continues the same sequence.
+    steps, step_state = [], mid
+    for i in range(cut, cut + 4):
+        out, step_state = causal_abc_step(*(x[:, :, i:i + 1] for x in (q, k, v, l)), step_state)
+        steps.append(out)
+    torch.testing.assert_close(torch.cat(steps, dim=2), whole[:, :, cut:cut + 4], rtol=0, atol=1e-5)
+
+
+def test_dropout_with_a_fixed_mask_matches_the_reference():
+    inputs = random_inputs(1, 2, 37, 16, 8, logit_scale=5.0, seed=10)
+    p = 0.3
+    keep = torch.rand(1, 2, 37, 8, generator=torch.Generator().manual_seed(11)) >= p
+    _check(inputs, torch.float32, 2e-5, 1e-4,
+           fn=lambda *x: _triton(*x, dropout_p=p, dropout_mask=keep),
+           reference=lambda *x: reference_causal_abc(*x, dropout_p=p, dropout_mask=keep))
+
+
+def test_dropout_without_a_mask_draws_one_from_torch_rng():
+    q, k, v, l = (x.float() for x in random_inputs(1, 1, 20, 16, 8, seed=12))
+    torch.manual_seed(3)
+    drawn = _triton(q, k, v, l, dropout_p=0.5)
+    torch.manual_seed(3)
+    keep = torch.empty(l.shape).bernoulli_(0.5).bool()  # as ops.dropout draws it
+    torch.testing.assert_close(drawn, _triton(q, k, v, l, dropout_p=0.5, dropout_mask=keep),
+                               rtol=0, atol=0)
+    assert not torch.allclose(drawn, _triton(q, k, v, l))
+
+
+def test_backend_choice_and_fallback(monkeypatch, caplog):
+    q, k, v, l = (x.float() for x in random_inputs(1, 1, 9, 8, 5, seed=13))
+    torch_out = causal_abc(q, k, v, l, backend="torch")
+    # auto keeps CPU tensors on the PyTorch path, even with the interpreter on.
+    torch.testing.assert_close(causal_abc(q, k, v, l), torch_out, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="backend"):
+        causal_abc(q, k, v, l, backend="cuda")
+    keep = torch.rand(l.shape, generator=torch.Generator().manual_seed(3)) >= 0.1
+    torch.testing.assert_close(causal_abc(q, k, v, l, backend="torch", dropout_p=0.1, dropout_mask=keep),
+                               _triton(q, k, v, l, dropout_p=0.1, dropout_mask=keep), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="dropout_mask"):
+        causal_abc(q, k, v, l, backend="triton", dropout_p=0.1, dropout_mask=torch.ones(1, 1, 9, 5))
+    # Sizes the kernels do not take run on the PyTorch path, said once per reason.
+    with caplog.at_level(logging.WARNING, logger=PACKAGE + ".dispatch"):
+        for _ in range(2):
+            out = causal_abc(q, k, v, l, backend="triton", chunk_size=24)
+            torch.testing.assert_close(out, causal_abc(q, k, v, l, chunk_size=24), rtol=0, atol=0)
+        wide = torch.randn(1, 1, 9, 130)
+        torch.testing.assert_close(causal_abc(q, k, v, wide, backend="triton"),
+                                   causal_abc(q, k, v, wide), rtol=0, atol=0)
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2, messages
+    assert "chunk_size 24" in messages[0] and "memory size 130 > 128" in messages[1]
+    # Without the interpreter, CPU tensors cannot run the kernels: a clear error.
+    monkeypatch.setenv("TRITON_INTERPRET", "0")
+    with pytest.raises(RuntimeError, match="TRITON_INTERPRET"):
+        causal_abc(q, k, v, l, backend="triton")
+
+
+def test_the_ops_import_without_triton():
+    # ``ops`` is imported as a top-level package: it has no fairseq imports, and skipping
+    # abc_fairseq's plugin registration keeps this subprocess quick.
+    code = ("import sys; sys.modules['triton'] = None; sys.path.insert(0, 'abc_fairseq')\n"
+            "import torch; from ops import causal_abc\n"
+            "x = torch.randn(1, 1, 5, 4); causal_abc(x, x, x, torch.randn(1, 1, 5, 3))\n"
+            "try:\n    causal_abc(x, x, x, torch.randn(1, 1, 5, 3), backend='triton')\n"
+            "except RuntimeError as e:\n    assert 'triton package' in str(e), e\n"
+            "else:\n    raise AssertionError('no error without triton')\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
