@@ -1,0 +1,83 @@
+"""One fused decoding step of causal ABC: update the bounded memory with one token and read it.
+
+Per sequence z and slot j (the state is stored normalised, see ``ops.state.ABCState``):
+    g'_j  = logaddexp(g_j, l_j)
+    K~'_j = exp(g_j - g'_j) K~_j + exp(l_j - g'_j) k,    V~'_j likewise with v
+    out   = V~'^T softmax(scale K~' q)
+One program per sequence holds its n x d memories in registers: a step is one launch whatever the
+batch, instead of a dozen small PyTorch kernels per layer.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+from ..state import ABCState
+
+
+@triton.jit
+def causal_step_kernel(
+    q_ptr, k_ptr, v_ptr, l_ptr, km_ptr, vm_ptr, g_ptr, out_ptr, km_out, vm_out, g_out,
+    H, n, scale,
+    sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, sl_b, sl_h,
+    D: tl.constexpr, DV: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+    BLOCK_S: tl.constexpr,
+):
+    """Grid (B * H,). q, k, v, logits: one token per sequence, unit last stride; the state
+    (km [Z, n, D], vm [Z, n, DV], g [Z, n]) and its successor are contiguous fp32; out [Z, DV]."""
+    z = tl.program_id(0)
+    b = z // H
+    h = z % H
+    slots = tl.arange(0, BLOCK_S)
+    cols_k = tl.arange(0, BLOCK_D)
+    cols_v = tl.arange(0, BLOCK_DV)
+    slot_ok = slots < n
+    key_tile = slot_ok[:, None] & (cols_k[None, :] < D)
+    value_tile = slot_ok[:, None] & (cols_v[None, :] < DV)
+
+    logits = tl.load(l_ptr + b * sl_b + h * sl_h + slots, mask=slot_ok, other=0.0).to(tl.float32)
+    g = tl.load(g_ptr + z * n + slots, mask=slot_ok, other=0.0)
+    g_new = tl.maximum(g, logits) + tl.log(1.0 + tl.exp(-tl.abs(g - logits)))
+    g_new = tl.where(g == float("-inf"), logits, g_new)  # first token: nothing to keep
+    keep = tl.exp(g - g_new)
+    write = tl.exp(logits - g_new)
+
+    key = tl.load(k_ptr + b * sk_b + h * sk_h + cols_k, mask=cols_k < D, other=0.0).to(tl.float32)
+    value = tl.load(v_ptr + b * sv_b + h * sv_h + cols_v, mask=cols_v < DV, other=0.0).to(tl.float32)
+    key_memory = tl.load(km_ptr + z * n * D + slots[:, None] * D + cols_k[None, :], mask=key_tile, other=0.0)
+    value_memory = tl.load(vm_ptr + z * n * DV + slots[:, None] * DV + cols_v[None, :], mask=value_tile,
+                           other=0.0)
+    key_memory = keep[:, None] * key_memory + write[:, None] * key[None, :]
+    value_memory = keep[:, None] * value_memory + write[:, None] * value[None, :]
+
+    query = tl.load(q_ptr + b * sq_b + h * sq_h + cols_k, mask=cols_k < D, other=0.0).to(tl.float32)
+    scores = tl.sum(key_memory * query[None, :], 1) * scale
+    scores = tl.where(slot_ok, scores, float("-inf"))
+    probs = tl.exp(scores - tl.max(scores, 0))
+    probs = probs / tl.sum(probs, 0)
+    out = tl.sum(probs[:, None] * value_memory, 0)
+
+    tl.store(out_ptr + z * DV + cols_v, out.to(out_ptr.dtype.element_ty), mask=cols_v < DV)
+    tl.store(km_out + z * n * D + slots[:, None] * D + cols_k[None, :], key_memory, mask=key_tile)
+    tl.store(vm_out + z * n * DV + slots[:, None] * DV + cols_v[None, :], value_memory, mask=value_tile)
+    tl.store(g_out + z * n + slots, g_new, mask=slot_ok)
+
+
+def causal_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
+                state: ABCState, scale: float):
+    """q, k: [B, H, 1, d]; v: [B, H, 1, dv]; phi_logits: [B, H, 1, n]; state in fp32.
+    Returns (out [B, H, 1, dv] in q's dtype, the next ABCState)."""
+    B, H, _, D = q.shape
+    n, DV = phi_logits.shape[-1], v.shape[-1]
+    key_memory, value_memory, log_normalizer = (field.float().contiguous() for field in state)
+    q, k, v, phi_logits = (x if x.stride(-1) == 1 else x.contiguous() for x in (q, k, v, phi_logits))
+    out = q.new_empty(B, H, 1, DV)
+    following = ABCState(torch.empty_like(key_memory), torch.empty_like(value_memory),
+                         torch.empty_like(log_normalizer))
+    block = lambda size: max(16, triton.next_power_of_2(size))  # noqa: E731
+    causal_step_kernel[(B * H,)](
+        q, k, v, phi_logits, key_memory, value_memory, log_normalizer, out, *following,
+        H, n, float(scale), q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        phi_logits.stride(0), phi_logits.stride(1),
+        D=D, DV=DV, BLOCK_D=block(D), BLOCK_DV=block(DV), BLOCK_S=block(n))
+    return out, following
