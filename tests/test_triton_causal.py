@@ -6,7 +6,6 @@ inputs are checked here and bf16 in ``test_cuda.py``. Shapes are tiny: the inter
 program in NumPy. Chunks of 16 rows (``tl.dot``'s minimum) make a few dozen rows span several.
 """
 
-import importlib
 import importlib.util
 import logging
 import os
@@ -20,47 +19,13 @@ from abc_fairseq.ops import causal_abc, causal_abc_step, reference_causal_abc
 
 from ops_helpers import random_inputs
 
-if importlib.util.find_spec("triton") is None:  # not imported here: see interpreted_kernels
+if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
 
-PACKAGE = "abc_fairseq.ops.triton"
+from triton_helpers import PACKAGE, interpreted_kernels  # noqa: E402,F401  (autouse fixture)
+
 # The interpreter evaluates exp() on lanes that are then selected away (pairs i > t).
 pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
-
-
-def _modules(*prefixes):
-    return [name for name in sys.modules
-            if any(name == p or name.startswith(p + ".") for p in prefixes)]
-
-
-# Triton decorates its own library functions (tl.sum, tl.max, ...) when it is imported, as
-# interpreted or compiled functions depending on TRITON_INTERPRET at that moment; its compiled
-# extension (triton._C) is the same either way and cannot be loaded twice.
-PURE_PYTHON = ("triton", PACKAGE)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def interpreted_kernels():
-    """Import Triton and the kernels afresh under TRITON_INTERPRET=1, whatever imported them
-    before (a GPU test, torch), and put the earlier modules and environment back afterwards."""
-    parent = sys.modules["abc_fairseq.ops"]
-    saved_attribute = parent.__dict__.get("triton")
-    saved_env = os.environ.get("TRITON_INTERPRET")
-    fresh = lambda: [m for m in _modules(*PURE_PYTHON) if not m.startswith("triton._C")]  # noqa: E731
-    saved_modules = {name: sys.modules.pop(name) for name in fresh()}
-    os.environ["TRITON_INTERPRET"] = "1"
-    importlib.import_module(PACKAGE + ".function")
-    yield
-    if saved_modules:  # else nothing used Triton before: leave it imported (interpreted)
-        for name in fresh():
-            del sys.modules[name]
-        sys.modules.update(saved_modules)
-    if saved_attribute is not None:
-        parent.triton = saved_attribute
-    if saved_env is None:
-        os.environ.pop("TRITON_INTERPRET", None)
-    else:
-        os.environ["TRITON_INTERPRET"] = saved_env
 
 
 def _triton(*inputs, **kwargs):

@@ -4,9 +4,10 @@ from typing import Optional, Tuple
 
 import torch
 
-from ._checks import check_padding_mask, check_qkv_phi, default_scale
+from ._checks import check_backend, check_padding_mask, check_qkv_phi, default_scale
 from .dropout import drop, dropout_keep_mask
 from .recurrent import compute_dtype
+from .triton.dispatch import kernels_apply, unsupported_sizes
 
 
 def _softmax_(x: torch.Tensor, dim: int) -> torch.Tensor:
@@ -22,15 +23,24 @@ def abc_memory(
     phi_logits: torch.Tensor,
     key_padding_mask: Optional[torch.Tensor] = None,
     overwrite_logits: bool = False,
+    backend: str = "auto",
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Write a whole sequence into n slots.
 
     k, v: [B, H, N, d]; phi_logits: [B, H, N, n]; key_padding_mask: [B, N], True at padding.
     overwrite_logits: phi may be computed in the logits' own storage when no gradient is
     needed (the caller hands them over; saves two [B, H, N, n] buffers at inference).
+    backend: "auto" (Triton kernels for CUDA tensors when Triton imports), "torch" or "triton"
+    (see ``causal_abc``).
     Returns (K~, V~), each [B, H, n, d] in fp32 (fp64 for fp64 inputs). Padding is never written:
     its logits are -inf, so its phi is exactly 0. A sequence made only of padding gives zero memory.
     """
+    check_backend(backend)
+    reason = unsupported_sizes(k.dtype, head_dim=k.shape[-1], value_dim=v.shape[-1],
+                               memory_size=phi_logits.shape[-1])
+    if k.numel() and v.numel() and kernels_apply(backend, k.device, reason, "abc_memory"):
+        from .triton.bidirectional import memory_write
+        return memory_write(k, v, phi_logits, key_padding_mask)
     work = compute_dtype(k.dtype)
     owned = phi_logits.dtype != work or key_padding_mask is not None  # a fresh tensor below
     logits = phi_logits.to(work)
@@ -52,16 +62,23 @@ def abc_memory(
 
 def abc_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.Tensor,
              scale: Optional[float] = None, dropout_p: float = 0.0,
-             dropout_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+             dropout_mask: Optional[torch.Tensor] = None, backend: str = "auto") -> torch.Tensor:
     """Read a bounded memory: V~^T softmax(scale K~ q), or V~^T (softmax(scale K~ q) * M / (1 - p))
     with attention dropout (``ops.dropout``; pass dropout_p = 0 in evaluation).
 
     q: [B, H, M, d]; key_memory, value_memory: [B, H, n, d]; dropout_mask: bool [B, H, M, n],
-    True = keep (only with dropout_p > 0; drawn when not given). Returns [B, H, M, d] in q's dtype.
+    True = keep (only with dropout_p > 0; drawn when not given); backend: as in ``abc_memory``.
+    Returns [B, H, M, d] in q's dtype.
     """
+    check_backend(backend)
     B, H, M, _ = q.shape
     keep_mask = dropout_keep_mask(dropout_p, dropout_mask, (B, H, M, key_memory.shape[2]), q.device)
     scale = default_scale(scale, q.shape[-1])
+    reason = unsupported_sizes(q.dtype, head_dim=q.shape[-1], value_dim=value_memory.shape[-1],
+                               memory_size=key_memory.shape[2])
+    if q.numel() and kernels_apply(backend, q.device, reason, "abc_read"):
+        from .triton.bidirectional import memory_read
+        return memory_read(q, key_memory, value_memory, scale, dropout_p, keep_mask)
     # The scale goes on the n x d memory, not on the [B, H, M, n] scores (one pass less), and the
     # scores are a temporary: only the probabilities are alive during the second product.
     probs = torch.softmax(torch.matmul(q.to(key_memory.dtype), (key_memory * scale).transpose(-1, -2)), dim=-1)
@@ -78,14 +95,15 @@ def abc(
     scale: Optional[float] = None,
     dropout_p: float = 0.0,
     dropout_mask: Optional[torch.Tensor] = None,
+    backend: str = "auto",
 ) -> torch.Tensor:
     """Bidirectional ABC_MLP: phi normalised over all (non-padding) positions.
 
     q: [B, H, M, d] (M may differ from N); k, v: [B, H, N, d]; phi_logits: [B, H, N, n];
     key_padding_mask: [B, N], True at padding; dropout_p, dropout_mask: attention dropout as in
-    ``abc_read``. Returns [B, H, M, d] in q's dtype.
+    ``abc_read``; backend: as in ``abc_memory``. Returns [B, H, M, d] in q's dtype.
     """
     check_qkv_phi(q, k, v, phi_logits, same_length=False)
     check_padding_mask(key_padding_mask, k)
-    key_memory, value_memory = abc_memory(k, v, phi_logits, key_padding_mask)
-    return abc_read(q, key_memory, value_memory, scale, dropout_p, dropout_mask)
+    key_memory, value_memory = abc_memory(k, v, phi_logits, key_padding_mask, backend=backend)
+    return abc_read(q, key_memory, value_memory, scale, dropout_p, dropout_mask, backend)

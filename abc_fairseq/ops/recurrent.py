@@ -4,8 +4,9 @@ from typing import Optional, Tuple
 
 import torch
 
-from ._checks import check_qkv_phi, default_scale
+from ._checks import check_backend, check_qkv_phi, default_scale
 from .state import ABCState
+from .triton.dispatch import kernels_apply, unsupported_sizes
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -20,14 +21,18 @@ def causal_abc_step(
     phi_logits: torch.Tensor,
     state: Optional[ABCState] = None,
     scale: Optional[float] = None,
+    backend: str = "auto",
 ) -> Tuple[torch.Tensor, ABCState]:
     """One decoding step of causal ABC.
 
     q, k, v: [B, H, 1, d]; phi_logits: [B, H, 1, n]; state: the ABCState of the prefix, or None
     at the first token. Returns (out [B, H, 1, d] in q's dtype, new ABCState).
     Feeding a sequence token by token gives the outputs of ``causal_abc`` on the whole sequence.
+    backend: "auto" (one fused Triton launch for CUDA tensors when Triton imports), "torch" or
+    "triton" (see ``causal_abc``).
     """
     check_qkv_phi(q, k, v, phi_logits, same_length=True)
+    check_backend(backend)
     if q.shape[2] != 1:
         raise ValueError(f"causal_abc_step takes one token: q has shape {tuple(q.shape)}")
     B, H, _, d = q.shape
@@ -44,6 +49,10 @@ def causal_abc_step(
             f"{(B, H, n, v.shape[-1])}"
         )
     scale = default_scale(scale, d)
+    reason = unsupported_sizes(q.dtype, head_dim=d, value_dim=v.shape[-1], memory_size=n)
+    if B * H and kernels_apply(backend, q.device, reason, "causal_abc_step"):
+        from .triton.step_kernel import causal_step
+        return causal_step(q, k, v, phi_logits, state, scale)
     logits = phi_logits[:, :, 0].to(work)  # [B, H, n]
     g_new = torch.logaddexp(state.log_normalizer, logits)
     keep = torch.exp(state.log_normalizer - g_new).unsqueeze(-1)  # 0 at the first token

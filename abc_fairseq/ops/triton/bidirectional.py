@@ -15,21 +15,6 @@ import triton
 from .memory_kernels import memory_write_bwd, memory_write_fwd
 from .read_kernels import memory_read_bwd, memory_read_fwd
 
-MAX_HEAD_DIM = 128
-MAX_SLOTS = 128
-
-
-def unsupported_reason(head_dims, slots: int, dtype: torch.dtype) -> Optional[str]:
-    """Why these sizes cannot run on the kernels (None when they can)."""
-    if dtype not in (torch.float16, torch.bfloat16, torch.float32):
-        return f"dtype {dtype} (the kernels take float16, bfloat16 and float32)"
-    if max(head_dims) > MAX_HEAD_DIM:
-        return f"head dim {max(head_dims)} > {MAX_HEAD_DIM}"
-    if slots > MAX_SLOTS:
-        return f"{slots} memory slots > {MAX_SLOTS}"
-    return None
-
-
 def _block(size: int, cap: int) -> int:
     """A power-of-two tile >= 16 (tl.dot's minimum) covering ``size`` up to ``cap``."""
     return max(16, min(cap, triton.next_power_of_2(size)))
@@ -143,8 +128,8 @@ def memory_write(k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
 def memory_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.Tensor, scale: float,
                 dropout_p: float = 0.0, dropout_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Triton ``abc_read``: q [B, H, M, d]; memories [B, H, n, d]; dropout_mask [B, H, M, n] bool
-    (True = keep), required when dropout_p > 0. Returns [B, H, M, dv] in q's dtype."""
+    (True = keep) or None for no dropout. Returns [B, H, M, dv] in q's dtype."""
     keep = None
-    if dropout_p > 0:
+    if dropout_mask is not None:
         keep = _unit_last_stride(dropout_mask).view(torch.uint8)
     return MemoryRead.apply(q, key_memory, value_memory, float(scale), keep, 1.0 / (1.0 - dropout_p))

@@ -1,4 +1,5 @@
-"""Which backend runs ``causal_abc``: the Triton kernels or the PyTorch path.
+"""Which backend runs an op (``causal_abc``, ``causal_abc_step``, ``abc_memory``, ``abc_read``):
+the Triton kernels or the PyTorch path.
 
 ``"auto"`` takes the kernels for CUDA tensors when Triton imports and the shapes fit, the PyTorch
 path otherwise; ``"triton"`` insists (CPU tensors only under ``TRITON_INTERPRET=1``, Triton's
@@ -33,15 +34,23 @@ def triton_importable() -> bool:
     return True
 
 
-def unsupported(q: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
-                chunk_size: int) -> Optional[str]:
-    """Why the kernels cannot take these inputs, or None when they can."""
-    if q.dtype not in KERNEL_DTYPES:
-        return f"dtype {q.dtype} (the kernels take float16, bfloat16 and float32)"
-    widths = {"head dim": q.shape[-1], "value dim": v.shape[-1], "memory size": phi_logits.shape[-1]}
+def unsupported_sizes(dtype: torch.dtype, **widths: int) -> Optional[str]:
+    """Why the kernels cannot take this dtype or these widths (head dims, memory size), or None."""
+    if dtype not in KERNEL_DTYPES:
+        return f"dtype {dtype} (the kernels take float16, bfloat16 and float32)"
     for name, width in widths.items():
         if width > MAX_WIDTH:
-            return f"{name} {width} > {MAX_WIDTH}"
+            return f"{name.replace('_', ' ')} {width} > {MAX_WIDTH}"
+    return None
+
+
+def unsupported(q: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
+                chunk_size: int) -> Optional[str]:
+    """Why the causal kernels cannot take these inputs, or None when they can."""
+    reason = unsupported_sizes(q.dtype, head_dim=q.shape[-1], value_dim=v.shape[-1],
+                               memory_size=phi_logits.shape[-1])
+    if reason is not None:
+        return reason
     low, high = CHUNK_RANGE
     if not (low <= chunk_size <= high and chunk_size & (chunk_size - 1) == 0):
         return f"chunk_size {chunk_size} (the kernels take powers of two from {low} to {high})"
@@ -54,13 +63,14 @@ def kernel_chunk(chunk_size: int, N: int) -> int:
     return max(CHUNK_RANGE[0], min(chunk_size, shrunk))
 
 
-def use_triton(backend: str, q: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
-               chunk_size: int) -> bool:
-    """True when ``causal_abc`` should run on the kernels (``backend`` already validated)."""
+def kernels_apply(backend: str, device: torch.device, reason: Optional[str], op: str) -> bool:
+    """True when ``op`` should run on the kernels (``backend`` already validated). ``reason``:
+    why the kernels cannot take the inputs (None when they can): "auto" and "triton" then fall
+    back to the PyTorch path, logged once per distinct reason."""
     if backend == "torch":
         return False
-    on_cpu = q.device.type == "cpu"
-    if backend == "auto" and (on_cpu or q.device.type != "cuda"):
+    on_cpu = device.type == "cpu"
+    if backend == "auto" and device.type != "cuda":
         return False
     if not triton_importable():
         if backend == "triton":
@@ -70,11 +80,15 @@ def use_triton(backend: str, q: torch.Tensor, v: torch.Tensor, phi_logits: torch
         raise RuntimeError("backend='triton' on CPU tensors runs only under Triton's interpreter "
                            "(set TRITON_INTERPRET=1 before importing the kernels); use a CUDA "
                            "device or backend='torch'")
-    reason = unsupported(q, v, phi_logits, chunk_size)
     if reason is None:
         return True
-    if reason not in _reported:
-        _reported.add(reason)
-        logger.warning("causal_abc: the Triton kernels do not take %s; using the PyTorch path",
-                       reason)
+    if (op, reason) not in _reported:
+        _reported.add((op, reason))
+        logger.warning("%s: the Triton kernels do not take %s; using the PyTorch path", op, reason)
     return False
+
+
+def use_triton(backend: str, q: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
+               chunk_size: int) -> bool:
+    """True when ``causal_abc`` should run on the kernels (``backend`` already validated)."""
+    return kernels_apply(backend, q.device, unsupported(q, v, phi_logits, chunk_size), "causal_abc")

@@ -1,0 +1,43 @@
+"""Triton's interpreter for the kernel tests: CPU tensors, no GPU (how CI tests the kernels)."""
+
+import importlib
+import os
+import sys
+
+import pytest
+
+PACKAGE = "abc_fairseq.ops.triton"
+# Triton decorates its own library functions (tl.sum, tl.max, ...) when it is imported, as
+# interpreted or compiled functions depending on TRITON_INTERPRET at that moment; its compiled
+# extension (triton._C) is the same either way and cannot be loaded twice.
+PURE_PYTHON = ("triton", PACKAGE)
+
+
+def _modules(*prefixes):
+    return [name for name in sys.modules
+            if any(name == p or name.startswith(p + ".") for p in prefixes)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def interpreted_kernels():
+    """Import Triton and the kernels afresh under TRITON_INTERPRET=1, whatever imported them
+    before (a GPU test, torch), and put the earlier modules and environment back afterwards.
+    Import it into a test module to apply it there."""
+    parent = sys.modules["abc_fairseq.ops"]
+    saved_attribute = parent.__dict__.get("triton")
+    saved_env = os.environ.get("TRITON_INTERPRET")
+    fresh = lambda: [m for m in _modules(*PURE_PYTHON) if not m.startswith("triton._C")]  # noqa: E731
+    saved_modules = {name: sys.modules.pop(name) for name in fresh()}
+    os.environ["TRITON_INTERPRET"] = "1"
+    importlib.import_module(PACKAGE + ".function")
+    yield
+    if saved_modules:  # else nothing used Triton before: leave it imported (interpreted)
+        for name in fresh():
+            del sys.modules[name]
+        sys.modules.update(saved_modules)
+    if saved_attribute is not None:
+        parent.triton = saved_attribute
+    if saved_env is None:
+        os.environ.pop("TRITON_INTERPRET", None)
+    else:
+        os.environ["TRITON_INTERPRET"] = saved_env
