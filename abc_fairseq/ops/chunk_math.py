@@ -95,10 +95,10 @@ def block_geometry(logits: torch.Tensor, g_before: torch.Tensor, chunk: int,
     anchors = torch.cat([first, ends[:, -1:]], dim=1)
 
     # A NaN logit makes its chunk's max NaN: that chunk takes the exact path too, whose sums
-    # never mix a later row into an earlier one (and a NaN elsewhere must not hide a real rise:
-    # compare before reducing, NaN > x is False).
-    unsafe = ((chunk_max - first) > SAFE_EXPONENT).logical_or_(torch.isnan(chunk_max))
-    flagged = torch.nonzero(unsafe.any(dim=2).any(dim=0)).flatten().tolist()
+    # never mix a later row into an earlier one. NaN counts as an infinite rise, so that it can
+    # neither escape the flag nor hide another sequence's real rise from the max.
+    rise = torch.sub(chunk_max, first).nan_to_num_(nan=float("inf"))
+    flagged = torch.nonzero(rise.amax(dim=(0, 2)) > SAFE_EXPONENT).flatten().tolist()
     torch.sub(l, first.unsqueeze(2), out=E)
     if flagged:
         E.clamp_(max=SAFE_EXPONENT)
@@ -348,7 +348,8 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
     if out is not None:
         out = out.view(Z, nc, chunk, dv)
         add_matmul_(matmul_into(out, probs_f, value_states), value_mix, vc)
-        if carry is not None and not bool(torch.isfinite(carry[1]).all()):
+        # A sum is non-finite whenever a term is (or overflows: then the check below just runs).
+        if carry is not None and not bool(torch.isfinite(carry[1].sum())):
             _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, intra.above)
     return BlockForward(geo, intra, qc, key_states, value_states, scores, probs, value_probs,
                         probs_f, qk, value_mix, carry, geo.anchors[:, -1])
