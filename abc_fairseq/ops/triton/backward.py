@@ -1,4 +1,4 @@
-"""Backward kernels of causal ABC, one program per (chunk, sequence), around a reverse scan.
+"""Backward kernels of causal ABC, one program per (sequence, chunk), around a reverse scan.
 
 With W_ti = exp(l_i - g_t), S_t = sum_{i<=t} W_ti A_ti (A_ti = scale q_t . k_i), P = softmax(S),
 P' = P * keep / (1 - p) the read weights (P' = P without dropout), out_t = sum_{i<=t} (P'_t W_ti) v_i:
@@ -29,8 +29,8 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
                 dq_ptr, ds_ptr, pr_ptr, dg_ptr, rev_ptr, scale, keep_scale, N, n, d, dv, nc,
                 C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                 PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr):
-    c = tl.program_id(0)
-    z = tl.program_id(1).to(tl.int64)
+    z = tl.program_id(0).to(tl.int64)  # axis 0: up to 2**31 - 1 sequences x heads
+    c = tl.program_id(1)
     IN = q_ptr.dtype.element_ty
     rows = c * C + tl.arange(0, C)
     slots = tl.arange(0, NP)
@@ -90,8 +90,8 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_pt
                    dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, scale, N, n, d, dv, nc,
                    C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                    PREC: tl.constexpr, SAFE: tl.constexpr):
-    c = tl.program_id(0)
-    z = tl.program_id(1).to(tl.int64)
+    z = tl.program_id(0).to(tl.int64)  # axis 0: up to 2**31 - 1 sequences x heads
+    c = tl.program_id(1)
     IN = q_ptr.dtype.element_ty
     rows = c * C + tl.arange(0, C)
     slots = tl.arange(0, NP)

@@ -15,6 +15,7 @@ import torch
 
 MAX_WIDTH = 128  # head dims and memory sizes up to this (padded to powers of two >= 16)
 CHUNK_RANGE = (16, 128)
+MAX_CHUNKS = 65535  # one program per chunk along CUDA's second grid axis
 KERNEL_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 logger = logging.getLogger(__name__)
@@ -54,6 +55,8 @@ def unsupported(q: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
     low, high = CHUNK_RANGE
     if not (low <= chunk_size <= high and chunk_size & (chunk_size - 1) == 0):
         return f"chunk_size {chunk_size} (the kernels take powers of two from {low} to {high})"
+    if -(-q.shape[2] // chunk_size) > MAX_CHUNKS:
+        return f"more than {MAX_CHUNKS} chunks of {chunk_size} rows (a grid axis holds {MAX_CHUNKS})"
     return None
 
 

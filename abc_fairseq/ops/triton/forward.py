@@ -1,4 +1,4 @@
-"""Forward kernels of causal ABC, one program per (chunk, sequence).
+"""Forward kernels of causal ABC, one program per (sequence, chunk).
 
 1. ``chunk_sums_kernel``: what each chunk writes into the memory, sum_i H_i (x) [k_i, v_i] with
    H_i = exp(l_i - e_c) <= 1 (e_c: g at the chunk's last row), [Z, nc, n, d + dv] in fp32.
@@ -19,8 +19,8 @@ from .tiles import (causal, chunk_factors, memory_tile, mm, mm_in, normalisers, 
 def chunk_sums_kernel(k_ptr, v_ptr, l_ptr, eend_ptr, mem_ptr, N, n, d, dv, nc,
                       C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                       PREC: tl.constexpr):
-    c = tl.program_id(0)
-    z = tl.program_id(1).to(tl.int64)
+    z = tl.program_id(0).to(tl.int64)  # axis 0: up to 2**31 - 1 sequences x heads
+    c = tl.program_id(1)
     IN = k_ptr.dtype.element_ty
     rows = c * C + tl.arange(0, C)
     slots = tl.arange(0, NP)
@@ -54,8 +54,8 @@ def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_pt
                   scale, keep_scale, N, n, d, dv, nc,
                   C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                   PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr):
-    c = tl.program_id(0)
-    z = tl.program_id(1).to(tl.int64)
+    z = tl.program_id(0).to(tl.int64)  # axis 0: up to 2**31 - 1 sequences x heads
+    c = tl.program_id(1)
     IN = q_ptr.dtype.element_ty
     rows = c * C + tl.arange(0, C)
     slots = tl.arange(0, NP)

@@ -54,12 +54,12 @@ class TritonCausalABC(torch.autograd.Function):
         Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
         norm = chunk_normalisers(logits, g_before, chunk)
         mem = q.new_empty((Z, nc, n, d + dv), dtype=torch.float32)
-        chunk_sums_kernel[(nc, Z)](k, v, logits, norm.e_end, mem, N, n, d, dv, nc, **tiles)
+        chunk_sums_kernel[(Z, nc)](k, v, logits, norm.e_end, mem, N, n, d, dv, nc, **tiles)
         final = torch.empty_like(carry)
         _scan(mem, norm.decay, carry, final, reverse=False)
         out = torch.empty_like(v)
         dropout = keep is not None
-        output_kernel[(nc, Z)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q,
+        output_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q,
                                out, scale, keep_scale, N, n, d, dv, nc, SAFE=SAFE_EXPONENT,
                                DROPOUT=dropout, **tiles)
         ctx.save_for_backward(q, k, v, logits, keep, *norm, mem)
@@ -77,11 +77,11 @@ class TritonCausalABC(torch.autograd.Function):
         d_scores, p_read, d_norm = (torch.empty_like(g) for _ in range(3))
         rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
         dropout = keep is not None
-        rows_kernel[(nc, Z)](q, k, v, logits, g, e_prev, mem, keep if dropout else q, grad_out,
+        rows_kernel[(Z, nc)](q, k, v, logits, g, e_prev, mem, keep if dropout else q, grad_out,
                              dq, d_scores, p_read, d_norm, rev, ctx.scale, ctx.keep_scale,
                              N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, **tiles)
         _scan(rev, decay, None, None, reverse=True)
-        columns_kernel[(nc, Z)](q, k, v, logits, g, e_prev, e_end, grad_out, d_scores, p_read,
+        columns_kernel[(Z, nc)](q, k, v, logits, g, e_prev, e_end, grad_out, d_scores, p_read,
                                 d_norm, rev, dk, dv_, dl, ctx.scale, N, n, d, dv, nc,
                                 SAFE=SAFE_EXPONENT, **tiles)
         return dq, dk, dv_, dl, None, None, None, None, None, None
