@@ -115,7 +115,8 @@ def test_average_checkpoints_loads_weights_only_with_the_plugins_allowlist(tmp_p
     proc = _average(tmp_path, tmp_path / "c1.pt", tmp_path / "c2.pt")
     assert proc.returncode == 0, proc.stderr
     averaged = load_checkpoint_file(str(tmp_path / "avg.pt"))
-    assert torch.equal(averaged["model"]["w"], torch.full((2,), 1.5)) and averaged["args"].arch == "transformer"
+    assert torch.equal(averaged["model"]["w"], torch.full((2,), 1.5))
+    assert averaged["args"].arch == "transformer"
 
     # A pickle naming a global outside the allowlist is refused, not executed.
     torch.save({"model": {"w": torch.ones(2)}, "extra": fractions.Fraction(1, 3)}, tmp_path / "odd.pt")

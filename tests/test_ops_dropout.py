@@ -20,7 +20,8 @@ def _mask(B, H, M, n, seed=0, p=P):
 def _values_and_grads(fn, inputs, grad_out=None):
     inputs = [t.detach().clone().requires_grad_() for t in inputs]
     out = fn(*inputs)
-    grad_out = torch.randn_like(out, generator=torch.Generator().manual_seed(9)) if grad_out is None else grad_out
+    if grad_out is None:
+        grad_out = torch.randn_like(out, generator=torch.Generator().manual_seed(9))
     return out, torch.autograd.grad(out, inputs, grad_out)
 
 
@@ -49,7 +50,8 @@ def test_causal_with_a_fixed_mask_equals_the_reference(chunk, block, logit_shift
     q, k, v, logits = random_inputs(2, 2, 13, 4, 3, logit_scale=3.0)
     logits[:, :, 6:] += logit_shift
     mask = _mask(2, 2, 13, 3)
-    _assert_same(lambda *x: causal_abc(*x, chunk_size=chunk, block_size=block, dropout_p=P, dropout_mask=mask),
+    _assert_same(lambda *x: causal_abc(*x, chunk_size=chunk, block_size=block, dropout_p=P,
+                                       dropout_mask=mask),
                  lambda *x: reference_causal_abc(*x, dropout_p=P, dropout_mask=mask),
                  (q, k, v, logits), tol=1e-11)
 
