@@ -131,7 +131,7 @@ def _fairseq(tool, *args):
 def test_abc_lm_trains_and_scores_in_mixed_precision(tmp_path, precision):
     data = os.path.join(ROOT, "data-bin", "default_corpus")
     if not os.path.exists(os.path.join(data, "dict.txt")):
-        pytest.skip("embedded corpus not binarised (run data_prep/prepare_default_corpus.sh)")
+        pytest.skip("embedded corpus not binarised (run data_prep/default_corpus/prepare.sh)")
     train_log = _fairseq("train", data, *LM_ARGS, precision, "--save-dir", tmp_path)
     losses = [float(x) for x in re.findall(r"\bloss=([\d.]+)", train_log)]
     assert len(losses) >= 2 and losses[-1] < losses[0], train_log[-3000:]
