@@ -252,7 +252,8 @@ find_python() {
     local repo="$1" module="${2:-sentencepiece}" candidate
     for candidate in "${PYTHON:-}" python3 python "${ABC_VENV:-$repo/.venv}/bin/python"; do
         [ -n "$candidate" ] || continue
-        if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c "import $module" 2>/dev/null; then
+        if command -v "$candidate" >/dev/null 2>&1 \
+            && "$candidate" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$module') is None)" 2>/dev/null; then
             command -v "$candidate"
             return 0
         fi
