@@ -182,6 +182,14 @@ def test_tools_and_corpus_makers_never_overwrite(tmp_path):
 
 # --- item 3: pinned checksums, loud first-use records ---------------------------------------------
 
+def bpe_mirror(path):
+    """A mirror directory holding stand-ins for RoBERTa's BPE files (recorded, never pinned)."""
+    path.mkdir()
+    for name in ("encoder.json", "vocab.bpe", "dict.txt"):
+        (path / name).write_text(name)
+    return path
+
+
 def fetch(url, dest, *args):
     return run([sys.executable, "-m", "data_prep.lib.fetch", url, dest, *args])
 
@@ -199,10 +207,7 @@ def test_pinned_checksum_mismatch_is_refused_naming_the_checksum_file(tmp_path):
 
 
 def test_glue_recipe_refuses_a_mirror_that_does_not_hold_the_published_archive(tmp_path):
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    for name in ("encoder.json", "vocab.bpe", "dict.txt"):
-        (mirror / name).write_text(name)
+    mirror = bpe_mirror(tmp_path / "mirror")
     with zipfile.ZipFile(mirror / "SST-2.zip", "w") as zf:
         zf.writestr("SST-2/train.tsv", "sentence\tlabel\nok\t1\n")
     proc = run(["bash", DATA_PREP / "glue/prepare.sh", "--dest", tmp_path / "g", "--tasks", "SST-2",
@@ -280,10 +285,7 @@ def test_mlm_documents_are_shuffled_whole_into_shards(tmp_path):
 def test_mlm_defaults_to_the_papers_shards_and_offers_a_pinned_public_corpus(tmp_path):
     text = run(["bash", DATA_PREP / "mlm/prepare.sh", "--help"]).stdout
     assert "default 20, the paper's" in text and "BookCorpus" in text and "RealNews" in text
-    mirror = tmp_path / "mirror"
-    mirror.mkdir()
-    for name in ("encoder.json", "vocab.bpe", "dict.txt"):
-        (mirror / name).write_text(name)
+    mirror = bpe_mirror(tmp_path / "mirror")
     with zipfile.ZipFile(mirror / "wikitext-103-raw-v1.zip", "w") as zf:
         zf.writestr("wikitext-103-raw/wiki.train.raw", " = A = \n text \n")
     proc = run(["bash", DATA_PREP / "mlm/prepare.sh", "--public-corpus", "wikitext-103-raw", "--dest", tmp_path / "m",

@@ -64,23 +64,4 @@ mod2imp "$ENG_MODULE" >"$work/en.imp" 2>"$work/mod2imp.log" || die "mod2imp $ENG
 python3 "$here/sword_to_corpus.py" --src-imp "$work/es.imp" --tgt-imp "$work/en.imp" \
     --src-lang es --tgt-lang en --books "$BOOKS" --fix-src-drop-caps "$work/out"
 
-if [ "$check" = 1 ]; then
-    status=0
-    for f in "${CORPUS_FILES[@]}"; do
-        if cmp -s "$work/out/$f" "$here/$f"; then
-            log "identical: $f"
-        else
-            log "DIFFERS:   $f"
-            status=1
-        fi
-    done
-    exit "$status"
-fi
-if [ -z "$out_dir" ]; then  # the committed corpus: this script's own output, rewritten in place
-    out_dir="$here"
-    cp "${CORPUS_FILES[@]/#/$work/out/}" "$out_dir/"
-else
-    copy_new "$work/out" "$out_dir" "${CORPUS_FILES[@]}"
-fi
-log "wrote $out_dir; sha256 of the files (README.md records them):"
-(cd "$out_dir" && sha256sum "${CORPUS_FILES[@]}")
+publish_corpus "$work/out" "$here" "$out_dir" "$check" "${CORPUS_FILES[@]}"

@@ -32,7 +32,6 @@ VERSE_RANGE="Gen1:1-2Ki25:30"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=data_prep/lib/common.sh
 . "$here/../lib/common.sh"
-corpus_dir="$here"
 SPLIT_FILES=(train.txt valid.txt test.txt)
 
 check=0
@@ -82,24 +81,4 @@ log "extracting $VERSE_RANGE"
     || die "the bible program failed (is libreadline8 installed?)"
 
 python3 "$here/kjv_to_corpus.py" "$work/out" <"$work/verses.txt"
-if [ "$check" = 1 ]; then
-    status=0
-    for f in "${SPLIT_FILES[@]}"; do
-        if cmp -s "$work/out/$f" "$corpus_dir/$f"; then
-            log "identical: $f"
-        else
-            log "DIFFERS:   $f"
-            status=1
-        fi
-    done
-    exit "$status"
-fi
-
-if [ -z "$out_dir" ]; then  # the committed corpus: this script's own output, rewritten in place
-    out_dir="$corpus_dir"
-    cp "${SPLIT_FILES[@]/#/$work/out/}" "$out_dir/"
-else
-    copy_new "$work/out" "$out_dir" "${SPLIT_FILES[@]}"
-fi
-log "wrote $out_dir; sha256 of the files (README.md in data_prep/default_corpus records them):"
-(cd "$out_dir" && sha256sum "${SPLIT_FILES[@]}")
+publish_corpus "$work/out" "$here" "$out_dir" "$check" "${SPLIT_FILES[@]}"

@@ -10,6 +10,7 @@
 #   check_positive_int FLAG VALUE
 #   claim_dest DIR KNOWN...   make DIR this recipe's output directory, or refuse naming what is in it
 #   refuse_existing DIR FILE... / copy_new SRC DST FILE...   never overwrite a file
+#   publish_corpus SRC CORPUS OUT CHECK FILE...  the corpus makers' compare-or-write step
 #   lock_dir DIR              one run of a recipe at a time per output directory
 #   run_stage NAME DIR KEY FN build DIR in a temp directory, move it into place when complete
 #   fetch_file URL DEST OPTS  download/copy with resume and checksum verification (lib/fetch.py)
@@ -151,6 +152,30 @@ copy_new() {
     refuse_existing "$dst" "$@"
     mkdir -p "$dst"
     for f in "$@"; do cp "$src/$f" "$dst/$f"; done
+}
+
+# publish_corpus SRC CORPUS_DIR OUT_DIR CHECK FILE...: the last step of the corpus makers
+#   (default_corpus/make.sh, bible_es_en/make_corpus.sh). CHECK=1: compare the FILEs regenerated in
+#   SRC with the committed ones in CORPUS_DIR and exit (1 if one differs). Otherwise write them into
+#   OUT_DIR, refusing to overwrite (copy_new), or, OUT_DIR empty, rewrite the committed corpus (the
+#   script's own output), and print their sha256.
+publish_corpus() {
+    local src="$1" corpus="$2" out="$3" check="$4" f status=0
+    shift 4
+    if [ "$check" = 1 ]; then
+        for f in "$@"; do
+            if cmp -s "$src/$f" "$corpus/$f"; then log "identical: $f"; else log "DIFFERS:   $f"; status=1; fi
+        done
+        exit "$status"
+    fi
+    if [ -z "$out" ]; then
+        out="$corpus"
+        for f in "$@"; do cp "$src/$f" "$out/$f"; done
+    else
+        copy_new "$src" "$out" "$@"
+    fi
+    log "wrote $out; sha256 of the files (the corpus README records them):"
+    (cd "$out" && sha256sum "$@")
 }
 
 # lock_dir DIR: hold an exclusive lock on DIR/.lock for the rest of the script, so that two runs
