@@ -297,6 +297,7 @@ def test_wikitext_raw_articles_become_documents(tmp_path):
     from data_prep.mlm.wikitext_docs import to_documents
 
     out = io.StringIO()
-    raw = [" \n", " = Cat = \n", " \n", " A cat . \n", " = = Life = = \n", " It sleeps . \n", " = Dog = \n", " Woof . \n"]
+    raw = [" \n", " = Cat = \n", " \n", " A cat . \n", " = = Life = = \n", " It sleeps . \n", " = Dog = \n",
+           " Woof . \n"]
     assert to_documents(raw, out) == 2
     assert out.getvalue() == "= Cat =\nA cat .\n= = Life = =\nIt sleeps .\n\n= Dog =\nWoof .\n\n"

@@ -91,7 +91,7 @@ def download(name: str, raw: str, mirror: Optional[str], checksums: Sequence[str
 
     task = TASKS[name]
     folder = os.path.join(raw, task.folder)
-    if os.path.exists(os.path.join(folder, DONE)):
+    if any(os.path.exists(os.path.join(folder, stamp)) for stamp in (DONE, ".extracted")):  # (older stamp)
         return folder
     tmp = fresh_tmp(folder)
     if name == "MRPC":

@@ -100,6 +100,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             for path in fetch_bpe_files(args.dest, args.mirror):
                 print(path)
         else:
+            from data_prep.lib.outputs import refuse_existing
+
+            refuse_existing(args.outputs, "roberta_bpe")
             encode_files(args.bpe_dir, args.inputs, args.outputs, max(1, args.workers))
     except (OSError, ValueError) as e:
         print(f"roberta_bpe: error: {e}", file=sys.stderr)

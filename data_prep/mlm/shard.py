@@ -5,11 +5,12 @@
 
 INPUT holds one sentence or paragraph per line and an empty line after each document (the
 format of ``--sample-break-mode complete_doc``); the lines may be BPE ids. Documents are kept
-whole: each keeps its lines and its closing empty line (added to a last document without one). Their order is a seeded permutation
-(the same seed gives byte-identical shards), and shard k (``OUT_PREFIX.shard{k}``) takes the
-k-th contiguous block of it, so the shards differ in size by at most one document. A file with
-fewer documents than shards is split by lines instead (with a note). Memory holds only the
-offsets of the documents, not the text: the paper sharded because its corpus did not fit.
+whole: each keeps its lines and its closing empty line (added to a last document without one).
+Their order is a seeded permutation (the same seed gives byte-identical shards), and shard k
+(``OUT_PREFIX.shard{k}``) takes the k-th contiguous block of it, so the shards differ in size by
+at most one document. A file with fewer documents than shards is split by lines instead (with a
+note). Memory holds only the offsets of the documents, not the text: the paper sharded because
+its corpus did not fit.
 """
 
 import argparse
