@@ -68,7 +68,7 @@ done
 
 py="$(find_python "$repo" fairseq)"
 export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
-known=(gpt2_bpe downloads text bpe shards)
+known=(gpt2_bpe downloads text bpe shards work)  # work/: left by the older version, never touched
 for ((k = 0; k < shards; k++)); do known+=("shard$k"); done
 claim_dest "$dest" "${known[@]}"
 dest="$(cd "$dest" && pwd)"
