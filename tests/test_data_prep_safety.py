@@ -5,6 +5,7 @@ loudly. Everything here stops before any heavy work (no fairseq-preprocess run),
 
 import hashlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -301,3 +302,32 @@ def test_wikitext_raw_articles_become_documents(tmp_path):
            " Woof . \n"]
     assert to_documents(raw, out) == 2
     assert out.getvalue() == "= Cat =\nA cat .\n= = Life = =\nIt sleeps .\n\n= Dog =\nWoof .\n\n"
+
+
+def test_mlm_public_corpus_runs_end_to_end_from_a_mirror(tmp_path):
+    """--public-corpus: download (mirror + the miniature's checksum), articles as documents, BPE,
+    shuffled shard, binarised with RoBERTa's dictionary (a byte-level toy BPE here)."""
+    from fairseq.data.encoders.gpt2_bpe_utils import bytes_to_unicode
+
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    symbols = [bytes_to_unicode()[b] for b in range(256)]
+    (mirror / "encoder.json").write_text(json.dumps({s: i for i, s in enumerate(symbols)}))
+    (mirror / "vocab.bpe").write_text("#version: 0.2\n")
+    (mirror / "dict.txt").write_text("".join("%d 1\n" % i for i in range(256)))
+    articles = [" = Art %d = \n \n Text of article %d . \n \n = = Part = = \n More %d . \n" % (i, i, i)
+                for i in range(6)]
+    with zipfile.ZipFile(mirror / "wikitext-103-raw-v1.zip", "w") as zf:
+        zf.writestr("wikitext-103-raw/wiki.train.raw", "".join(articles))
+        zf.writestr("wikitext-103-raw/wiki.valid.raw", articles[0])
+    sums = tmp_path / "SHA256SUMS"
+    sums.write_text("%s  wikitext-103-raw-v1.zip\n" % sha256(mirror / "wikitext-103-raw-v1.zip"))
+    dest = tmp_path / "mlm"
+    proc = run(["bash", DATA_PREP / "mlm/prepare.sh", "--public-corpus", "wikitext-103-raw", "--dest", dest,
+                "--mirror", mirror, "--checksum-file", sums, "--shards", "1", "--workers", "1"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == str(dest / "shard0")
+    docs = (dest / "text" / "train.txt").read_text().split("\n\n")
+    assert len([d for d in docs if d.strip()]) == 6 and docs[0].startswith("= Art 0 =\nText of article 0 .")
+    assert (dest / "shards" / "train.bpe.shard0").read_text().count("\n\n") == 6
+    assert (dest / "shard0" / "train.bin").stat().st_size > 0 and (dest / "shard0" / "valid.bin").is_file()

@@ -28,6 +28,8 @@
 #   --mirror DIR      take downloads (BPE files, the public corpus) from DIR instead of the
 #                     network (also $ABC_DATA_MIRROR)
 #   --url URL         where to download the public corpus (default: wikitext.smerity.com's copy)
+#   --checksum-file F lines "<sha256>  <name>" overriding data_prep/mlm/SHA256SUMS for the files
+#                     they name (a mirror that repackaged them; tests)
 #   -h, --help        this text
 #
 # Downloads go through data_prep/lib/fetch.py (resume, checksum: data_prep/mlm/SHA256SUMS; the
@@ -43,10 +45,10 @@ repo="$(cd "$here/../.." && pwd)"
 . "$repo/data_prep/lib/common.sh"
 
 PUBLIC_ARCHIVE=wikitext-103-raw-v1.zip
-train="" valid="" public="" dest="" shards=20 seed=1 workers=2 bpe_dir="" mirror="${ABC_DATA_MIRROR:-}"
+train="" valid="" public="" dest="" shards=20 seed=1 workers=2 bpe_dir="" mirror="${ABC_DATA_MIRROR:-}" checksum_file=""
 url="https://wikitext.smerity.com/$PUBLIC_ARCHIVE"
 parse_options "--train:train --valid:valid --public-corpus:public --dest:dest --shards:shards --seed:seed
-    --workers:workers --bpe-dir:bpe_dir --mirror:mirror --url:url" "$@"
+    --workers:workers --bpe-dir:bpe_dir --mirror:mirror --url:url --checksum-file:checksum_file" "$@"
 no_positional
 [ -n "$dest" ] || die "--dest is required (see --help)"
 case "$public" in
@@ -59,6 +61,7 @@ check_positive_int --shards "$shards"
 check_positive_int --workers "$workers"
 [[ "$seed" =~ ^[0-9]+$ ]] || die "--seed expects a number >= 0, got '$seed'"
 [ -z "$mirror" ] || [ -d "$mirror" ] || die "--mirror $mirror is not a directory"
+[ -z "$checksum_file" ] || [ -f "$checksum_file" ] || die "--checksum-file $checksum_file does not exist"
 train_files=()
 [ -z "$train" ] || read -r -a train_files <<< "$train"
 for f in "${train_files[@]}" ${valid:+"$valid"}; do
@@ -81,7 +84,8 @@ lock_dir "$dest"
 bpe_key="$(files_key "$bpe_dir/encoder.json" "$bpe_dir/vocab.bpe" "$bpe_dir/dict.txt")"
 if [ -n "$public" ]; then
     [ "$(basename "$url")" = "$PUBLIC_ARCHIVE" ] || die "--url must name $PUBLIC_ARCHIVE, got '$url'"
-    digest="$(fetch_file "$url" "$dest/downloads/$PUBLIC_ARCHIVE" --checksums "$here/SHA256SUMS")" \
+    digest="$(fetch_file "$url" "$dest/downloads/$PUBLIC_ARCHIVE" ${checksum_file:+--checksums "$checksum_file"} \
+        --checksums "$here/SHA256SUMS")" \
         || die "could not fetch $PUBLIC_ARCHIVE (see the message above)"
     build_text() { "$py" -m data_prep.mlm.wikitext_docs "$dest/downloads/$PUBLIC_ARCHIVE" "$1"; }
     run_stage text "$dest/text" "$(hash_key text-v1 "$digest")" build_text
