@@ -68,7 +68,7 @@ for tool in fairseq-train fairseq-eval-lm fairseq-preprocess; do
 done
 
 log "preparing the corpus in $data"
-bash "$repo/data_prep/prepare_default_corpus.sh" "$data"
+bash "$repo/data_prep/default_corpus/prepare.sh" "$data"
 
 mkdir -p "$out"
 # --user-dir is given to every fairseq command, the baseline's too: importing abc_fairseq also

@@ -257,7 +257,7 @@ def default_corpus(tmp_path_factory):
     """The embedded corpus binarised into a fresh directory (a new GPU machine has no data-bin)."""
     dest = tmp_path_factory.mktemp("data-bin") / "default_corpus"
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    proc = subprocess.run(["bash", os.path.join(ROOT, "data_prep", "prepare_default_corpus.sh"), str(dest)],
+    proc = subprocess.run(["bash", os.path.join(ROOT, "data_prep", "default_corpus", "prepare.sh"), str(dest)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return str(dest)

@@ -11,7 +11,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO / "data_prep" / "default_corpus"
-PREPARE = REPO / "data_prep" / "prepare_default_corpus.sh"
+PREPARE = REPO / "data_prep" / "default_corpus" / "prepare.sh"
 SPLITS = ("train", "valid", "test")
 BINARY_FILES = ("dict.txt",) + tuple(f"{s}.{ext}" for s in SPLITS for ext in ("bin", "idx"))
 
@@ -69,7 +69,7 @@ def test_kjv_to_corpus_tokenises_and_splits_by_chapter(tmp_path):
     verses = [f"Ge{c}:1 Chapter {c}'s verse, with the LORD's loving-kindness; (sons') end." for c in range(1, 13)]
     verses.insert(1, "Ge1:2 Second verse of chapter one?")
     proc = subprocess.run(
-        [sys.executable, str(REPO / "data_prep" / "kjv_to_corpus.py"), str(tmp_path)],
+        [sys.executable, str(REPO / "data_prep" / "default_corpus" / "kjv_to_corpus.py"), str(tmp_path)],
         input="\n".join(verses) + "\n", capture_output=True, text=True, check=True,
     )
     assert "valid" in proc.stderr
@@ -81,7 +81,7 @@ def test_kjv_to_corpus_tokenises_and_splits_by_chapter(tmp_path):
 
 def test_kjv_to_corpus_rejects_malformed_input(tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(REPO / "data_prep" / "kjv_to_corpus.py"), str(tmp_path)],
+        [sys.executable, str(REPO / "data_prep" / "default_corpus" / "kjv_to_corpus.py"), str(tmp_path)],
         input="not a verse\n", capture_output=True, text=True,
     )
     assert proc.returncode != 0 and "line 1" in proc.stderr

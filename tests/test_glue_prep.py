@@ -1,6 +1,7 @@
 """GLUE and MLM-corpus preparation against a tiny local mirror (no network): a toy GPT-2 BPE
 (every byte symbol plus a few merges) and miniature GLUE archives in the real files' layouts."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -76,14 +77,19 @@ def mirror(tmp_path_factory):
     (path / "msr_paraphrase_train.txt").write_text(_tsv(mrpc_header, mrpc))
     (path / "msr_paraphrase_test.txt").write_text(_tsv(mrpc_header, mrpc[:1]))
     (path / "mrpc_dev_ids.tsv").write_text("1\t101\n3\t103\n")
+    # The miniatures are not the published archives: their own checksums override the pinned ones
+    # (the BPE files have no pinned checksum: they are recorded on first use, like the real ones).
+    (path / "SHA256SUMS").write_text("".join(
+        f"{hashlib.sha256(f.read_bytes()).hexdigest()}  {f.name}\n" for f in sorted(path.iterdir())
+        if f.suffix in (".zip", ".tsv", ".txt") and f.name != "dict.txt"))
     return path
 
 
 @pytest.fixture(scope="module")
 def glue(mirror, tmp_path_factory):
     dest = tmp_path_factory.mktemp("glue")
-    proc = run("bash", "data_prep/prepare_glue.sh", "--dest", dest, "--tasks", "SST-2", "MNLI",
-               "--mirror", mirror, "--workers", "1")
+    proc = run("bash", "data_prep/glue/prepare.sh", "--dest", dest, "--tasks", "SST-2", "MNLI",
+               "--mirror", mirror, "--workers", "1", "--checksum-file", mirror / "SHA256SUMS")
     return dest, proc
 
 
@@ -108,7 +114,8 @@ def test_sentence_prediction_layout(glue):
 
 def test_rerun_skips_and_checksums_are_enforced(glue, mirror, tmp_path):
     dest, _ = glue
-    again = run("bash", "data_prep/prepare_glue.sh", "--dest", dest, "--tasks", "SST-2", "--mirror", mirror)
+    again = run("bash", "data_prep/glue/prepare.sh", "--dest", dest, "--tasks", "SST-2", "--mirror", mirror,
+                "--checksum-file", mirror / "SHA256SUMS")
     assert "already prepared" in again.stderr
     # a BPE file that changed since its sha256 was recorded is refused
     bad_mirror = tmp_path / "bad"
@@ -120,8 +127,8 @@ def test_rerun_skips_and_checksums_are_enforced(glue, mirror, tmp_path):
     for name in ("encoder.json", "vocab.bpe", "dict.txt"):
         (tmp_path / "g" / "gpt2_bpe" / f"{name}.sha256").write_text(
             (dest / "gpt2_bpe" / f"{name}.sha256").read_text())
-    failed = run("bash", "data_prep/prepare_glue.sh", "--dest", tmp_path / "g", "--tasks", "SST-2", "--mirror",
-                 bad_mirror, check=False)
+    failed = run("bash", "data_prep/glue/prepare.sh", "--dest", tmp_path / "g", "--tasks", "SST-2", "--mirror",
+                 bad_mirror, "--checksum-file", mirror / "SHA256SUMS", check=False)
     assert failed.returncode == 1 and "mismatch" in failed.stderr
 
 
@@ -132,7 +139,7 @@ def test_text_extraction_of_other_layouts(mirror, tmp_path):
     raw = tmp_path / "raw"
     raw.mkdir()
     for name in ("CoLA", "QQP", "MRPC", "STS-B"):
-        folder = download(name, str(raw), str(mirror))
+        folder = download(name, str(raw), str(mirror), [str(mirror / "SHA256SUMS")])
         write_text_splits(name, folder, str(tmp_path / name))
     assert (tmp_path / "CoLA" / "train.label").read_text().split() == ["0", "1", "0", "1", "0"]
     assert (tmp_path / "CoLA" / "train.input0").read_text().splitlines()[1] == "sentence 1 here ."
@@ -144,9 +151,9 @@ def test_text_extraction_of_other_layouts(mirror, tmp_path):
 
 
 def test_unknown_task_and_help():
-    proc = run("bash", "data_prep/prepare_glue.sh", "--dest", "x", "--tasks", "SST2", check=False)
+    proc = run("bash", "data_prep/glue/prepare.sh", "--dest", "x", "--tasks", "SST2", check=False)
     assert proc.returncode == 2 and "--tasks" in proc.stderr and "SST-2" in proc.stderr
-    assert "sentence_prediction" in run("bash", "data_prep/prepare_glue.sh", "--help").stdout
+    assert "sentence_prediction" in run("bash", "data_prep/glue/prepare.sh", "--help").stdout
 
 
 def test_mlm_corpus_shards_with_roberta_dictionary(mirror, tmp_path):
@@ -155,30 +162,35 @@ def test_mlm_corpus_shards_with_roberta_dictionary(mirror, tmp_path):
     valid = tmp_path / "v.txt"
     valid.write_text("the valid line\n")
     dest = tmp_path / "mlm"
-    proc = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", text, "--valid", valid, "--dest", dest,
+    proc = run("bash", "data_prep/mlm/prepare.sh", "--train", text, "--valid", valid, "--dest", dest,
                "--shards", "2", "--workers", "1", "--mirror", mirror)
     assert proc.stdout.strip() == f"{dest}/shard0:{dest}/shard1"
     for k in range(2):
         assert (dest / f"shard{k}" / "train.bin").exists() and (dest / f"shard{k}" / "valid.bin").exists()
         assert (dest / f"shard{k}" / "dict.txt").read_text() == (mirror / "dict.txt").read_text()
-    first = (dest / "work" / "train.bpe.shard0").read_text().splitlines()
-    assert first[0].split()[:2] == ["257", "32"] and first[-1] == ""  # document boundary kept
-    again = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", text, "--valid", valid, "--dest", dest,
+    shards = [(dest / "shards" / f"train.bpe.shard{k}").read_text() for k in range(2)]
+    docs = [doc for text in shards for doc in text.split("\n\n") if doc.strip()]
+    assert len(docs) == 3 and all(text.endswith("\n\n") for text in shards)  # documents kept whole
+    first = next(doc for doc in docs if len(doc.splitlines()) == 2 and doc.split()[:2] == ["257", "32"])
+    assert first.splitlines()[1].split()[0] == "257"  # "the cat sat ..." / "the dog": BPE ids
+    built = (dest / "shard1" / "train.bin").stat().st_mtime_ns
+    again = run("bash", "data_prep/mlm/prepare.sh", "--train", text, "--valid", valid, "--dest", dest,
                 "--shards", "2", "--workers", "1", "--mirror", mirror)
-    assert "shard 1 already binarised" in again.stderr
-    bad = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", tmp_path / "nope.txt", "--valid", valid,
+    assert "stage shard 1: up to date" in again.stderr
+    assert (dest / "shard1" / "train.bin").stat().st_mtime_ns == built
+    bad = run("bash", "data_prep/mlm/prepare.sh", "--train", tmp_path / "nope.txt", "--valid", valid,
               "--dest", dest, check=False)
     assert bad.returncode == 1 and "nope.txt" in bad.stderr
 
 
 def test_recipe_end_to_end_pretrain_finetune_collect(glue, mirror, tmp_path):
-    """prepare_mlm_corpus -> pretrain_mlm.sh (tiny, CPU, from scratch) -> finetune_glue.sh SST-2 ->
+    """mlm/prepare.sh -> pretrain_mlm.sh (tiny, CPU, from scratch) -> finetune_glue.sh SST-2 ->
     collect_glue.py: the scripts run as documented (the toy BPE dictionary is shared by both)."""
     dest, _ = glue
     text = tmp_path / "a.txt"
     text.write_text("".join(f"the line {i} of the text\n" for i in range(400)))
-    corpus = run("bash", "data_prep/prepare_mlm_corpus.sh", "--train", text, "--valid", text, "--dest",
-                 tmp_path / "mlm", "--workers", "1", "--mirror", mirror).stdout.strip()
+    corpus = run("bash", "data_prep/mlm/prepare.sh", "--train", text, "--valid", text, "--dest",
+                 tmp_path / "mlm", "--shards", "1", "--workers", "1", "--mirror", mirror).stdout.strip()
     tiny = ["--arch", "abc_roberta_tiny", "--memory", "4", "--cpu"]
     pretrained = tmp_path / "mlm_ckpt"
     run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", corpus, *tiny, "--batch-seqs", "8", "--max-sentences",

@@ -1,5 +1,5 @@
 """The WikiText-103 recipe end to end on a miniature: a local mirror holding a WikiText-shaped
-wikitext-103-v1.zip (generated here), data_prep/prepare_wikitext103.sh (checksum, stages, rerun),
+wikitext-103-v1.zip (generated here), data_prep/wikitext/prepare.sh (checksum, stages, rerun),
 scripts/lm/train_wiki103.sh on a shrunk abc_lm_wiki103 (two CPU processes under torchrun, then a
 resumed single-process run), scripts/lm/evaluate_wiki103.sh at contexts 0 and 32, and
 scripts/lm/collect_lm_results.py into Table 2's layout."""
@@ -69,7 +69,7 @@ def mirror(tmp_path_factory):
 def prepared(mirror, tmp_path_factory):
     directory, digest = mirror
     dest = tmp_path_factory.mktemp("wikitext-103")
-    log = run("bash", "data_prep/prepare_wikitext103.sh", "--dest", dest, "--mirror", directory,
+    log = run("bash", "data_prep/wikitext/prepare.sh", "--dest", dest, "--mirror", directory,
               "--sha256", digest, "--workers", "1")
     assert "stage bin: done" in log
     return dest
@@ -89,7 +89,7 @@ def test_prepare_layout_and_vocabulary(prepared):
 def test_prepare_rerun_skips_finished_stages(prepared, mirror):
     directory, digest = mirror
     before = (prepared / "bin" / "train.bin").stat().st_mtime_ns
-    log = run("bash", "data_prep/prepare_wikitext103.sh", "--dest", prepared, "--mirror", directory,
+    log = run("bash", "data_prep/wikitext/prepare.sh", "--dest", prepared, "--mirror", directory,
               "--sha256", digest)
     assert "stage raw: up to date" in log and "stage bin: up to date" in log
     assert (prepared / "bin" / "train.bin").stat().st_mtime_ns == before
@@ -98,14 +98,14 @@ def test_prepare_rerun_skips_finished_stages(prepared, mirror):
 
 def test_prepare_rejects_a_wrong_checksum(mirror, tmp_path):
     directory, _ = mirror
-    code, log = run("bash", "data_prep/prepare_wikitext103.sh", "--dest", tmp_path / "d", "--mirror", directory,
+    code, log = run("bash", "data_prep/wikitext/prepare.sh", "--dest", tmp_path / "d", "--mirror", directory,
                     check=False)  # the published sha256 of the real archive: the miniature must fail it
     assert code != 0 and "sha256 mismatch" in log and ARCHIVE in log
     assert not (tmp_path / "d" / "bin").exists()
 
 
 def test_scripts_explain_bad_arguments(tmp_path):
-    for script in ("scripts/lm/train_wiki103.sh", "scripts/lm/evaluate_wiki103.sh", "data_prep/prepare_wikitext103.sh"):
+    for script in ("scripts/lm/train_wiki103.sh", "scripts/lm/evaluate_wiki103.sh", "data_prep/wikitext/prepare.sh"):
         assert "Options:" in run("bash", script, "--help")
         code, log = run("bash", script, "--bogus", check=False)
         assert code != 0 and "--bogus" in log

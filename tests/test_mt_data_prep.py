@@ -22,13 +22,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 BIBLE = REPO / "data_prep" / "bible_es_en"
-WMT = REPO / "data_prep" / "prepare_wmt14_en_de.sh"
-IWSLT = REPO / "data_prep" / "prepare_iwslt14_es_en_doc.sh"
+WMT = REPO / "data_prep" / "wmt14_en_de" / "prepare.sh"
+IWSLT = REPO / "data_prep" / "iwslt14_es_en_doc" / "prepare.sh"
 WMT_ARCHIVES = ("training-parallel-europarl-v7.tgz", "training-parallel-commoncrawl.tgz",
                 "training-parallel-nc-v9.tgz", "dev.tgz", "test-full.tgz")
 
 sys.path.insert(0, str(REPO))
 from data_prep.lib import fetch as fetch_mod  # noqa: E402
+from data_prep.lib import http_get  # noqa: E402
 from data_prep.mt.windows import windows  # noqa: E402
 
 
@@ -37,7 +38,8 @@ def _env(**extra):
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["PYTHON"] = sys.executable
     env.pop("ABC_DATA_MIRROR", None)
-    env.pop("MT_LOCKED_DIR", None)
+    env.pop("DATA_PREP_LOCKED_DIR", None)
+    env.pop("DATA_PREP_CLAIMED_DIR", None)
     env.update(extra)
     return env
 
@@ -266,7 +268,7 @@ def _serve(handler):
 
 
 def test_fetch_resumes_a_connection_closed_early(tmp_path, monkeypatch):
-    monkeypatch.setattr(fetch_mod.time, "sleep", lambda s: None)  # no back-off wait in the test
+    monkeypatch.setattr(http_get.time, "sleep", lambda s: None)  # no back-off wait in the test
     payload = os.urandom(200_000)
     handler = type("H", (_RangeHandler,), {"payload": payload, "cut_first_response": True, "requests": []})
     server = _serve(handler)
@@ -500,7 +502,7 @@ def test_iwslt_recorded_checksum_catches_a_corrupted_redownload(iwslt_mirror, tm
 # --- scripts: help, dry runs, small tools ---------------------------------------------------------
 
 @pytest.mark.parametrize("script", [
-    "data_prep/prepare_wmt14_en_de.sh", "data_prep/prepare_iwslt14_es_en_doc.sh",
+    "data_prep/wmt14_en_de/prepare.sh", "data_prep/iwslt14_es_en_doc/prepare.sh",
     "data_prep/mt/prepare_doc_corpus.sh", "data_prep/bible_es_en/make_corpus.sh", "scripts/mt/train.sh",
     "scripts/mt/train.sbatch", "scripts/mt/evaluate.sh", "scripts/mt/sweep_memory.sh"])
 def test_every_script_has_help(script):

@@ -28,7 +28,7 @@ def _env(**extra):
     env = dict(os.environ)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
     env["PYTHON"] = sys.executable
-    env.pop("MT_LOCKED_DIR", None)
+    env.pop("DATA_PREP_LOCKED_DIR", None)
     env.update(extra)
     return env
 

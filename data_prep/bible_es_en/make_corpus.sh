@@ -5,6 +5,7 @@
 #
 #   bash data_prep/bible_es_en/make_corpus.sh            # rewrite the corpus files
 #   bash data_prep/bible_es_en/make_corpus.sh OUT_DIR    # write them into OUT_DIR instead
+#                                                        # (refused if one of them exists there)
 #   bash data_prep/bible_es_en/make_corpus.sh --check    # regenerate in a temp dir, compare with
 #                                                        # the committed files (exit 1 if they differ)
 #
@@ -21,20 +22,16 @@ ENG_PKG=sword-text-web ENG_VERSION=426.0-1 ENG_MODULE=engWEB2015eb
 ENG_DEB_SHA256=930b23670b352f0829a306501de4bebb5e654a2df02cde2cbe86b802177868e1
 BOOKS="Matthew,Mark,Luke,John,Acts"
 
-die() { printf 'make_corpus: ERROR: %s\n' "$*" >&2; exit 1; }
-log() { printf 'make_corpus: %s\n' "$*" >&2; }
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=data_prep/lib/common.sh
+. "$here/../lib/common.sh"
+CORPUS_FILES=(train.es train.en train.doc valid.es valid.en valid.doc test.es test.en test.doc)
+
 check=0
-out_dir="$here"
-case "${1:-}" in
-    --check) check=1 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
-    "") ;;
-    -*) die "unknown option '$1' (see --help)" ;;
-    *) out_dir="$1" ;;
-esac
-[ $# -le 1 ] || die "expected at most one argument, got $#"
+parse_options "--check:check=1" "$@"
+[ "${#POSITIONAL[@]}" -le 1 ] || die "expected at most one argument (OUT_DIR), got ${#POSITIONAL[@]}"
+out_dir="${POSITIONAL[0]:-}"
+[ -z "$out_dir" ] || refuse_existing "$out_dir" "${CORPUS_FILES[@]}"  # fail before downloading
 
 for tool in apt-get dpkg sha256sum python3; do
     command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found; this script needs a Debian-based system"
@@ -42,7 +39,7 @@ done
 command -v mod2imp >/dev/null 2>&1 || die "'mod2imp' not found; install it with: apt-get install libsword-utils"
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT  # our own temporary directory
 
 log "downloading $SPA_PKG=$SPA_VERSION and $ENG_PKG=$ENG_VERSION"
 # apt-get download writes into the current directory; as root it warns that the _apt user
@@ -64,24 +61,7 @@ export SWORD_PATH="$work/root/usr/share/sword"
 mod2imp "$SPA_MODULE" >"$work/es.imp" 2>"$work/mod2imp.log" || die "mod2imp $SPA_MODULE failed: $(cat "$work/mod2imp.log")"
 mod2imp "$ENG_MODULE" >"$work/en.imp" 2>"$work/mod2imp.log" || die "mod2imp $ENG_MODULE failed: $(cat "$work/mod2imp.log")"
 
-target="$out_dir"
-[ "$check" = 0 ] || target="$work/out"
 python3 "$here/sword_to_corpus.py" --src-imp "$work/es.imp" --tgt-imp "$work/en.imp" \
-    --src-lang es --tgt-lang en --books "$BOOKS" --fix-src-drop-caps "$target"
+    --src-lang es --tgt-lang en --books "$BOOKS" --fix-src-drop-caps "$work/out"
 
-if [ "$check" = 1 ]; then
-    status=0
-    for split in train valid test; do
-        for ext in es en doc; do
-            if cmp -s "$target/$split.$ext" "$here/$split.$ext"; then
-                log "identical: $split.$ext"
-            else
-                log "DIFFERS:   $split.$ext"
-                status=1
-            fi
-        done
-    done
-    exit "$status"
-fi
-log "wrote $target; sha256 of the files (README.md records them):"
-(cd "$target" && sha256sum train.es train.en train.doc valid.es valid.en valid.doc test.es test.en test.doc)
+publish_corpus "$work/out" "$here" "$out_dir" "$check" "${CORPUS_FILES[@]}"

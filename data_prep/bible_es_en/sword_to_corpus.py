@@ -136,6 +136,12 @@ def main(argv=None):
     if unknown:
         sys.exit("sword_to_corpus: --books names not in %s: %s" % (args.src_imp, ", ".join(unknown)))
 
+    paths = [os.path.join(args.out_dir, "%s.%s" % (split, ext))
+             for split in ("train", "valid", "test") for ext in (args.src_lang, args.tgt_lang, "doc")]
+    existing = [path for path in paths if os.path.exists(path)]
+    if existing:  # never overwrite: the recipe writes into a fresh directory
+        sys.exit("sword_to_corpus: refusing to overwrite %s (move it away or choose another output directory)"
+                 % ", ".join(existing))
     os.makedirs(args.out_dir, exist_ok=True)
     names = {
         "src": "{}." + args.src_lang, "tgt": "{}." + args.tgt_lang, "doc": "{}.doc",

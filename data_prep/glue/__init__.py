@@ -1,2 +1,2 @@
 """GLUE for RoBERTa fine-tuning: download and preparation (``prepare``) and RoBERTa's GPT-2 BPE
-(``roberta_bpe``, also used by ``data_prep/prepare_mlm_corpus.sh``)."""
+(``roberta_bpe``, also used by ``data_prep/mlm/prepare.sh``)."""

@@ -1,12 +1,13 @@
 """Download GLUE and prepare it in fairseq's sentence-prediction layout with RoBERTa's BPE.
 
     python -m data_prep.glue.prepare --dest data-bin/glue [--tasks MNLI QNLI QQP SST-2 ...] [--mirror DIR]
+    bash data_prep/glue/prepare.sh ...     (the same)
 
 For each task, in DEST:
 
-- ``raw/``: the task's archive (fetched through ``data_prep.lib.fetch``: resume, sha256 recorded on
-  the first download and verified afterwards; ``--mirror DIR`` copies files of the same names
-  from DIR instead, e.g. for offline use) and its extracted TSV files;
+- ``raw/``: the task's archive (fetched through ``data_prep.lib.fetch``: resume, verified against
+  the published sha256 pinned in ``data_prep/glue/SHA256SUMS``; ``--mirror DIR`` copies files of
+  the same names from DIR instead, e.g. for offline use) and its extracted TSV files;
 - ``TASK/``: ``{train,dev}.input0``, ``.input1`` (pair tasks) and ``.label`` as text, one example
   a line (MNLI also ``dev_mismatched``);
 - ``TASK-bin/``: ``input0/``, ``input1/`` (BPE-encoded with RoBERTa's GPT-2 BPE, binarised with
@@ -16,6 +17,7 @@ For each task, in DEST:
 
 Columns are taken by their header names (CoLA has no header: by position). Rows with missing
 fields are skipped and counted. Every finished step leaves a stamp; a re-run skips it.
+DEST must be absent, empty or an earlier output of this recipe: nothing else is overwritten.
 Test sets carry no labels and are not prepared (evaluation is on dev, as in the paper's Table 4).
 """
 
@@ -64,50 +66,57 @@ TASKS: Dict[str, Task] = {
                  ("sentence1", "sentence2"), "label"),
 }
 PAPER_TASKS = ("MNLI", "QNLI", "QQP", "SST-2")
+RECIPE = "glue/prepare"
+CHECKSUMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "SHA256SUMS")
+DONE = ".done"  # the stamp of a finished directory (extracted task, text splits, binarised data)
 MRPC_FILES = ("msr_paraphrase_train.txt", "msr_paraphrase_test.txt")
 MRPC_DEV_IDS = "mrpc_dev_ids.tsv"
 
 
 def log(message: str) -> None:
-    print(f"prepare_glue: {message}", file=sys.stderr, flush=True)
+    print(f"glue/prepare: {message}", file=sys.stderr, flush=True)
 
 
-def _fetch(url: str, dest: str, mirror: Optional[str]) -> None:
+def _fetch(url: str, dest: str, mirror: Optional[str], checksums: Sequence[str] = ()) -> None:
+    """Fetch with the sha256 pinned in ``checksums`` (a user's override first) + SHA256SUMS."""
+    from data_prep.lib.checksums import fetch_options
     from data_prep.lib.fetch import fetch
 
-    fetch(url, dest, record_sha256=True, mirror=mirror)
+    fetch(url, dest, mirror=mirror, **fetch_options(os.path.basename(dest), [*checksums, CHECKSUMS]))
 
 
-def download(name: str, raw: str, mirror: Optional[str]) -> str:
+def download(name: str, raw: str, mirror: Optional[str], checksums: Sequence[str] = ()) -> str:
     """Fetch and extract task ``name`` into ``raw``; returns the folder holding its TSV files."""
+    from data_prep.lib.dest import fresh_tmp, replace_dir
+
     task = TASKS[name]
     folder = os.path.join(raw, task.folder)
-    if os.path.exists(os.path.join(folder, ".extracted")):
+    if any(os.path.exists(os.path.join(folder, stamp)) for stamp in (DONE, ".extracted")):  # (older stamp)
         return folder
+    tmp = fresh_tmp(folder)
     if name == "MRPC":
-        _build_mrpc(raw, folder, mirror)
+        _build_mrpc(raw, tmp, mirror, checksums)
+        inner = tmp
     else:
         archive = os.path.join(raw, task.archive)
-        _fetch(GLUE_BASE_URL + task.archive, archive, mirror)
-        tmp = folder + ".tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
+        _fetch(GLUE_BASE_URL + task.archive, archive, mirror, checksums)
         with zipfile.ZipFile(archive) as zf:
             zf.extractall(tmp)
         # The archives hold one top folder (QQP-clean.zip: QQP/, QNLIv2.zip: QNLI/).
         entries = [e for e in os.listdir(tmp) if not e.startswith(("__MACOSX", "."))]
-        inner = os.path.join(tmp, entries[0]) if len(entries) == 1 and os.path.isdir(os.path.join(tmp, entries[0])) else tmp
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(inner, folder)
-        shutil.rmtree(tmp, ignore_errors=True)
-    open(os.path.join(folder, ".extracted"), "w").close()
+        one = len(entries) == 1 and os.path.isdir(os.path.join(tmp, entries[0]))
+        inner = os.path.join(tmp, entries[0]) if one else tmp
+    open(os.path.join(inner, DONE), "w").close()
+    replace_dir(inner, folder, DONE)
+    shutil.rmtree(tmp, ignore_errors=True)
     return folder
 
 
-def _build_mrpc(raw: str, folder: str, mirror: Optional[str]) -> None:
+def _build_mrpc(raw: str, folder: str, mirror: Optional[str], checksums: Sequence[str] = ()) -> None:
     """MRPC ships as Microsoft's paraphrase files; GLUE's dev set is a list of id pairs."""
     for name in MRPC_FILES:
-        _fetch(MRPC_BASE_URL + name, os.path.join(raw, name), mirror)
-    _fetch(GLUE_BASE_URL + MRPC_DEV_IDS, os.path.join(raw, MRPC_DEV_IDS), mirror)
+        _fetch(MRPC_BASE_URL + name, os.path.join(raw, name), mirror, checksums)
+    _fetch(GLUE_BASE_URL + MRPC_DEV_IDS, os.path.join(raw, MRPC_DEV_IDS), mirror, checksums)
     with open(os.path.join(raw, MRPC_DEV_IDS), encoding="utf-8-sig") as f:
         dev_ids = {tuple(line.rstrip("\n").split("\t")[:2]) for line in f if line.strip()}
     os.makedirs(folder, exist_ok=True)
@@ -182,11 +191,10 @@ def _preprocess(args: Sequence[str], log_path: str) -> None:
 def binarise(name: str, text_dir: str, bin_dir: str, bpe_dir: str, splits: List[str], workers: int) -> None:
     """BPE-encode and binarise the text splits of ``name`` into ``bin_dir`` (built aside, then moved)."""
     from data_prep.glue.roberta_bpe import encode_files
+    from data_prep.lib.dest import fresh_tmp, replace_dir
 
     task = TASKS[name]
-    tmp = bin_dir + ".tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    os.makedirs(tmp)
+    tmp = fresh_tmp(bin_dir)
     prefixes = {"train": "trainpref", "valid": "validpref"}
     for i in range(len(task.inputs)):
         inputs = [os.path.join(text_dir, f"{split}.input{i}") for split in splits]
@@ -205,8 +213,8 @@ def binarise(name: str, text_dir: str, bin_dir: str, bpe_dir: str, splits: List[
         args = ["--only-source", "--workers", "1", "--destdir", label_dir]
         args += _split_args(text_dir, splits, "label", prefixes)
         _preprocess(args, os.path.join(tmp, "preprocess_label.log"))
-    shutil.rmtree(bin_dir, ignore_errors=True)
-    os.replace(tmp, bin_dir)
+    open(os.path.join(tmp, DONE), "w").close()
+    replace_dir(tmp, bin_dir, DONE)
 
 
 def _split_args(text_dir: str, splits: List[str], suffix: str, prefixes: Dict[str, str]) -> List[str]:
@@ -218,33 +226,39 @@ def _split_args(text_dir: str, splits: List[str], suffix: str, prefixes: Dict[st
 
 
 def prepare(names: List[str], dest: str, mirror: Optional[str] = None, workers: int = 1,
-            bpe_dir: Optional[str] = None) -> Dict[str, str]:
-    """Prepare ``names`` under ``dest``; returns task -> binarised directory."""
+            bpe_dir: Optional[str] = None, checksums: Sequence[str] = ()) -> Dict[str, str]:
+    """Prepare ``names`` under ``dest``; returns task -> binarised directory. ``checksums``:
+    checksum files whose entries override the pinned ``SHA256SUMS`` (a repackaging mirror)."""
     from data_prep.glue.roberta_bpe import fetch_bpe_files
+    from data_prep.lib.dest import claim_dest, fresh_tmp, replace_dir
 
+    known = ["gpt2_bpe", "raw"] + [n for task in TASKS for n in (task, f"{task}-bin")]
+    dest = claim_dest(dest, RECIPE, known)
     bpe_dir = bpe_dir or os.path.join(dest, "gpt2_bpe")
-    fetch_bpe_files(bpe_dir, mirror)
+    fetch_bpe_files(bpe_dir, mirror, [*checksums, CHECKSUMS])
     raw = os.path.join(dest, "raw")
     os.makedirs(raw, exist_ok=True)
     done = {}
     for name in names:
         bin_dir = os.path.join(dest, f"{name}-bin")
-        if os.path.exists(os.path.join(bin_dir, ".done")):
+        if os.path.exists(os.path.join(bin_dir, DONE)):
             log(f"{name}: already prepared in {bin_dir}")
             done[name] = bin_dir
             continue
-        folder = download(name, raw, mirror)
+        folder = download(name, raw, mirror, checksums)
         text_dir = os.path.join(dest, name)
-        splits = write_text_splits(name, folder, text_dir)
-        binarise(name, text_dir, bin_dir, bpe_dir, splits, workers)
-        open(os.path.join(bin_dir, ".done"), "w").close()
+        text_tmp = fresh_tmp(text_dir)
+        splits = write_text_splits(name, folder, text_tmp)
+        binarise(name, text_tmp, bin_dir, bpe_dir, splits, workers)
+        open(os.path.join(text_tmp, DONE), "w").close()
+        replace_dir(text_tmp, text_dir, DONE)
         log(f"{name}: ready in {bin_dir}")
         done[name] = bin_dir
     return done
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="bash data_prep/prepare_glue.sh", description=__doc__,
+    parser = argparse.ArgumentParser(prog="bash data_prep/glue/prepare.sh", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dest", required=True, help="output directory (e.g. data-bin/glue)")
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), metavar="TASK",
@@ -253,15 +267,19 @@ def main(argv: Optional[List[str]] = None) -> int:
                                          "instead of the network; default $ABC_DATA_MIRROR")
     parser.add_argument("--bpe-dir", help="directory of encoder.json / vocab.bpe / dict.txt (default DEST/gpt2_bpe)")
     parser.add_argument("--workers", type=int, default=2, help="BPE and binarisation processes")
+    parser.add_argument("--checksum-file", action="append", default=[], metavar="FILE",
+                        help="lines '<sha256>  <name>' overriding the pinned data_prep/glue/SHA256SUMS for "
+                             "the files they name (a mirror that repackaged them; tests)")
     args = parser.parse_args(argv)
     unknown = [t for t in args.tasks if t not in TASKS]
     if unknown:
         parser.error(f"--tasks: unknown {', '.join(unknown)}; choose from {' '.join(TASKS)}")
     try:
-        for name, path in prepare(args.tasks, args.dest, args.mirror, max(1, args.workers), args.bpe_dir).items():
+        for name, path in prepare(args.tasks, args.dest, args.mirror, max(1, args.workers), args.bpe_dir,
+                                   args.checksum_file).items():
             print(f"{name}\t{path}")
     except Exception as e:  # fetch errors, malformed files, preprocess failures: one clear line
-        print(f"prepare_glue: ERROR: {type(e).__name__}: {e}", file=sys.stderr)
+        print(f"glue/prepare: ERROR: {type(e).__name__}: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -3,10 +3,11 @@
     python -m data_prep.glue.roberta_bpe fetch --dest DIR [--mirror MIRROR]
     python -m data_prep.glue.roberta_bpe encode --bpe-dir DIR --inputs a.txt b.txt --outputs a.bpe b.bpe
 
-``fetch`` makes DIR/encoder.json, DIR/vocab.bpe and DIR/dict.txt verified copies of the files
-RoBERTa was trained with (published by fairseq), through ``data_prep.lib.fetch`` (resume,
-sha256 recorded on the first download and verified afterwards, or copied from a mirror directory
-holding files of the same names, e.g. ``$ABC_DATA_MIRROR``).
+``fetch`` makes DIR/encoder.json, DIR/vocab.bpe and DIR/dict.txt copies of the files RoBERTa was
+trained with (published by fairseq), through ``data_prep.lib.fetch`` (resume; or copied from a
+mirror directory holding files of the same names, e.g. ``$ABC_DATA_MIRROR``). No sha256 is
+published for them (see ``data_prep/glue/SHA256SUMS``): each is recorded on its first download,
+with a WARNING that says so and how to re-verify, and checked against that record afterwards.
 
 ``encode`` writes, for each input line, the BPE ids separated by spaces (the symbols of dict.txt),
 line for line: empty lines stay empty (document boundaries for ``--sample-break-mode
@@ -18,22 +19,25 @@ import argparse
 import os
 import sys
 from multiprocessing import Pool
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 BPE_BASE_URL = "https://dl.fbaipublicfiles.com/fairseq/gpt2_bpe/"
 BPE_FILES = ("encoder.json", "vocab.bpe", "dict.txt")
+CHECKSUMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "SHA256SUMS")
 
 _ENCODER = None
 
 
-def fetch_bpe_files(dest: str, mirror: Optional[str] = None) -> List[str]:
-    """Fetch (or copy from ``mirror``) the three BPE files into ``dest``; returns their paths."""
+def fetch_bpe_files(dest: str, mirror: Optional[str] = None, checksums: Sequence[str] = (CHECKSUMS,)) -> List[str]:
+    """Fetch (or copy from ``mirror``) the three BPE files into ``dest``; returns their paths.
+    ``checksums``: the checksum files consulted (a file they do not list is recorded)."""
+    from data_prep.lib.checksums import fetch_options
     from data_prep.lib.fetch import fetch
 
     paths = []
     for name in BPE_FILES:
         path = os.path.join(dest, name)
-        fetch(BPE_BASE_URL + name, path, record_sha256=True, mirror=mirror)
+        fetch(BPE_BASE_URL + name, path, mirror=mirror, **fetch_options(name, checksums))
         paths.append(path)
     return paths
 
@@ -96,6 +100,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             for path in fetch_bpe_files(args.dest, args.mirror):
                 print(path)
         else:
+            from data_prep.lib.outputs import refuse_existing
+
+            refuse_existing(args.outputs, "roberta_bpe")
             encode_files(args.bpe_dir, args.inputs, args.outputs, max(1, args.workers))
     except (OSError, ValueError) as e:
         print(f"roberta_bpe: error: {e}", file=sys.stderr)

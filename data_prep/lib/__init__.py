@@ -1,4 +1,8 @@
-"""Small reusable helpers for the data recipes (``data_prep/prepare_*.sh``).
+"""Shared pieces of the data recipes (``data_prep/<dataset>/prepare.sh``).
 
-``fetch``: download a file with resume and checksum verification, or take it from a local mirror.
+``common.sh`` (sourced by every shell recipe): messages, --help and option parsing, claiming an
+output directory, stages, locking. ``fetch``: download a file with resume and checksum
+verification, or take it from a local mirror (``http_get``: the network half; ``checksums``: the
+per-recipe ``SHA256SUMS`` files). ``dest``: the Python recipes' output directories.
+``outputs``: the tools' refusal to overwrite a file.
 """

@@ -3,6 +3,7 @@
 Used by every data recipe, from Python (``fetch(...)``) or from bash::
 
     python -m data_prep.lib.fetch URL DEST --sha256 HEX
+    python -m data_prep.lib.fetch URL DEST --checksums data_prep/glue/SHA256SUMS  # the recipe's pins
     python -m data_prep.lib.fetch URL DEST --record-sha256 [--md5 HEX]   # checksum not known yet
     python -m data_prep.lib.fetch URL DEST --sha256 HEX --mirror DIR     # no network: DIR/<name>
 
@@ -17,10 +18,15 @@ Behaviour
 - Verified: the complete file's sha256 must equal the value recorded in the recipe. On a mismatch
   the error names the file and both hashes; the bad bytes are kept as ``DEST.corrupt`` for
   inspection and nothing that was already verified is touched.
-- Record-on-first-download (``--record-sha256``): for files whose checksum cannot be known in
-  advance, the first complete download is hashed (and, if ``--md5`` is given, checked against
-  that published md5 first) and its sha256 written to ``DEST.sha256``. Later runs verify against
-  that file. ``--sha256`` always wins over a recorded value.
+- Pinned (``--checksums FILE``, repeatable; see ``data_prep.lib.checksums``): the sha256 (and
+  size) published for the URL's file name, from the first FILE listing it. A mismatch names FILE.
+- Record-on-first-download (``--record-sha256``, or a name no ``--checksums`` file lists): for
+  files whose checksum is not published, the first complete download is hashed (and, if a
+  published ``--md5`` is given, checked against it first) and its sha256 written to
+  ``DEST.sha256``; later runs verify against that record. Without an md5 this trusts the first
+  bytes, so it prints a WARNING saying the hash was recorded, not verified, and which files to
+  delete to fetch and record again; a later mismatch against a record says the same.
+  A pinned or ``--sha256`` value always wins over a recorded one.
 - Mirror (``--mirror DIR`` or the environment variable ``ABC_DATA_MIRROR``): the file is copied
   from ``DIR/<file name of the URL>`` instead of being downloaded, and verified the same way.
   Nothing touches the network in that mode; a file missing from the mirror is an error.
@@ -32,40 +38,45 @@ Standard library only.
 
 import argparse
 import hashlib
-import http.client
 import json
 import os
 import shutil
 import sys
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
+
+from data_prep.lib.errors import ChecksumMismatch, FetchError
+from data_prep.lib.http_get import download
 
 MIRROR_ENV = "ABC_DATA_MIRROR"
 CHUNK = 1 << 20
-USER_AGENT = "abc-fairseq-data-prep/1 (python urllib)"
-
-
-class FetchError(Exception):
-    """Download or mirror failure (network, missing mirror file, HTTP error)."""
-
-
-class ChecksumMismatch(FetchError):
-    """The file's hash differs from the expected one."""
-
-    def __init__(self, path, algorithm, expected, actual, kept_as=None, detail=None):
-        self.path, self.algorithm, self.expected, self.actual = path, algorithm, expected, actual
-        msg = "%s mismatch for %s: expected %s, got %s" % (algorithm, path, expected, actual)
-        if detail:
-            msg += " (%s)" % detail
-        if kept_as:
-            msg += " (the bad bytes are kept as %s for inspection)" % kept_as
-        super().__init__(msg)
 
 
 def _log(msg):
     print("fetch: %s" % msg, file=sys.stderr, flush=True)
+
+
+def _record(dest, actual, md5):
+    """Write DEST.sha256 for a first download; loudly when nothing published vouched for it."""
+    _write_atomic(dest + ".sha256", "%s  %s\n" % (actual, os.path.basename(dest)))
+    if md5:
+        _log("%s: matches the published md5; its sha256 %s is recorded in %s.sha256"
+             % (os.path.basename(dest), actual, dest))
+        return
+    _log("WARNING: %s: no published checksum is pinned for this file, so its sha256 %s was "
+         "RECORDED, NOT VERIFIED, in %s.sha256 (later runs check against that record). If this "
+         "first copy may be truncated or not genuine, delete %s.sha256 and %s and run again to fetch "
+         "and record it anew." % (os.path.basename(dest), actual, dest, dest, dest))
+
+
+def _origin(dest, pinned_in, recorded):
+    """Where the expected sha256 came from, and what to do about a mismatch (for the error)."""
+    if recorded:
+        return ("the expected value was recorded from an earlier first download in %s.sha256, not "
+                "verified against a published checksum: if that first download was bad, delete "
+                "%s.sha256 and run again to re-verify" % (dest, dest))
+    if pinned_in:
+        return "the expected value is the published sha256 pinned in %s" % pinned_in
+    return None
 
 
 def file_hash(path, algorithm="sha256"):
@@ -137,80 +148,19 @@ def _check(path, dest, sha256, md5):
     return actual
 
 
-def _download(url, part, expected_size=None, retries=5, timeout=60):
-    """Append the rest of URL to PART (resuming), retrying transient failures."""
-    attempt = 0
-    while True:
-        have = os.path.getsize(part) if os.path.exists(part) else 0
-        if expected_size is not None and have == expected_size:
-            return
-        if expected_size is not None and have > expected_size:
-            _log("%s is larger than the expected %d bytes; starting over" % (part, expected_size))
-            os.remove(part)
-            have = 0
-        request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-        if have:
-            request.add_header("Range", "bytes=%d-" % have)
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                status = getattr(response, "status", 200)
-                if have and status == 206:
-                    mode = "ab"
-                    _log("resuming %s at byte %d" % (url, have))
-                else:
-                    if have:  # the server ignored the Range header: it is sending everything
-                        _log("server did not resume %s; downloading it from the start" % url)
-                    mode, have = "wb", 0
-                total = response.headers.get("Content-Length")
-                total = int(total) + have if total is not None else expected_size
-                done = _copy_stream(response, part, mode, have, total, url)
-            if total is None or done >= total:
-                return
-            # The connection ended early without an error: resume like after a failure.
-            err = OSError("connection closed after %d of %d bytes" % (done, total))
-        except urllib.error.HTTPError as e:
-            if e.code == 416 and have:  # range not satisfiable: the part file is already complete
-                return
-            if e.code in (404, 403, 410):
-                raise FetchError("HTTP %d for %s" % (e.code, url))
-            err = e
-        except (urllib.error.URLError, http.client.HTTPException, OSError, TimeoutError) as e:
-            err = e
-        attempt += 1
-        if attempt > retries:
-            raise FetchError("giving up on %s after %d attempts: %s (the partial file %s is kept; "
-                             "re-run to resume)" % (url, attempt, err, part))
-        wait = min(60, 2 ** attempt)
-        _log("%s: %s; retrying in %ds" % (url, err, wait))
-        time.sleep(wait)
-
-
-def _copy_stream(response, part, mode, have, total, label):
-    done, last_report = have, time.monotonic()
-    with open(part, mode) as out:
-        for block in iter(lambda: response.read(CHUNK), b""):
-            out.write(block)
-            done += len(block)
-            now = time.monotonic()
-            if now - last_report > 10:
-                last_report = now
-                pct = " (%.1f%%)" % (100.0 * done / total) if total else ""
-                _log("%s: %.1f MB%s" % (label, done / 1e6, pct))
-    return done
-
-
 def mirror_dir(mirror=None):
     """The mirror directory in effect: the argument, else $ABC_DATA_MIRROR, else None."""
     return mirror or os.environ.get(MIRROR_ENV) or None
 
 
 def fetch(url, dest, sha256=None, md5=None, record_sha256=False, mirror=None, size=None,
-          retries=5):
+          retries=5, pinned_in=None):
     """Make DEST a verified copy of URL and return its sha256.
 
     Exactly one source of truth for the checksum is required: ``sha256`` (recorded in the
     recipe), or ``record_sha256=True`` (hash of the first complete download, stored in
     ``DEST.sha256``; optionally cross-checked against a published ``md5`` first).
+    ``pinned_in`` names where ``sha256`` is pinned (a checksum file), for the mismatch message.
     """
     if sha256:
         sha256 = _normalise_hex(sha256, "sha256", 64)
@@ -225,6 +175,7 @@ def fetch(url, dest, sha256=None, md5=None, record_sha256=False, mirror=None, si
     os.makedirs(os.path.dirname(dest), exist_ok=True)
 
     expected = sha256 or _recorded_sha256(dest)
+    origin = _origin(dest, pinned_in if sha256 else None, recorded=bool(expected and not sha256))
 
     if os.path.exists(dest):
         if expected and _is_verified(dest, expected):
@@ -234,12 +185,10 @@ def fetch(url, dest, sha256=None, md5=None, record_sha256=False, mirror=None, si
         try:
             actual = _check(dest, dest, expected, md5 if not expected else None)
         except ChecksumMismatch as e:
-            raise ChecksumMismatch(e.path, e.algorithm, e.expected, e.actual,
-                                   detail="the existing file was left in place; remove it to download "
-                                          "again") from None
+            raise e.again(detail="the existing file was left in place; remove it to download again",
+                          origin=origin) from None
         if not expected:
-            _write_atomic(dest + ".sha256", "%s  %s\n" % (actual, os.path.basename(dest)))
-            _log("%s: recorded sha256 %s (first verification)" % (os.path.basename(dest), actual))
+            _record(dest, actual, md5)
         _mark_verified(dest, actual)
         _log("%s: verified existing file" % os.path.basename(dest))
         return actual
@@ -254,7 +203,7 @@ def fetch(url, dest, sha256=None, md5=None, record_sha256=False, mirror=None, si
         shutil.copyfile(source, part)
     else:
         _log("downloading %s -> %s" % (url, dest))
-        _download(url, part, expected_size=size, retries=retries)
+        download(url, part, expected_size=size, retries=retries)
 
     if size is not None and os.path.getsize(part) != size:
         got = os.path.getsize(part)
@@ -264,21 +213,32 @@ def fetch(url, dest, sha256=None, md5=None, record_sha256=False, mirror=None, si
         bad = dest + ".corrupt"
         os.replace(part, bad)
         raise ChecksumMismatch(dest, "sha256", expected or "(not recorded yet)", actual, kept_as=bad,
-                               detail="%d bytes, expected %d" % (got, size))
+                               detail="%d bytes, expected %d" % (got, size), origin=origin)
     try:
         actual = _check(part, dest, expected, md5 if not expected else None)
     except ChecksumMismatch as e:
         bad = dest + ".corrupt"
         os.replace(part, bad)
-        raise ChecksumMismatch(e.path, e.algorithm, e.expected, e.actual, kept_as=bad) from None
+        raise e.again(kept_as=bad, origin=origin) from None
     os.replace(part, dest)
     if not expected:
-        _write_atomic(dest + ".sha256", "%s  %s\n" % (actual, os.path.basename(dest)))
-        _log("%s: sha256 %s recorded in %s.sha256 (record-on-first-download)"
-             % (os.path.basename(dest), actual, os.path.basename(dest)))
+        _record(dest, actual, md5)
     _mark_verified(dest, actual)
     _log("%s: ok (sha256 %s)" % (os.path.basename(dest), actual))
     return actual
+
+
+def _resolve(args):
+    """fetch() keyword arguments for the CLI's checksum options (given, pinned or recorded)."""
+    from data_prep.lib.checksums import fetch_options
+
+    if args.sha256 or args.record_sha256:
+        return dict(sha256=args.sha256, md5=args.md5, record_sha256=args.record_sha256, size=args.size)
+    name = os.path.basename(urllib.parse.urlparse(args.url).path)
+    options = fetch_options(name, args.checksums)
+    if args.size is not None:
+        options["size"] = args.size
+    return options
 
 
 def main(argv=None):
@@ -288,10 +248,13 @@ def main(argv=None):
     parser.add_argument("url", help="where the file is published")
     parser.add_argument("dest", help="destination path of the file")
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--sha256", help="expected sha256 (64 hex digits), as recorded in the recipe")
+    group.add_argument("--sha256", help="expected sha256 (64 hex digits)")
     group.add_argument("--record-sha256", action="store_true",
                        help="checksum not known in advance: record the first download's sha256 in "
-                            "DEST.sha256 and verify against it afterwards")
+                            "DEST.sha256 (with a warning) and verify against it afterwards")
+    group.add_argument("--checksums", action="append", metavar="FILE",
+                       help="checksum file(s) of the recipe (data_prep/<recipe>/SHA256SUMS); the first "
+                            "listing the URL's file name pins it, a name listed nowhere is recorded")
     parser.add_argument("--md5", help="published md5 to check the first download against "
                                       "(only with --record-sha256)")
     parser.add_argument("--size", type=int, help="expected size in bytes (optional extra check)")
@@ -302,9 +265,7 @@ def main(argv=None):
     if args.md5 and not args.record_sha256:
         parser.error("--md5 is only used with --record-sha256 (with --sha256 the sha256 is checked)")
     try:
-        digest = fetch(args.url, args.dest, sha256=args.sha256, md5=args.md5,
-                       record_sha256=args.record_sha256, mirror=args.mirror, size=args.size,
-                       retries=args.retries)
+        digest = fetch(args.url, args.dest, mirror=args.mirror, retries=args.retries, **_resolve(args))
     except ValueError as e:
         print("fetch: ERROR: %s" % e, file=sys.stderr)
         return 2

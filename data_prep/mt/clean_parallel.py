@@ -11,8 +11,11 @@ reads ``IN_PREFIX.en`` / ``IN_PREFIX.de`` and writes ``OUT_PREFIX.en`` / ``OUT_P
 """
 
 import argparse
+import os
 import itertools
 import sys
+
+from data_prep.lib.outputs import refuse_existing
 
 
 def keep(a, b, max_len, ratio):
@@ -33,6 +36,7 @@ def main(argv=None):
     if args.max_len < 1 or args.ratio < 1:
         parser.error("--max-len must be >= 1 and --ratio >= 1")
     src, tgt = args.langs
+    refuse_existing(["%s.%s" % (args.out_prefix, lang) for lang in (src, tgt)], "clean_parallel")
     total = kept = 0
     with open("%s.%s" % (args.in_prefix, src), encoding="utf-8", newline="\n") as fa, \
             open("%s.%s" % (args.in_prefix, tgt), encoding="utf-8", newline="\n") as fb, \

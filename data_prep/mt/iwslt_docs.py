@@ -25,6 +25,8 @@ import sys
 
 from .text_utils import clean_line, read_lines, write_lines
 
+from data_prep.lib.outputs import refuse_existing
+
 TALKID_RE = re.compile(r"<talkid>\s*(.*?)\s*</talkid>")
 DOC_RE = re.compile(r"<doc\b[^>]*\bdocid=\"([^\"]*)\"", re.I)
 SEG_RE = re.compile(r"<seg\b[^>]*\bid=\"?([^\">\s]*)\"?[^>]*>(.*?)</seg>", re.I | re.S)
@@ -119,6 +121,8 @@ def main(argv=None):
     parser.add_argument("--src", default="es")
     parser.add_argument("--tgt", default="en")
     args = parser.parse_args(argv)
+    refuse_existing([os.path.join(args.out, "%s.%s" % (split, ext)) for split in ("train",) + tuple(SPLITS)
+                     for ext in (args.src, args.tgt, "doc")], "iwslt_docs")
     os.makedirs(args.out, exist_ok=True)
     write_split(args.out, "train", read_train(args.folder, args.src, args.tgt), args.src, args.tgt)
     for split, sets in SPLITS.items():

@@ -17,6 +17,8 @@ import argparse
 import multiprocessing
 import sys
 
+from data_prep.lib.outputs import refuse_existing
+
 _WORKER = None
 
 
@@ -111,6 +113,7 @@ def main(argv=None):
     p.add_argument("input")
     p.add_argument("output")
     args = parser.parse_args(argv)
+    refuse_existing([args.model if args.command == "train-truecaser" else args.output], "moses_prep")
     _require_sacremoses()
 
     if args.command == "tokenize":

@@ -16,11 +16,12 @@
 #   bin/  fairseq-preprocess --joined-dictionary of the windows; bin/eval/ holds what scoring
 #         needs (sentence-level BPE sources, document ids, raw references, the BPE model)
 # Each stage is built in a temporary directory and moved into place when complete; a rerun
-# skips the stages that are up to date (see data_prep/mt/stages.sh).
+# skips the stages that are up to date (see run_stage in data_prep/lib/common.sh).
 #
 # Options:
 #   --raw DIR          raw documents (required)
-#   --dest DIR         output directory (required)
+#   --dest DIR         output directory (required); it must be absent, empty or an earlier
+#                      output of this script (or of the IWSLT recipe that runs it)
 #   --src LANG         source language suffix (default es)
 #   --tgt LANG         target language suffix (default en)
 #   --bpe-size N       BPE vocabulary size (default 30000, the paper's "30k")
@@ -32,41 +33,27 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-MT_RECIPE=prepare_doc_corpus
-# shellcheck source=data_prep/mt/stages.sh
-. "$here/stages.sh"
-
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+# shellcheck source=data_prep/lib/common.sh
+. "$repo/data_prep/lib/common.sh"
 
 raw="" dest="" src=es tgt=en bpe_size=30000 window=4 sep="<sep>" workers="$(nproc 2>/dev/null || echo 1)"
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --raw) raw="${2:?--raw needs a directory}"; shift 2 ;;
-        --dest) dest="${2:?--dest needs a directory}"; shift 2 ;;
-        --src) src="${2:?--src needs a language}"; shift 2 ;;
-        --tgt) tgt="${2:?--tgt needs a language}"; shift 2 ;;
-        --bpe-size) bpe_size="${2:?--bpe-size needs a number}"; shift 2 ;;
-        --window) window="${2:?--window needs a number}"; shift 2 ;;
-        --sep) sep="${2:?--sep needs a token}"; shift 2 ;;
-        --workers) workers="${2:?--workers needs a number}"; shift 2 ;;
-        -h|--help) usage; exit 0 ;;
-        *) mt_die "unknown argument '$1' (see --help)" ;;
-    esac
-done
-[ -n "$raw" ] || mt_die "--raw is required (see --help)"
-[ -n "$dest" ] || mt_die "--dest is required (see --help)"
-[ -d "$raw" ] || mt_die "--raw $raw is not a directory"
+parse_options "--raw:raw --dest:dest --src:src --tgt:tgt --bpe-size:bpe_size --window:window --sep:sep
+    --workers:workers" "$@"
+no_positional
+[ -n "$raw" ] || die "--raw is required (see --help)"
+[ -n "$dest" ] || die "--dest is required (see --help)"
+[ -d "$raw" ] || die "--raw $raw is not a directory"
 check_positive_int --bpe-size "$bpe_size"
 check_positive_int --window "$window"
 check_positive_int --workers "$workers"
-[[ "$sep" =~ ^[^[:space:]]+$ ]] || mt_die "--sep must be a single token without spaces, got '$sep'"
-[ "$src" != "$tgt" ] || mt_die "--src and --tgt are both '$src'"
+[[ "$sep" =~ ^[^[:space:]]+$ ]] || die "--sep must be a single token without spaces, got '$sep'"
+[ "$src" != "$tgt" ] || die "--src and --tgt are both '$src'"
 
 py="$(find_python "$repo")"
 require_python_modules "$py" sacremoses sentencepiece
 preprocess="$(find_tool fairseq-preprocess "$repo")"
 export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
-mkdir -p "$dest"
+claim_dest "$dest" tok tc spm win bin
 dest="$(cd "$dest" && pwd)"
 raw="$(cd "$raw" && pwd)"
 lock_dir "$dest"
@@ -78,9 +65,9 @@ for split in "${splits[@]}"; do
     n_src=$(wc -l <"$raw/$split.$src")
     for ext in "$tgt" doc; do
         n=$(wc -l <"$raw/$split.$ext")
-        [ "$n" = "$n_src" ] || mt_die "$raw/$split.$ext has $n lines but $raw/$split.$src has $n_src"
+        [ "$n" = "$n_src" ] || die "$raw/$split.$ext has $n lines but $raw/$split.$src has $n_src"
     done
-    [ "$n_src" -gt 0 ] || mt_die "$raw/$split.$src is empty"
+    [ "$n_src" -gt 0 ] || die "$raw/$split.$src is empty"
 done
 
 # --- stage keys: parameters + the key of the stage read -------------------------------------
@@ -145,7 +132,7 @@ build_bin() {
     "$preprocess" --source-lang "$src" --target-lang "$tgt" \
         --trainpref "$dest/win/train" --validpref "$dest/win/valid" --testpref "$dest/win/test" \
         --joined-dictionary --destdir "$out" --workers "$workers" \
-        || mt_die "fairseq-preprocess failed (see its output above)"
+        || die "fairseq-preprocess failed (see its output above)"
     # What evaluation needs besides the binarised data: sentence-level BPE sources for
     # document-level decoding (scripts/mt/translate_docs.py), document ids, the untokenised
     # references (SacreBLEU scores against them) and the models to undo the preprocessing.
@@ -177,4 +164,4 @@ run_stage tc "$dest/tc" "$k_tc" build_tc
 run_stage spm "$dest/spm" "$k_spm" build_spm
 run_stage windows "$dest/win" "$k_win" build_win
 run_stage binarise "$dest/bin" "$k_bin" build_bin
-mt_log "done: fairseq data in $dest/bin ($(wc -l <"$dest/bin/dict.$src.txt") dictionary entries)"
+log "done: fairseq data in $dest/bin ($(wc -l <"$dest/bin/dict.$src.txt") dictionary entries)"

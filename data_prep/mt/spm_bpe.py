@@ -16,6 +16,8 @@ import multiprocessing
 import os
 import sys
 
+from data_prep.lib.outputs import refuse_existing
+
 _PROCESSOR = None
 
 
@@ -121,6 +123,8 @@ def main(argv=None):
     p.add_argument("input")
     p.add_argument("output")
     args = parser.parse_args(argv)
+    refuse_existing([args.model_prefix + ext for ext in (".model", ".vocab")] if args.command == "train"
+                    else [args.output], "spm_bpe")
 
     if args.command == "train":
         if args.vocab_size < 10:

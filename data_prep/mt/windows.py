@@ -14,6 +14,8 @@ the ABC paper for IWSLT14 ES-EN; ``--size 1`` gives plain sentence-level data.
 import argparse
 import sys
 
+from data_prep.lib.outputs import refuse_existing
+
 
 def windows(sentences, doc_ids, size, sep):
     """Yield one window per sentence (a string), never crossing a document boundary."""
@@ -47,6 +49,7 @@ def main(argv=None):
     parser.add_argument("input")
     parser.add_argument("output")
     args = parser.parse_args(argv)
+    refuse_existing([args.output], "windows")
     if args.size < 1:
         parser.error("--size must be >= 1, got %d" % args.size)
     if not args.sep or any(c.isspace() for c in args.sep):

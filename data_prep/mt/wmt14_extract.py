@@ -21,6 +21,8 @@ import tarfile
 
 from .text_utils import clean_line, read_lines, write_lines
 
+from data_prep.lib.outputs import refuse_existing
+
 TRAIN = [  # (archive, member prefix): the member is PREFIX.de / PREFIX.en
     ("training-parallel-europarl-v7.tgz", "training/europarl-v7.de-en"),
     ("training-parallel-commoncrawl.tgz", "commoncrawl.de-en"),
@@ -58,6 +60,8 @@ def main(argv=None):
     langs = (args.src, args.tgt)
     if sorted(langs) != ["de", "en"]:
         parser.error("--src/--tgt must be en and de (in either order)")
+    refuse_existing([os.path.join(args.out, "%s.%s" % (split, lang)) for split in ("train", "valid", "test")
+                     for lang in langs], "wmt14_extract")
     os.makedirs(args.out, exist_ok=True)
 
     # The training corpora are large (4.5M pairs): members are unpacked to disk one archive at a

@@ -1,1 +1,1 @@
-"""Helpers of data_prep/prepare_wikitext103.sh."""
+"""Helpers of data_prep/wikitext/prepare.sh."""

@@ -9,9 +9,12 @@ the archive is ignored, and a missing member is an error naming it, so a wrong a
 """
 
 import argparse
+import os
 import shutil
 import sys
 import zipfile
+
+from data_prep.lib.outputs import refuse_existing
 
 SPLITS = ("train", "valid", "test")
 MEMBER = "wikitext-103/wiki.{}.tokens"
@@ -40,6 +43,7 @@ def main(argv=None):
     parser.add_argument("archive", help="wikitext-103-v1.zip")
     parser.add_argument("out_dir", help="existing directory for wiki.{train,valid,test}.tokens")
     args = parser.parse_args(argv)
+    refuse_existing([os.path.join(args.out_dir, "wiki.%s.tokens" % s) for s in SPLITS], "extract")
     extract(args.archive, args.out_dir)
     return 0
 

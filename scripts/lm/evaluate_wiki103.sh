@@ -61,7 +61,7 @@ for c in $contexts; do
     fi
 done
 [ -n "$splits" ] || lm_die "--splits is empty"
-[ -f "$data/dict.txt" ] || lm_die "--data $data has no dict.txt (run data_prep/prepare_wikitext103.sh first)"
+[ -f "$data/dict.txt" ] || lm_die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
 checkpoint="${checkpoint:-$repo/checkpoints/lm/$row/checkpoint_best.pt}"
 [ -f "$checkpoint" ] || lm_die "--checkpoint $checkpoint does not exist (train with scripts/lm/train_wiki103.sh --row $row)"
 out="${out:-$repo/results/lm/$row}"

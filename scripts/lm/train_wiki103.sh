@@ -26,7 +26,7 @@
 # Options:
 #   --row ROW            experiment (required)
 #   --data DIR           binarised data (default <repo>/data-bin/wikitext-103/bin, made by
-#                        data_prep/prepare_wikitext103.sh)
+#                        data_prep/wikitext/prepare.sh)
 #   --save-dir DIR       checkpoints (default <repo>/checkpoints/lm/ROW)
 #   --gpus N             GPUs per node (default: all that nvidia-smi lists)
 #   --nodes N            nodes (default 1; more needs SLURM)
@@ -101,7 +101,7 @@ $procs process(es) x --max-tokens $max_tokens; choose --max-tokens so that $batc
 is a whole number (or change --batch-tokens)"
 update_freq=$((batch_tokens / per_pass))
 
-[ -f "$data/dict.txt" ] || lm_die "--data $data has no dict.txt (run data_prep/prepare_wikitext103.sh first)"
+[ -f "$data/dict.txt" ] || lm_die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
 data="$(cd "$data" && pwd)"
 save_dir="${save_dir:-$repo/checkpoints/lm/$row}"
 

@@ -5,7 +5,7 @@
 #   bash scripts/roberta/finetune_glue.sh TASK --checkpoint checkpoints/abc64_mlm/checkpoint_best.pt \
 #       --attn abc --memory 64 [--data-root data-bin/glue] [--save-dir DIR]
 #
-# TASK: MNLI QNLI QQP SST-2 RTE MRPC CoLA STS-B (data from data_prep/prepare_glue.sh).
+# TASK: MNLI QNLI QQP SST-2 RTE MRPC CoLA STS-B (data from data_prep/glue/prepare.sh).
 # Options (defaults in brackets):
 #   --checkpoint FILE   the pretrained model (continued-MLM abc_roberta checkpoint, a converted one,
 #                       or the original roberta.base/model.pt with --attn softmax)
@@ -74,7 +74,7 @@ esac
 [ -f "$checkpoint" ] || [ "$dry_run" = 1 ] || die "--checkpoint $checkpoint does not exist"
 [[ "$memory" =~ ^[1-9][0-9]*$ ]] || die "--memory must be a positive integer, got '$memory'"
 data="$data_root/$task-bin"
-[ -d "$data/input0" ] || [ "$dry_run" = 1 ] || die "$data/input0 is missing: run bash data_prep/prepare_glue.sh --dest $data_root --tasks $task"
+[ -d "$data/input0" ] || [ "$dry_run" = 1 ] || die "$data/input0 is missing: run bash data_prep/glue/prepare.sh --dest $data_root --tasks $task"
 save_dir="${save_dir:-checkpoints/glue/${attn}_${memory}/$task}"
 
 args=(

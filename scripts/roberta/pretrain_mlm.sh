@@ -6,7 +6,7 @@
 #       --restore roberta.base/model.pt --attn abc --memory 64 --save-dir checkpoints/abc64_mlm
 #
 # Options (defaults in brackets):
-#   --data PATHS        binarised corpus (data_prep/prepare_mlm_corpus.sh), shards joined by ':'
+#   --data PATHS        binarised corpus (data_prep/mlm/prepare.sh), shards joined by ':'
 #   --restore FILE      checkpoint to start from: the original roberta.base/model.pt (W_phi is
 #                       added while loading) or one converted by abc_fairseq.convert_roberta;
 #                       'none' trains from scratch [none]
@@ -59,7 +59,7 @@ while [ $# -gt 0 ]; do
         *) die "unknown argument $1 (see --help)" ;;
     esac
 done
-[ -n "$data" ] || die "--data is required (prepare it with data_prep/prepare_mlm_corpus.sh)"
+[ -n "$data" ] || die "--data is required (prepare it with data_prep/mlm/prepare.sh)"
 for pair in "memory:$memory" "nodes:$nodes" "batch-seqs:$batch_seqs" "max-sentences:$max_sentences" \
             "total-updates:$total_updates"; do
     [[ "${pair#*:}" =~ ^[1-9][0-9]*$ ]] || die "--${pair%%:*} must be a positive integer, got '${pair#*:}'"

@@ -2,7 +2,7 @@
 # WMT14 English-German with the splits of Vaswani et al. (2017), as used by the ABC paper (Table 3a,
 # Table 5), binarised for fairseq.
 #
-#   bash data_prep/prepare_wmt14_en_de.sh [options]
+#   bash data_prep/wmt14_en_de/prepare.sh [options]
 #
 # Data (the original statmt.org archives the community uses):
 #   train  Europarl v7 + Common Crawl + News Commentary v9 (4.5M sentence pairs)
@@ -10,7 +10,8 @@
 # Processing, one resumable stage each under DEST (built in a temp directory, moved into place
 # when complete; a rerun skips stages that are up to date; changing an option rebuilds the
 # stages it affects):
-#   downloads/  the five archives, verified (sha256; see CHECKSUMS below)
+#   downloads/  the five archives, verified against the published checksums pinned in
+#               data_prep/wmt14_en_de/SHA256SUMS (sources cited there)
 #   raw/        plain text splits (data_prep/mt/wmt14_extract.py)
 #   spm/        shared sentencepiece BPE of --bpe-size pieces (default 32768) trained on both
 #               training sides (sampled to --spm-sentences), applied to every split
@@ -20,12 +21,13 @@
 #               the BPE model for scoring (scripts/mt/evaluate.sh)
 #
 # Options:
-#   --dest DIR           output directory (default <repo>/data-bin/wmt14_en_de)
+#   --dest DIR           output directory (default <repo>/data-bin/wmt14_en_de); it must be
+#                        absent, empty or an earlier output of this recipe
 #   --downloads DIR      where the archives are kept (default DEST/downloads)
 #   --mirror DIR         take the archives from DIR (same file names) instead of the network;
 #                        default $ABC_DATA_MIRROR
-#   --checksum-file F    sha256sum-style lines ("HASH  NAME") replacing the recorded checksums
-#                        of the named archives (a mirror that repackaged them; tests)
+#   --checksum-file F    lines "HASH  NAME" replacing the pinned checksums of the named
+#                        archives (a mirror that repackaged them; tests)
 #   --src LANG/--tgt LANG  translation direction (default en -> de)
 #   --bpe-size N         BPE vocabulary size (default 32768)
 #   --spm-sentences N    sentences sampled to train the BPE model (default 4000000; 0 = all)
@@ -39,62 +41,38 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-repo="$(cd "$here/.." && pwd)"
-MT_RECIPE=prepare_wmt14_en_de
-# shellcheck source=data_prep/mt/stages.sh
-. "$here/mt/stages.sh"
+repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=data_prep/lib/common.sh
+. "$repo/data_prep/lib/common.sh"
 
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
-
-# CHECKSUMS. The sha256 and sizes of the three training archives are those recorded by
-# TensorFlow Datasets (tensorflow_datasets/url_checksums/wmt14_translate.txt). The sha256 of
-# dev.tgz is the one recorded by an independent dataset tool (ml_tools' WMT14Dev). For
-# test-full.tgz no sha256 is published; SacreBLEU (a dependency here) records its md5
-# (a8cd784e006feb32ac6f3d9ec7eb389a, dataset "wmt14/full"), so the first download is checked
-# against that md5 and its sha256 recorded (downloads/test-full.tgz.sha256) and verified on every
-# later run ("record-on-first-download").
-#          file                                url                                                    sha256 / mode                                                      size
+# The archives (checksums and their sources: SHA256SUMS next to this script).
 ARCHIVES=(
-    "training-parallel-europarl-v7.tgz|https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz|0224c7c710c8a063dfd893b0cc0830202d61f4c75c17eb8e31836103d27d96e7|657632379"
-    "training-parallel-commoncrawl.tgz|https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz|c7a74e2ea01ac6c920123108627e35278d4ccb5701e15428ffa34de86fa3a9e5|918311367"
-    "training-parallel-nc-v9.tgz|https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz|cb8953f292298e6877ae433c98912b927cb0766b303f4540512ddd286c748485|80418416"
-    "dev.tgz|https://www.statmt.org/wmt14/dev.tgz|cda0f85309e8ea4c9c2bc142cd795fb2771a5939ed5b4527b525dae05fa0c145|"
-    "test-full.tgz|https://www.statmt.org/wmt14/test-full.tgz|record:md5=a8cd784e006feb32ac6f3d9ec7eb389a|"
+    "training-parallel-europarl-v7.tgz|https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz"
+    "training-parallel-commoncrawl.tgz|https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz"
+    "training-parallel-nc-v9.tgz|https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz"
+    "dev.tgz|https://www.statmt.org/wmt14/dev.tgz"
+    "test-full.tgz|https://www.statmt.org/wmt14/test-full.tgz"
 )
 
 dest="$repo/data-bin/wmt14_en_de" downloads="" mirror="${ABC_DATA_MIRROR:-}" checksum_file=""
 src=en tgt=de bpe_size=32768 spm_sentences=4000000 max_len=250 ratio=1.5
 workers="$(nproc 2>/dev/null || echo 1)" download_only=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --dest) dest="${2:?--dest needs a directory}"; shift 2 ;;
-        --downloads) downloads="${2:?--downloads needs a directory}"; shift 2 ;;
-        --mirror) mirror="${2:?--mirror needs a directory}"; shift 2 ;;
-        --checksum-file) checksum_file="${2:?--checksum-file needs a file}"; shift 2 ;;
-        --src) src="${2:?--src needs a language}"; shift 2 ;;
-        --tgt) tgt="${2:?--tgt needs a language}"; shift 2 ;;
-        --bpe-size) bpe_size="${2:?--bpe-size needs a number}"; shift 2 ;;
-        --spm-sentences) spm_sentences="${2:?--spm-sentences needs a number}"; shift 2 ;;
-        --max-len) max_len="${2:?--max-len needs a number}"; shift 2 ;;
-        --ratio) ratio="${2:?--ratio needs a number}"; shift 2 ;;
-        --workers) workers="${2:?--workers needs a number}"; shift 2 ;;
-        --download-only) download_only=1; shift ;;
-        -h|--help) usage; exit 0 ;;
-        *) mt_die "unknown argument '$1' (see --help)" ;;
-    esac
-done
+parse_options "--dest:dest --downloads:downloads --mirror:mirror --checksum-file:checksum_file --src:src --tgt:tgt
+    --bpe-size:bpe_size --spm-sentences:spm_sentences --max-len:max_len --ratio:ratio --workers:workers
+    --download-only:download_only=1" "$@"
+no_positional
 check_positive_int --bpe-size "$bpe_size"
 check_positive_int --max-len "$max_len"
 check_positive_int --workers "$workers"
-[[ "$spm_sentences" =~ ^[0-9]+$ ]] || mt_die "--spm-sentences expects a number >= 0, got '$spm_sentences'"
-[[ "$ratio" =~ ^[0-9]+(\.[0-9]+)?$ ]] || mt_die "--ratio expects a number, got '$ratio'"
-case "$src-$tgt" in en-de|de-en) ;; *) mt_die "--src/--tgt must be en and de, got '$src' and '$tgt'" ;; esac
-[ -z "$mirror" ] || [ -d "$mirror" ] || mt_die "--mirror $mirror is not a directory"
-[ -z "$checksum_file" ] || [ -f "$checksum_file" ] || mt_die "--checksum-file $checksum_file does not exist"
+[[ "$spm_sentences" =~ ^[0-9]+$ ]] || die "--spm-sentences expects a number >= 0, got '$spm_sentences'"
+[[ "$ratio" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--ratio expects a number, got '$ratio'"
+case "$src-$tgt" in en-de|de-en) ;; *) die "--src/--tgt must be en and de, got '$src' and '$tgt'" ;; esac
+[ -z "$mirror" ] || [ -d "$mirror" ] || die "--mirror $mirror is not a directory"
+[ -z "$checksum_file" ] || [ -f "$checksum_file" ] || die "--checksum-file $checksum_file does not exist"
 
 py="$(find_python "$repo")"
 export PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}"
-mkdir -p "$dest"
+claim_dest "$dest" downloads raw spm clean bin
 dest="$(cd "$dest" && pwd)"
 downloads="${downloads:-$dest/downloads}"
 lock_dir "$dest"
@@ -103,26 +81,14 @@ lock_dir "$dest"
 # Not a stage directory: the fetch helper is idempotent and resumable per file on its own.
 mkdir -p "$downloads"
 digests=()
+checksums=(--checksums "$here/SHA256SUMS")
+[ -z "$checksum_file" ] || checksums=(--checksums "$checksum_file" "${checksums[@]}")  # the user's first
 for entry in "${ARCHIVES[@]}"; do
-    IFS='|' read -r name url sum size <<<"$entry"
-    if [ -n "$checksum_file" ]; then
-        override="$(awk -v n="$name" '$2 == n || $2 == "*" n {print $1}' "$checksum_file")"
-        if [ -n "$override" ]; then
-            [[ "$override" =~ ^[0-9a-f]{64}$ ]] || mt_die "--checksum-file: '$override' for $name is not a sha256"
-            sum="$override" size=""
-        fi
-    fi
-    args=("$url" "$downloads/$name")
-    case "$sum" in
-        record:md5=*) args+=(--record-sha256 --md5 "${sum#record:md5=}") ;;
-        *) args+=(--sha256 "$sum") ;;
-    esac
-    [ -z "$size" ] || args+=(--size "$size")
-    [ -z "$mirror" ] || args+=(--mirror "$mirror")
-    digest="$("$py" -m data_prep.lib.fetch "${args[@]}")" || mt_die "could not fetch $name (see the message above)"
+    IFS='|' read -r name url <<<"$entry"
+    digest="$(fetch_file "$url" "$downloads/$name" "${checksums[@]}")" || die "could not fetch $name (see the message above)"
     digests+=("$name=$digest")
 done
-[ "$download_only" = 0 ] || { mt_log "downloads complete in $downloads"; exit 0; }
+[ "$download_only" = 0 ] || { log "downloads complete in $downloads"; exit 0; }
 
 preprocess="$(find_tool fairseq-preprocess "$repo")"
 
@@ -164,7 +130,7 @@ build_bin() {
     "$preprocess" --source-lang "$src" --target-lang "$tgt" \
         --trainpref "$dest/clean/train" --validpref "$dest/clean/valid" --testpref "$dest/clean/test" \
         --joined-dictionary --destdir "$out" --workers "$workers" \
-        || mt_die "fairseq-preprocess failed (see its output above)"
+        || die "fairseq-preprocess failed (see its output above)"
     mkdir -p "$out/eval"
     for split in valid test; do
         for lang in "$src" "$tgt"; do
@@ -190,4 +156,4 @@ run_stage extract "$dest/raw" "$k_raw" build_raw
 run_stage bpe "$dest/spm" "$k_spm" build_spm
 run_stage clean "$dest/clean" "$k_clean" build_clean
 run_stage binarise "$dest/bin" "$k_bin" build_bin
-mt_log "done: fairseq data in $dest/bin ($(wc -l <"$dest/bin/dict.$src.txt") dictionary entries)"
+log "done: fairseq data in $dest/bin ($(wc -l <"$dest/bin/dict.$src.txt") dictionary entries)"

@@ -53,6 +53,11 @@ def main(argv=None):
     parser.add_argument("out_dir", help="directory to write train.txt / valid.txt / test.txt into")
     args = parser.parse_args(argv)
 
+    paths = [os.path.join(args.out_dir, name + ".txt") for name in ("train", "valid", "test")]
+    existing = [path for path in paths if os.path.exists(path)]
+    if existing:  # never overwrite: the recipe writes into a fresh directory
+        sys.exit("kjv_to_corpus: refusing to overwrite %s (move it away or choose another output directory)"
+                 % ", ".join(existing))
     os.makedirs(args.out_dir, exist_ok=True)
     outs = {}
     for name in ("train", "valid", "test"):

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Binarise the embedded default corpus (data_prep/default_corpus) for fairseq language modelling.
 #
-#   bash data_prep/prepare_default_corpus.sh [DEST]     # DEST defaults to <repo>/data-bin/default_corpus
+#   bash data_prep/default_corpus/prepare.sh [DEST]   # DEST defaults to <repo>/data-bin/default_corpus
 #
 # Resumable and safe to re-run: DEST carries a stamp with the hash of the inputs and of the
 # fairseq-preprocess arguments; if DEST is complete and the stamp matches, nothing is done.
 # Otherwise the data is built in a temporary directory next to DEST and only moved into place
 # once fairseq-preprocess has succeeded, so an interrupted run never leaves a half-written DEST.
+#
+# DEST must be absent, empty, or an earlier build of this script (recognised by its stamp and
+# holding nothing else): any other directory, e.g. another corpus's binarised data, is refused
+# with an error naming it, and nothing in it is touched.
 #
 # Environment variables:
 #   DEFAULT_CORPUS_DIR  read train.txt / valid.txt / test.txt from here instead of
@@ -17,30 +21,26 @@
 # scripts/setup_env.sh) when it is not on PATH.
 set -euo pipefail
 
-die() { printf 'prepare_default_corpus: ERROR: %s\n' "$*" >&2; exit 1; }
-log() { printf 'prepare_default_corpus: %s\n' "$*" >&2; }
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+# shellcheck source=data_prep/lib/common.sh
+. "$repo/data_prep/lib/common.sh"
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-src="${DEFAULT_CORPUS_DIR:-$repo/data_prep/default_corpus}"
-dest="${1:-$repo/data-bin/default_corpus}"
+parse_options "" "$@"
+[ "${#POSITIONAL[@]}" -le 1 ] || die "expected at most one argument (DEST), got ${#POSITIONAL[@]}: ${POSITIONAL[*]}"
+src="${DEFAULT_CORPUS_DIR:-$here}"
+dest="${POSITIONAL[0]:-$repo/data-bin/default_corpus}"
 workers="${PREPROCESS_WORKERS:-2}"
-[ $# -le 1 ] || die "expected at most one argument (DEST), got $#: $*"
+check_positive_int PREPROCESS_WORKERS "$workers"
 
 # --- inputs -----------------------------------------------------------------------------------
 for split in train valid test; do
     f="$src/$split.txt"
-    [ -e "$f" ] || die "missing input file $f (regenerate it with data_prep/make_default_corpus.sh)"
+    [ -e "$f" ] || die "missing input file $f (regenerate it with data_prep/default_corpus/make.sh)"
     if [ ! -f "$f" ] || [ ! -r "$f" ]; then die "input $f is not a readable file"; fi
     [ -s "$f" ] || die "input file $f is empty"
 done
-
-if command -v fairseq-preprocess >/dev/null 2>&1; then
-    preprocess=fairseq-preprocess
-elif [ -x "${ABC_VENV:-$repo/.venv}/bin/fairseq-preprocess" ]; then
-    preprocess="${ABC_VENV:-$repo/.venv}/bin/fairseq-preprocess"
-else
-    die "fairseq-preprocess not found on PATH nor in ${ABC_VENV:-$repo/.venv}; run 'bash scripts/setup_env.sh' and activate the venv"
-fi
+preprocess="$(find_tool fairseq-preprocess "$repo")"
 
 # Everything that determines the output: the three input files and the options (the number of
 # workers does not change the result, so it is left out).
@@ -53,6 +53,8 @@ stamp_value="$(
 )"
 stamp_name=".prepared_sha256"
 expected_files=(dict.txt train.bin train.idx valid.bin valid.idx test.bin test.idx)
+# Everything a build of ours holds (fairseq-preprocess also writes its log).
+own_files=("${expected_files[@]}" preprocess.log "$stamp_name")
 
 is_complete() {  # dir -> 0 if it holds a finished build of exactly these inputs
     local d="$1" f
@@ -67,11 +69,16 @@ if is_complete "$dest"; then
     exit 0
 fi
 
-# Never replace a directory we did not create: DEST must be absent, empty, or an earlier build.
+# Never replace a directory we did not create: DEST must be absent, empty, or an earlier build of
+# ours (its stamp present, and nothing in it but the files a build writes).
 if [ -e "$dest" ]; then
-    [ -d "$dest" ] || die "$dest exists and is not a directory"
-    if [ -n "$(ls -A "$dest")" ] && [ ! -f "$dest/$stamp_name" ] && [ ! -f "$dest/dict.txt" ]; then
-        die "$dest exists, is not empty and does not look like a binarised corpus; refusing to overwrite it"
+    [ -d "$dest" ] || die "$dest exists and is not a directory; refusing to replace it"
+    if [ -n "$(ls -A "$dest")" ]; then
+        [ -f "$dest/$stamp_name" ] || die "$dest exists, is not empty and is not a build of this script" \
+            "(no $stamp_name stamp: e.g. another corpus's data); refusing to overwrite it, choose another DEST"
+        foreign="$(cd "$dest" && ls -A | grep -vxF "$(printf '%s\n' "${own_files[@]}")" || true)"
+        [ -z "$foreign" ] || die "$dest is an earlier build but also holds files this script did not write" \
+            "($(echo $foreign)); refusing to replace it: move them away first"
     fi
     log "$dest is incomplete or out of date; rebuilding it"
 fi
@@ -81,7 +88,7 @@ mkdir -p "$parent" || die "cannot create $parent"
 # The temp dir sits next to DEST so that the final `mv` is a rename on one filesystem.
 tmp="$(mktemp -d "$parent/.$(basename "$dest").tmp.XXXXXX")"
 old=""
-cleanup() { rm -rf "$tmp"; [ -z "$old" ] || rm -rf "$old"; }
+cleanup() { rm -rf "$tmp"; [ -z "$old" ] || rm -rf "$old"; }  # both were created by this run
 trap cleanup EXIT
 
 log "binarising $src -> $dest (via $tmp)"
@@ -100,9 +107,9 @@ done
 printf '%s\n' "$stamp_value" >"$tmp/$stamp_name"
 chmod u=rwx,go=rx "$tmp"  # mktemp -d makes it private; the result should not be
 
-# Swap the new build in. A directory cannot be renamed over a non-empty one, so an old DEST is
-# first renamed aside (and deleted on exit); between the two renames DEST briefly does not exist,
-# but it is never half-written.
+# Swap the new build in. A directory cannot be renamed over a non-empty one, so an old DEST (a
+# build of ours, checked above) is first renamed aside (and deleted on exit); between the two
+# renames DEST briefly does not exist, but it is never half-written.
 if [ -e "$dest" ]; then
     old="$(mktemp -d "$parent/.$(basename "$dest").old.XXXXXX")"
     mv "$dest" "$old/"

@@ -3,9 +3,10 @@
 # Debian's bible-kjv-text package: the King James Version of the Bible, which is in the public
 # domain.
 #
-#   bash data_prep/make_default_corpus.sh            # rewrite data_prep/default_corpus/*.txt
-#   bash data_prep/make_default_corpus.sh OUT_DIR    # write the three files into OUT_DIR instead
-#   bash data_prep/make_default_corpus.sh --check    # regenerate into a temp dir and compare with
+#   bash data_prep/default_corpus/make.sh            # rewrite data_prep/default_corpus/*.txt
+#   bash data_prep/default_corpus/make.sh OUT_DIR    # write the three files into OUT_DIR instead
+#                                                    # (refused if one of them exists there)
+#   bash data_prep/default_corpus/make.sh --check    # regenerate into a temp dir and compare with
 #                                                    # the committed files (exit 1 if they differ)
 #
 # Needs: a Debian-based system with apt lists present (run `apt-get update` once), dpkg, python3.
@@ -28,28 +29,23 @@ PROG_PKG=bible-kjv
 PROG_DEB_SHA256_AMD64=75a49c032a6efa9faa2beb4a9acb70974380122906329d0e100de36cc88ff02d
 VERSE_RANGE="Gen1:1-2Ki25:30"
 
-die() { printf 'make_default_corpus: ERROR: %s\n' "$*" >&2; exit 1; }
-log() { printf 'make_default_corpus: %s\n' "$*" >&2; }
-
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-corpus_dir="$here/default_corpus"
+# shellcheck source=data_prep/lib/common.sh
+. "$here/../lib/common.sh"
+SPLIT_FILES=(train.txt valid.txt test.txt)
 
 check=0
-out_dir="$corpus_dir"
-case "${1:-}" in
-    --check) check=1 ;;
-    -h|--help) sed -n '2,10p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    "") ;;
-    -*) die "unknown option '$1' (see --help)" ;;
-    *) out_dir="$1" ;;
-esac
+parse_options "--check:check=1" "$@"
+[ "${#POSITIONAL[@]}" -le 1 ] || die "expected at most one argument (OUT_DIR), got ${#POSITIONAL[@]}"
+out_dir="${POSITIONAL[0]:-}"
+[ -z "$out_dir" ] || refuse_existing "$out_dir" "${SPLIT_FILES[@]}"  # fail before downloading
 
 for tool in apt-get dpkg dpkg-deb sha256sum python3; do
     command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found; this script needs a Debian-based system"
 done
 
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT  # our own temporary directory
 
 verify_sha256() {  # file expected
     local got
@@ -84,20 +80,5 @@ log "extracting $VERSE_RANGE"
 "$work/root/usr/bin/bible" -f -p "$work/root/usr/lib" "$VERSE_RANGE" </dev/null >"$work/verses.txt" \
     || die "the bible program failed (is libreadline8 installed?)"
 
-if [ "$check" = 1 ]; then
-    python3 "$here/kjv_to_corpus.py" "$work/out" <"$work/verses.txt"
-    status=0
-    for split in train valid test; do
-        if cmp -s "$work/out/$split.txt" "$corpus_dir/$split.txt"; then
-            log "identical: $split.txt"
-        else
-            log "DIFFERS:   $split.txt"
-            status=1
-        fi
-    done
-    exit "$status"
-fi
-
-python3 "$here/kjv_to_corpus.py" "$out_dir" <"$work/verses.txt"
-log "wrote $out_dir; sha256 of the files (README.md in data_prep/default_corpus records them):"
-(cd "$out_dir" && sha256sum train.txt valid.txt test.txt)
+python3 "$here/kjv_to_corpus.py" "$work/out" <"$work/verses.txt"
+publish_corpus "$work/out" "$here" "$out_dir" "$check" "${SPLIT_FILES[@]}"

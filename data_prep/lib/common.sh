@@ -1,0 +1,287 @@
+# shellcheck shell=bash
+# Shared helpers of the data_prep recipes (sourced, never executed). Each function is documented
+# where it is defined; the names are deliberately plain so that scripts/lib/common.sh can share them.
+#
+#   PROG                      name in messages (default: <folder>/<script>, e.g. wikitext/prepare)
+#   log MSG / warn MSG / die MSG
+#   usage                     print the script's header comment (its --help text)
+#   parse_options SPEC ARGS   the one option parser: --help, unknown options, missing values
+#   require_arg FLAG VALUE    a flag's value is present and does not look like an option
+#   check_positive_int FLAG VALUE
+#   claim_dest DIR KNOWN...   make DIR this recipe's output directory, or refuse naming what is in it
+#   refuse_existing DIR FILE... / copy_new SRC DST FILE...   never overwrite a file
+#   publish_corpus SRC CORPUS OUT CHECK FILE...  the corpus makers' compare-or-write step
+#   lock_dir DIR              one run of a recipe at a time per output directory
+#   run_stage NAME DIR KEY FN build DIR in a temp directory, move it into place when complete
+#   fetch_file URL DEST OPTS  download/copy with resume and checksum verification (lib/fetch.py)
+#   hash_key / files_key / stage_key, find_tool / find_python / require_python_modules
+#
+# Safety rules these helpers enforce (the README's "Reliability" section states them):
+#   - nothing a recipe did not create is deleted or overwritten: an output directory must be
+#     absent, empty, or carry this recipe's owner mark (.data_prep_owner); a stage directory is
+#     replaced only when it carries a stage stamp (.stage_key);
+#   - every stage is built aside and moved into place when complete, so a rerun resumes.
+
+PROG="${PROG:-$(basename "$(dirname "$0")")/$(basename "$0" .sh)}"
+OWNER_MARK=".data_prep_owner"
+STAGE_STAMP=".stage_key"
+
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+warn() { printf '%s: WARNING: %s\n' "$PROG" "$*" >&2; }
+die() { printf '%s: ERROR: %s\n' "$PROG" "$*" >&2; exit 1; }
+
+# usage: the script's leading comment block (from line 2 to the first line that is not a comment).
+usage() {
+    awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
+}
+
+# require_arg FLAG VALUE: dies unless VALUE is given and does not start with '-' (so that a
+# forgotten value never swallows the next option, and an option is never taken as a path).
+require_arg() {
+    [ -n "${2-}" ] || die "$1 needs a value (see --help)"
+    case "$2" in -*) die "$1 needs a value, got the option-like '$2' (see --help)" ;; esac
+}
+
+# parse_options SPEC ARGS...: parse ARGS against SPEC, a space-separated list of
+#   --flag:var          the flag takes a value, stored in $var
+#   --flag:var=value    a switch: sets $var to value
+# -h/--help prints usage and exits 0; an unknown option (anything starting with '-') is an error
+# naming it; other words are collected in the array POSITIONAL (after '--' everything is).
+parse_options() {
+    local spec="$1" item flag target matched
+    shift
+    POSITIONAL=()
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            -h|--help) usage; exit 0 ;;
+            --) shift; POSITIONAL+=("$@"); return 0 ;;
+        esac
+        matched=0
+        for item in $spec; do
+            flag="${item%%:*}" target="${item#*:}"
+            [ "$1" = "$flag" ] || continue
+            matched=1
+            if [[ "$target" == *=* ]]; then
+                printf -v "${target%%=*}" '%s' "${target#*=}"
+                shift
+            else
+                require_arg "$1" "${2-}"
+                printf -v "$target" '%s' "$2"
+                shift 2
+            fi
+            break
+        done
+        [ "$matched" = 1 ] && continue
+        case "$1" in
+            -*) die "unknown option '$1' (see --help)" ;;
+            *) POSITIONAL+=("$1"); shift ;;
+        esac
+    done
+}
+
+# no_positional: dies naming the first positional argument, for scripts that take none.
+no_positional() {
+    [ "${#POSITIONAL[@]}" -eq 0 ] || die "unexpected argument '${POSITIONAL[0]}' (see --help)"
+}
+
+# check_positive_int FLAG VALUE
+check_positive_int() {
+    [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"
+}
+
+# hash_key WORD... -> a sha256 of the words (one per line)
+hash_key() { printf '%s\n' "$@" | sha256sum | cut -d' ' -f1; }
+
+# files_key FILE... -> a sha256 over the names and contents of the files
+files_key() {
+    local f
+    for f in "$@"; do
+        [ -f "$f" ] || die "missing input file $f"
+        printf '%s %s\n' "$(basename "$f")" "$(sha256sum "$f" | cut -d' ' -f1)"
+    done | sha256sum | cut -d' ' -f1
+}
+
+# stage_key DIR -> the key of a completed stage (empty if DIR is not a completed stage)
+stage_key() { cat "$1/$STAGE_STAMP" 2>/dev/null || true; }
+
+# claim_dest DIR KNOWN...: make DIR (created if absent) this recipe's output directory.
+#   Accepted: an absent or empty DIR (it gets the owner mark), a DIR marked by this recipe
+#   ($PROG), or an unmarked DIR whose every entry is one of KNOWN (a build made before the mark
+#   existed; it gets the mark). Anything else is an error naming DIR and what is in it: a recipe
+#   never writes into, let alone replaces, a directory holding files it did not create.
+#   A recipe run by another on the same DIR (IWSLT -> mt/prepare_doc_corpus.sh) inherits the
+#   claim through DATA_PREP_CLAIMED_DIR.
+claim_dest() {
+    local dir="$1" owner entry base foreign=()
+    shift
+    [ ! -e "$dir" ] || [ -d "$dir" ] || die "$dir exists and is not a directory; choose another destination"
+    mkdir -p "$dir" || die "cannot create $dir"
+    dir="$(cd "$dir" && pwd)"
+    [ "${DATA_PREP_CLAIMED_DIR:-}" != "$dir" ] || return 0
+    if [ -f "$dir/$OWNER_MARK" ]; then
+        owner="$(head -n1 "$dir/$OWNER_MARK")"
+        [ "$owner" = "$PROG" ] || die "$dir belongs to another recipe ($owner, see $dir/$OWNER_MARK); choose another destination"
+    else
+        while IFS= read -r entry; do
+            [ -n "$entry" ] || continue
+            base="${entry#.}" base="${base%.tmp.*}" base="${base%.old.*}"  # run_stage's leftovers
+            case " $* .lock " in *" $entry "* | *" $base "*) ;; *) foreign+=("$entry") ;; esac
+        done < <(ls -A "$dir")
+        [ "${#foreign[@]}" -eq 0 ] || die "$dir already holds files this recipe did not create" \
+            "(${foreign[*]:0:5}$([ "${#foreign[@]}" -le 5 ] || echo " ..."));" \
+            "refusing to write there: choose another destination, or an empty one"
+        printf '%s\n' "$PROG" >"$dir/$OWNER_MARK"
+    fi
+    export DATA_PREP_CLAIMED_DIR="$dir"
+}
+
+# refuse_existing DIR FILE...: dies naming DIR/FILE if one of the FILEs exists in DIR.
+refuse_existing() {
+    local dir="$1" f
+    shift
+    for f in "$@"; do
+        [ ! -e "$dir/$f" ] || die "refusing to overwrite $dir/$f (it exists already; move it away or choose another directory)"
+    done
+}
+
+# copy_new SRC_DIR DEST_DIR FILE...: copy the FILEs from SRC_DIR into DEST_DIR (created if
+#   needed), refusing (before copying any) if one of them exists there already.
+copy_new() {
+    local src="$1" dst="$2" f
+    shift 2
+    refuse_existing "$dst" "$@"
+    mkdir -p "$dst"
+    for f in "$@"; do cp "$src/$f" "$dst/$f"; done
+}
+
+# publish_corpus SRC CORPUS_DIR OUT_DIR CHECK FILE...: the last step of the corpus makers
+#   (default_corpus/make.sh, bible_es_en/make_corpus.sh). CHECK=1: compare the FILEs regenerated in
+#   SRC with the committed ones in CORPUS_DIR and exit (1 if one differs). Otherwise write them into
+#   OUT_DIR, refusing to overwrite (copy_new), or, OUT_DIR empty, rewrite the committed corpus (the
+#   script's own output), and print their sha256.
+publish_corpus() {
+    local src="$1" corpus="$2" out="$3" check="$4" f status=0
+    shift 4
+    if [ "$check" = 1 ]; then
+        for f in "$@"; do
+            if cmp -s "$src/$f" "$corpus/$f"; then log "identical: $f"; else log "DIFFERS:   $f"; status=1; fi
+        done
+        exit "$status"
+    fi
+    if [ -z "$out" ]; then
+        out="$corpus"
+        for f in "$@"; do cp "$src/$f" "$out/$f"; done
+    else
+        copy_new "$src" "$out" "$@"
+    fi
+    log "wrote $out; sha256 of the files (the corpus README records them):"
+    (cd "$out" && sha256sum "$@")
+}
+
+# lock_dir DIR: hold an exclusive lock on DIR/.lock for the rest of the script, so that two runs
+# of a recipe on one destination do not remove each other's temporary directories. A recipe run
+# by another on the same directory inherits the lock through DATA_PREP_LOCKED_DIR.
+lock_dir() {
+    mkdir -p "$1"
+    local dir
+    dir="$(cd "$1" && pwd)"
+    [ "${DATA_PREP_LOCKED_DIR:-}" != "$dir" ] || return 0
+    if command -v flock >/dev/null 2>&1; then
+        exec 9>"$dir/.lock"
+        flock -n 9 || die "another preparation is running on $dir (lock $dir/.lock is held)"
+    fi
+    export DATA_PREP_LOCKED_DIR="$dir"
+}
+
+# run_stage NAME DIR KEY FUNCTION [ARGS...]
+#   Runs "FUNCTION TMPDIR ARGS..." unless DIR is complete with KEY, then moves TMPDIR to DIR.
+#   TMPDIR sits next to DIR (.NAME.tmp.XXXXXX; leftovers of an interrupted run are removed). An
+#   out-of-date DIR is replaced only if it carries a stage stamp: a directory of the same name
+#   that this recipe did not build is an error naming it, never deleted.
+run_stage() {
+    local name="$1" dir="$2" key="$3" fn="$4"
+    shift 4
+    if [ "$(stage_key "$dir")" = "$key" ]; then
+        log "stage $name: up to date ($dir)"
+        return 0
+    fi
+    if [ -e "$dir" ] && [ ! -f "$dir/$STAGE_STAMP" ]; then
+        die "$dir exists but was not built by this recipe (it has no $STAGE_STAMP stamp); move it away and re-run"
+    fi
+    local parent base tmp t0 old
+    parent="$(dirname "$dir")"
+    base="$(basename "$dir")"
+    mkdir -p "$parent"
+    rm -rf "$parent/.$base.tmp."* "$parent/.$base.old."*  # our own leftovers (names only we use)
+    tmp="$(mktemp -d "$parent/.$base.tmp.XXXXXX")"
+    log "stage $name: building $dir"
+    t0=$SECONDS
+    # In a subshell with errexit on, outside any '||' (where bash would ignore errexit inside the
+    # function): a failing command in FUNCTION fails the stage instead of being skipped over.
+    local status=0
+    set +e
+    (set -e; "$fn" "$tmp" "$@")
+    status=$?
+    set -e
+    [ "$status" = 0 ] || { rm -rf "$tmp"; die "stage $name failed (see the messages above)"; }
+    printf '%s\n' "$key" >"$tmp/$STAGE_STAMP"
+    chmod u=rwx,go=rx "$tmp"  # mktemp -d makes it private; the result should not be
+    if [ -e "$dir" ]; then
+        # An out-of-date result of ours: rename it aside first (a directory cannot replace a
+        # non-empty one), then delete it.
+        old="$(mktemp -d "$parent/.$base.old.XXXXXX")"
+        mv "$dir" "$old/"
+        mv "$tmp" "$dir"
+        rm -rf "$old"
+    else
+        mv "$tmp" "$dir"
+    fi
+    log "stage $name: done in $((SECONDS - t0))s"
+}
+
+# fetch_file URL DEST [FETCH_OPTIONS...]: make DEST a verified copy of URL through
+#   data_prep/lib/fetch.py (resume, checksum, mirror) and print its sha256. FETCH_OPTIONS say
+#   where the checksum comes from: --checksums FILE (the recipe's pinned SHA256SUMS; a name it
+#   does not list is recorded on first download with a WARNING), --sha256 HEX or --record-sha256.
+#   The mirror in $mirror, if set, is passed on. Needs $py and PYTHONPATH including the repository.
+fetch_file() {
+    local url="$1" dest="$2"
+    shift 2
+    "$py" -m data_prep.lib.fetch "$url" "$dest" "$@" ${mirror:+--mirror "$mirror"}
+}
+
+# find_tool NAME REPO -> path of a console script (PATH first, then the project venv)
+find_tool() {
+    local name="$1" repo="$2"
+    if command -v "$name" >/dev/null 2>&1; then
+        command -v "$name"
+    elif [ -x "${ABC_VENV:-$repo/.venv}/bin/$name" ]; then
+        printf '%s\n' "${ABC_VENV:-$repo/.venv}/bin/$name"
+    else
+        die "$name not found on PATH nor in ${ABC_VENV:-$repo/.venv}; run 'bash scripts/setup_env.sh' and activate the venv"
+    fi
+}
+
+# require_python_modules PYTHON MODULE... -> dies naming the missing module and the pip package
+require_python_modules() {
+    local py="$1" mod
+    shift
+    for mod in "$@"; do
+        "$py" -c "import $mod" 2>/dev/null || die "python module '$mod' is missing for $py (pip install $mod)"
+    done
+}
+
+# find_python REPO [MODULE] -> a python that can import MODULE (default sentencepiece, the MT
+# recipes' requirement): $PYTHON if set, else python3/python on PATH, else the project venv.
+find_python() {
+    local repo="$1" module="${2:-sentencepiece}" candidate
+    for candidate in "${PYTHON:-}" python3 python "${ABC_VENV:-$repo/.venv}/bin/python"; do
+        [ -n "$candidate" ] || continue
+        if command -v "$candidate" >/dev/null 2>&1 \
+            && "$candidate" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$module') is None)" 2>/dev/null; then
+            command -v "$candidate"
+            return 0
+        fi
+    done
+    die "no python with $module found (set PYTHON, activate the venv, or run 'bash scripts/setup_env.sh')"
+}
