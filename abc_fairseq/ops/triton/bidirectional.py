@@ -106,12 +106,16 @@ class MemoryRead(torch.autograd.Function):
         grad_q = torch.empty(B, H, M, D, dtype=q.dtype, device=q.device)
         grad_km = torch.empty_like(key_memory)
         grad_vm = torch.empty_like(value_memory)
+        widths = (_block(D, 256), _block(DV, 256), _block(n, 256))
+        # The n x d gradient accumulators stay on chip: wide ones leave room for 16 rows only
+        # (128-wide tiles at 32 rows need more shared memory than an H100 block has).
+        block_m = 32 if max(widths) <= 64 else 16
         memory_read_bwd[(B * H,)](
             q, key_memory, value_memory, keep if keep is not None else q, lse, grad_out, grad_q,
             grad_km, grad_vm, H, M, n, ctx.scale, ctx.keep_scale, *q.stride()[:3],
             *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
-            D=D, DV=DV, BLOCK_D=_block(D, 256), BLOCK_DV=_block(DV, 256), BLOCK_M=32,
-            BLOCK_S=_block(n, 256), HAS_DROPOUT=keep is not None, PRECISION=_precision(q.dtype))
+            D=D, DV=DV, BLOCK_D=widths[0], BLOCK_DV=widths[1], BLOCK_M=block_m,
+            BLOCK_S=widths[2], HAS_DROPOUT=keep is not None, PRECISION=_precision(q.dtype))
         return grad_q, grad_km, grad_vm, None, None, None
 
 

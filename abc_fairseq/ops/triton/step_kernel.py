@@ -17,7 +17,7 @@ from ..state import ABCState
 
 @triton.jit
 def causal_step_kernel(
-    q_ptr, k_ptr, v_ptr, l_ptr, km_ptr, vm_ptr, g_ptr, out_ptr, km_out, vm_out, g_out,
+    q_ptr, k_ptr, v_ptr, l_ptr, km_ptr, vm_ptr, g_ptr, out_ptr, km_out_ptr, vm_out_ptr, g_out_ptr,
     H, n, scale,
     sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, sl_b, sl_h,
     D: tl.constexpr, DV: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
@@ -58,9 +58,9 @@ def causal_step_kernel(
     out = tl.sum(probs[:, None] * value_memory, 0)
 
     tl.store(out_ptr + z * DV + cols_v, out.to(out_ptr.dtype.element_ty), mask=cols_v < DV)
-    tl.store(km_out + z * n * D + slots[:, None] * D + cols_k[None, :], key_memory, mask=key_tile)
-    tl.store(vm_out + z * n * DV + slots[:, None] * DV + cols_v[None, :], value_memory, mask=value_tile)
-    tl.store(g_out + z * n + slots, g_new, mask=slot_ok)
+    tl.store(km_out_ptr + z * n * D + slots[:, None] * D + cols_k[None, :], key_memory, mask=key_tile)
+    tl.store(vm_out_ptr + z * n * DV + slots[:, None] * DV + cols_v[None, :], value_memory, mask=value_tile)
+    tl.store(g_out_ptr + z * n + slots, g_new, mask=slot_ok)
 
 
 def causal_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
