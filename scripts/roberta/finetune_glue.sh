@@ -17,6 +17,7 @@
 #   --cpu               run on CPU (tests; no fp16)
 #   --dry-run           print the command and exit
 #   -- ARGS             passed to fairseq-train as is (e.g. -- --max-update 10)
+#   -h, --help          this text
 #
 # Per-task values (RoBERTa's GLUE recipe, Liu et al. 2019 / fairseq's examples/roberta):
 #   task   lr    batch  total updates  warmup  classes
@@ -33,11 +34,13 @@
 # scripts/roberta/collect_glue.py.
 set -euo pipefail
 
-die() { printf 'finetune_glue: ERROR: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
-
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-case "${1:-}" in -h|--help) usage; exit 0 ;; "") die "TASK is required (see --help)" ;; esac
+SCRIPT_NAME=finetune_glue
+# shellcheck source=scripts/lib/common.sh
+. "$repo/scripts/lib/common.sh"
+answer_help "$@"
+original_args=("$@")
+case "${1:-}" in ""|-*) die "TASK is required as the first argument (see --help)" ;; esac
 task="$1"; shift
 checkpoint="" attn="abc" memory=64 arch="abc_roberta_base" data_root="data-bin/glue" save_dir="" seed=1 cpu=0 dry_run=0
 extra=()
@@ -52,9 +55,8 @@ while [ $# -gt 0 ]; do
         --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --dry-run) dry_run=1; shift ;;
-        -h|--help) usage; exit 0 ;;
         --) shift; extra=("$@"); break ;;
-        *) die "unknown argument $1 (see --help)" ;;
+        *) unknown_option "$1" "fairseq-train arguments go after --" ;;
     esac
 done
 
@@ -105,5 +107,7 @@ if [ "$dry_run" = 1 ]; then
     printf '%q ' python -m fairseq_cli.train "${args[@]}"; echo
     exit 0
 fi
-mkdir -p "$save_dir"
+# The save dir is this run's own (SAVE_DIR/.run) and used by one run at a time (SAVE_DIR/.lock).
+claim_dir "$save_dir" glue-finetune "task=$task checkpoint=$checkpoint attn=$attn memory=$memory arch=$arch seed=$seed"
+take_lock "$save_dir" "${original_args[@]}"
 exec python -m fairseq_cli.train "${args[@]}"
