@@ -256,3 +256,14 @@ def test_setup_env_tells_a_machine_without_gpu_how_to_get_the_cpu_build(tmp_path
     proc = setup_dry_run(tmp_path / "own", {"3": "3.11"}, TORCH_PIP_ARGS="--index-url https://example.org/simple")
     assert "pip install torch==2.13.0 --index-url https://example.org/simple" in proc.stderr
     assert "ABC_TORCH_CPU=1" not in proc.stderr  # the user chose an index: no advice
+
+
+@pytest.mark.parametrize("script", ["scripts/lm/make_configs.py", "scripts/lm/collect_lm_results.py",
+                                    "scripts/roberta/collect_glue.py", "scripts/strategy_overhead.py"])
+def test_python_entry_points_answer_help_and_name_unknown_options(script):
+    before = repo_status()
+    proc = run([sys.executable, REPO / script, "--help"])
+    assert proc.returncode == 0 and "usage" in proc.stdout
+    proc = run([sys.executable, REPO / script, "--bogus-flag"])
+    assert proc.returncode != 0 and "--bogus-flag" in proc.stderr
+    assert repo_status() == before
