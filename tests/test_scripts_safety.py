@@ -259,7 +259,7 @@ def test_setup_env_tells_a_machine_without_gpu_how_to_get_the_cpu_build(tmp_path
 
 
 @pytest.mark.parametrize("script", ["scripts/lm/make_configs.py", "scripts/lm/collect_lm_results.py",
-                                    "scripts/roberta/collect_glue.py", "scripts/strategy_overhead.py"])
+                                    "scripts/roberta/collect_glue.py"])
 def test_python_entry_points_answer_help_and_name_unknown_options(script):
     before = repo_status()
     proc = run([sys.executable, REPO / script, "--help"])
