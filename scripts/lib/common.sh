@@ -9,13 +9,14 @@
 #   posint FLAG VALUE     die unless VALUE is a positive integer
 #   nonneg_int FLAG VALUE die unless VALUE is an integer >= 0
 #   need_tool TOOL        die unless TOOL is on PATH
+#   find_tools TOOL REPO  set BINDIR (where TOOL is: PATH, else the project venv) and PY (its python)
 #   take_lock DIR CMD...  refuse to share DIR with a live run (see below); CMD is recorded
 #   release_lock          mark the lock free at a normal end
 #   claim_dir DIR KIND ID refuse a DIR that holds another run's output (see below)
 #
 # NAME is $SCRIPT_NAME, by default the basename of the script that sourced this file.
 
-SCRIPT_NAME="${SCRIPT_NAME:-$(basename "${BASH_SOURCE[-1]}")}"
+SCRIPT_NAME="${SCRIPT_NAME:-$(basename "${BASH_SOURCE[${#BASH_SOURCE[@]}-1]}")}"
 
 die() { printf '%s: ERROR: %s\n' "$SCRIPT_NAME" "$*" >&2; exit 1; }
 log() { printf '%s: %s\n' "$SCRIPT_NAME" "$*" >&2; }
@@ -25,7 +26,7 @@ log() { printf '%s: %s\n' "$SCRIPT_NAME" "$*" >&2; }
 usage_of() {  # FILE
     awk 'NR == 1 { next } /^#SBATCH/ || !/^#/ { exit } { sub(/^# ?/, ""); print }' "$1"
 }
-usage() { usage_of "${BASH_SOURCE[-1]}"; }
+usage() { usage_of "${BASH_SOURCE[${#BASH_SOURCE[@]}-1]}"; }
 
 answer_help() {  # ARGS...
     local arg
@@ -51,6 +52,19 @@ nonneg_int() {  # FLAG VALUE
 
 need_tool() {  # TOOL
     command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH (activate the project venv: . scripts/setup_env.sh)"
+}
+
+find_tools() {  # TOOL REPO -> sets BINDIR and PY
+    local venv="${ABC_VENV:-$2/.venv}"
+    if command -v "$1" >/dev/null 2>&1; then
+        BINDIR="$(dirname "$(command -v "$1")")"
+    elif [ -x "$venv/bin/$1" ]; then
+        BINDIR="$venv/bin"
+    else
+        die "$1 not found on PATH nor in $venv; activate the venv (. scripts/setup_env.sh)"
+    fi
+    PY="$BINDIR/python"
+    [ -x "$PY" ] || PY="$(command -v python3)"
 }
 
 # take_lock DIR: one run per output folder. DIR/.lock is locked (flock) on a descriptor that this

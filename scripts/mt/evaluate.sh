@@ -72,15 +72,8 @@ posint --average-last "$avg"
 posint --batch-size "$batch"
 [[ "$lenpen" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || die "--lenpen expects a number, got '$lenpen'"
 
-if command -v fairseq-generate >/dev/null 2>&1; then
-    bindir="$(dirname "$(command -v fairseq-generate)")"
-elif [ -x "${ABC_VENV:-$repo/.venv}/bin/fairseq-generate" ]; then
-    bindir="${ABC_VENV:-$repo/.venv}/bin"
-else
-    die "fairseq-generate not found on PATH nor in ${ABC_VENV:-$repo/.venv}; activate the venv"
-fi
-py="$bindir/python"
-[ -x "$py" ] || py="$(command -v python3)"
+find_tools fairseq-generate "$repo"
+bindir="$BINDIR" py="$PY"
 
 meta() { "$py" -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$data/eval/prep.json" "$1"; }
 src="$(meta src)" tgt="$(meta tgt)" window="$(meta window)"

@@ -155,15 +155,8 @@ if ! [[ "$node_rank" =~ ^[0-9]+$ ]] || [ "$node_rank" -ge "$nnodes" ]; then
 fi
 
 # --- tools ------------------------------------------------------------------------------------
-if command -v fairseq-train >/dev/null 2>&1; then
-    bindir="$(dirname "$(command -v fairseq-train)")"
-elif [ -x "${ABC_VENV:-$repo/.venv}/bin/fairseq-train" ]; then
-    bindir="${ABC_VENV:-$repo/.venv}/bin"
-else
-    die "fairseq-train not found on PATH nor in ${ABC_VENV:-$repo/.venv}; activate the venv"
-fi
-py="$bindir/python"
-[ -x "$py" ] || py="$(command -v python3)"
+find_tools fairseq-train "$repo"
+bindir="$BINDIR" py="$PY"
 
 # ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer) is
 # trained as it is, as the softmax baseline.
