@@ -10,6 +10,13 @@
 # interrupted one continues from its checkpoint_last.pt (fairseq does that by itself when the
 # save dir already holds one), and raising QUICKSTART_MAX_UPDATE continues training.
 #
+# Nothing it did not create is touched: QUICKSTART_DIR must be absent, empty or an earlier
+# quickstart output (marked by its .run file), and QUICKSTART_DATA absent, empty or an earlier
+# build of the default corpus (marked by .prepared_sha256). A second quickstart on the same
+# QUICKSTART_DIR refuses while the first is running (QUICKSTART_DIR/.lock names it).
+#
+# Options: -h, --help prints this text. Everything else is set by the variables below.
+#
 # Budget and size, all optional (defaults give a few minutes per model on 2 CPU cores):
 #   QUICKSTART_MAX_UPDATE=300        optimizer steps per model (fairseq --max-update)
 #   QUICKSTART_MAX_EPOCH=0           epoch limit (0: none)
@@ -23,10 +30,12 @@
 #   QUICKSTART_DIR=work_dirs/quickstart    QUICKSTART_DATA=data-bin/default_corpus
 set -euo pipefail
 
-die() { printf 'quickstart: ERROR: %s\n' "$*" >&2; exit 1; }
-log() { printf '\nquickstart: %s\n' "$*" >&2; }
-
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SCRIPT_NAME=quickstart
+# shellcheck source=scripts/lib/common.sh
+. "$repo/scripts/lib/common.sh"
+answer_help "$@"
+[ $# -eq 0 ] || unknown_option "$1"
 # Relative QUICKSTART_DIR / QUICKSTART_DATA are taken relative to where the script is called from.
 abspath() { case "$1" in /*) printf '%s\n' "$1" ;; *) printf '%s/%s\n' "$PWD" "$1" ;; esac; }
 out="$(abspath "${QUICKSTART_DIR:-$repo/work_dirs/quickstart}")"
@@ -58,6 +67,18 @@ for m in "${models[@]}"; do
     case "$m" in abc|softmax) ;; *) die "QUICKSTART_MODELS may contain 'abc' and 'softmax', got '$m'" ;; esac
 done
 
+# The two folders: only ever our own output (see the header).
+if [ -d "$data" ] && [ -n "$(ls -A "$data")" ] && [ ! -f "$data/.prepared_sha256" ]; then
+    die "QUICKSTART_DATA=$data holds something that is not a build of the default corpus (no .prepared_sha256); \
+it is left as it is: choose another folder"
+fi
+if [ ! -f "$out/.run" ] && { [ -f "$out/abc/config.sha256" ] || [ -f "$out/softmax/config.sha256" ]; }; then
+    printf 'quickstart lm-comparison\n' >"$out/.run"  # an output of a quickstart that predates the .run mark
+fi
+claim_dir "$out" quickstart lm-comparison
+take_lock "$out" "QUICKSTART_DIR=$out QUICKSTART_DATA=$data"
+trap release_lock EXIT
+
 # Use the active environment if it has fairseq; otherwise build/activate the project venv.
 if ! command -v fairseq-train >/dev/null 2>&1; then
     # shellcheck source=scripts/setup_env.sh
@@ -70,7 +91,6 @@ done
 log "preparing the corpus in $data"
 bash "$repo/data_prep/default_corpus/prepare.sh" "$data"
 
-mkdir -p "$out"
 # --user-dir is given to every fairseq command, the baseline's too: importing abc_fairseq also
 # lets fairseq load its own checkpoints under torch's weights-only torch.load.
 user_dir=(--user-dir "$repo/abc_fairseq")

@@ -4,9 +4,14 @@
 #   bash scripts/run_tests.sh                 # all tests
 #   bash scripts/run_tests.sh -k data_prep -x # extra arguments go to pytest
 #   bash scripts/run_tests.sh tests/test_data_prep.py   # a path replaces the default "tests"
+#   bash scripts/run_tests.sh --help          # this text (pytest's own help: python -m pytest --help)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SCRIPT_NAME=run_tests
+# shellcheck source=scripts/lib/common.sh
+. "$repo/scripts/lib/common.sh"
+answer_help "$@"
 cd "$repo"
 
 # shellcheck source=scripts/setup_env.sh
@@ -29,7 +34,7 @@ python -m pytest -q "${targets[@]}" "$@" || status=$?
 # CI on it; every other non-zero status (failures 1, interrupted/collection errors 2, internal
 # errors 3, usage errors 4) is passed through unchanged.
 if [ "$status" -eq 5 ]; then
-    echo "[run_tests] pytest collected no tests; treating this as success" >&2
+    log "pytest collected no tests; treating this as success"
     exit 0
 fi
 exit "$status"

@@ -3,6 +3,8 @@
 #
 #   bash scripts/setup_env.sh      # create / update the venv
 #   . scripts/setup_env.sh         # same, then activate it in the current shell
+#   bash scripts/setup_env.sh --dry-run   # say which Python and torch build it would use; change nothing
+#   bash scripts/setup_env.sh --help      # this text
 #
 # Idempotent: a stamp file inside the venv records a hash of everything that decides its
 # contents (this script, requirements.txt, setup.py, TORCH_PIP_ARGS); when the
@@ -10,28 +12,92 @@
 #
 # Environment variables:
 #   ABC_VENV        where the venv lives (default: <repo>/.venv)
-#   ABC_PYTHON      interpreter used to create it (default: python3; must be 3.11 or 3.12,
-#                   the versions ve-fairseq ships wheels for)
-#   TORCH_PIP_ARGS  extra arguments for the `pip install torch` step only. On machines where
-#                   the default index would give a CUDA build you don't want, e.g.
-#                     TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu"
+#   ABC_PYTHON      interpreter used to create it (default: the first of python3, python3.12,
+#                   python3.11 that is Python 3.11 or 3.12, the versions ve-fairseq ships wheels for)
+#   TORCH_PIP_ARGS  extra arguments for the `pip install torch` step only, e.g. another index
+#   ABC_TORCH_CPU=1 install torch's CPU build from https://download.pytorch.org/whl/cpu
+#                   (the same as TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu")
 #   ABC_FORCE_SETUP=1  reinstall everything even if the stamp matches
+#
+# Which torch build: pip's default index gives Linux x86_64 machines torch's CUDA build (several
+# GB), whether or not they have a GPU; macOS and Windows get a CPU build. On a Linux machine
+# without an NVIDIA GPU (no nvidia-smi, no /proc/driver/nvidia) this script says so before the
+# download, and how to get the CPU build (ABC_TORCH_CPU=1); it does not switch index by itself,
+# because a machine may have its own package index or a local wheel of torch (CI does).
 
 # Pins that are installed here rather than from requirements.txt (see the comment there).
 _ABC_TORCH_SPEC="torch==2.13.0"
 _ABC_FAIRSEQ_SPEC="ve-fairseq==0.12.3"
 
+_ABC_TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"
+
 _abc_log() { printf '[setup_env] %s\n' "$*" >&2; }
 _abc_die() { printf '[setup_env] ERROR: %s\n' "$*" >&2; exit 1; }
 
-_abc_setup_main() {
+# _abc_pick_python -> the interpreter to build the venv with: ABC_PYTHON if set (it must be 3.11
+# or 3.12), else the first of python3, python3.12, python3.11 that is one of those versions.
+_abc_pick_python() {
+    local candidates=(python3 python3.12 python3.11) cand ver seen=()
+    [ -z "${ABC_PYTHON:-}" ] || candidates=("$ABC_PYTHON")
+    for cand in "${candidates[@]}"; do
+        command -v "$cand" >/dev/null 2>&1 || continue
+        ver="$("$cand" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo "?")"
+        case "$ver" in
+            3.11|3.12) printf '%s\n' "$cand"; return 0 ;;
+        esac
+        seen+=("$cand is Python $ver")
+    done
+    if [ -n "${ABC_PYTHON:-}" ]; then
+        _abc_die "ABC_PYTHON=$ABC_PYTHON: ${seen[*]:-not found}; ve-fairseq ships wheels for Python 3.11 and 3.12 only"
+    fi
+    _abc_die "no Python 3.11 or 3.12 found (tried python3, python3.12, python3.11${seen:+: ${seen[*]}}); \
+install one (ve-fairseq ships wheels for these two only) or set ABC_PYTHON"
+}
+
+# _abc_has_nvidia_gpu: true when the machine shows an NVIDIA driver.
+_abc_has_nvidia_gpu() {
+    command -v nvidia-smi >/dev/null 2>&1 || [ -e "${_ABC_NVIDIA_PROC:-/proc/driver/nvidia}" ]
+}
+
+# _abc_torch_args -> the extra arguments of the torch install (TORCH_PIP_ARGS, or the CPU index
+# with ABC_TORCH_CPU=1), on one line.
+_abc_torch_args() {
+    if [ "${ABC_TORCH_CPU:-0}" = 1 ]; then
+        [ -z "${TORCH_PIP_ARGS:-}" ] || _abc_die "set either ABC_TORCH_CPU=1 or TORCH_PIP_ARGS, not both"
+        printf '%s\n' "--index-url $_ABC_TORCH_CPU_INDEX"
+    else
+        printf '%s\n' "${TORCH_PIP_ARGS:-}"
+    fi
+}
+
+# _abc_torch_advice TORCH_ARGS: on Linux without an NVIDIA GPU, with the default index, say that
+# the CUDA build is coming and how to get the CPU build instead.
+_abc_torch_advice() {
+    [ -z "$1" ] || return 0
+    [ "$(uname -s)" = Linux ] || return 0
+    _abc_has_nvidia_gpu && return 0
+    _abc_log "no NVIDIA GPU here (no nvidia-smi, no /proc/driver/nvidia), but pip's default index gives Linux \
+torch's CUDA build (several GB). For the CPU build, stop now (Ctrl-C) and rerun with ABC_TORCH_CPU=1 \
+(or TORCH_PIP_ARGS=\"--index-url $_ABC_TORCH_CPU_INDEX\"). Going on with the default index (it may hold a local wheel)."
+}
+
+_abc_setup_main() {  # [--dry-run]
     set -euo pipefail
 
-    local repo venv python stamp want have pyver
+    local repo venv python stamp want have pyver torch_args dry_run=0
+    [ "${1:-}" != --dry-run ] || dry_run=1
     repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     venv="${ABC_VENV:-$repo/.venv}"
-    python="${ABC_PYTHON:-python3}"
     stamp="$venv/.abc_setup_stamp"
+    torch_args="$(_abc_torch_args)"
+
+    if [ "$dry_run" = 1 ]; then
+        python="$(_abc_pick_python)"
+        _abc_log "dry run: would build $venv with $python ($("$python" -c 'import sys; print("Python %d.%d" % sys.version_info[:2])'))"
+        _abc_torch_advice "$torch_args"
+        _abc_log "dry run: would run pip install $_ABC_TORCH_SPEC${torch_args:+ $torch_args}"
+        return 0
+    fi
 
     [ -f "$repo/requirements.txt" ] || _abc_die "missing $repo/requirements.txt"
     [ -f "$repo/setup.py" ] || _abc_die "missing $repo/setup.py"
@@ -40,7 +106,7 @@ _abc_setup_main() {
     # pins and install steps); TORCH_PIP_ARGS can change which torch build is picked.
     want="$(
         {
-            printf '%s\n%s\n%s\n' "$_ABC_TORCH_SPEC" "$_ABC_FAIRSEQ_SPEC" "${TORCH_PIP_ARGS:-}"
+            printf '%s\n%s\n%s\n' "$_ABC_TORCH_SPEC" "$_ABC_FAIRSEQ_SPEC" "$torch_args"
             cat "$repo/requirements.txt" "$repo/setup.py" "$repo/scripts/setup_env.sh"
         } | sha256sum | cut -d' ' -f1
     )"
@@ -60,17 +126,12 @@ _abc_setup_main() {
             _abc_log "venv $venv is up to date (stamp $want); nothing to do"
             return 0
         fi
-        _abc_log "setup_env.sh, requirements.txt, setup.py or TORCH_PIP_ARGS changed since the venv was built; updating it"
+        _abc_log "setup_env.sh, requirements.txt, setup.py or the torch install arguments changed since the venv was built; updating it"
     fi
 
     if [ ! -x "$venv/bin/python" ]; then
-        command -v "$python" >/dev/null 2>&1 \
-            || _abc_die "interpreter '$python' not found; install Python 3.11/3.12 or set ABC_PYTHON"
+        python="$(_abc_pick_python)"
         pyver="$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')"
-        case "$pyver" in
-            3.11|3.12) ;;
-            *) _abc_die "$python is Python $pyver; ve-fairseq ships wheels for 3.11 and 3.12 only (set ABC_PYTHON)" ;;
-        esac
         _abc_log "creating venv $venv with $python (Python $pyver)"
         "$python" -m venv "$venv" \
             || _abc_die "'$python -m venv' failed; on Debian/Ubuntu install the python3-venv package"
@@ -83,9 +144,10 @@ _abc_setup_main() {
     _abc_log "upgrading pip"
     "${pip[@]}" install --upgrade pip
 
-    _abc_log "installing $_ABC_TORCH_SPEC${TORCH_PIP_ARGS:+ (extra args: $TORCH_PIP_ARGS)}"
-    # shellcheck disable=SC2086  # TORCH_PIP_ARGS is a list of words on purpose
-    "${pip[@]}" install "$_ABC_TORCH_SPEC" ${TORCH_PIP_ARGS:-} \
+    _abc_torch_advice "$torch_args"
+    _abc_log "installing $_ABC_TORCH_SPEC${torch_args:+ (extra args: $torch_args)}"
+    # shellcheck disable=SC2086  # the torch arguments are a list of words on purpose
+    "${pip[@]}" install "$_ABC_TORCH_SPEC" $torch_args \
         || _abc_die "could not install $_ABC_TORCH_SPEC; set TORCH_PIP_ARGS to point pip at a suitable index"
 
     _abc_log "installing $_ABC_FAIRSEQ_SPEC without its declared dependencies (they would pull torchaudio + CUDA torch)"
@@ -133,6 +195,13 @@ if [ "${BASH_SOURCE[0]}" != "$0" ]; then
     unset _abc_repo
 else
     set -euo pipefail
-    _abc_setup_main
-    [ -n "${_ABC_SOURCED:-}" ] || _abc_log "activate it with: . ${ABC_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv}/bin/activate"
+    if [ -z "${_ABC_SOURCED:-}" ]; then
+        case "${1:-}" in
+            -h|--help) awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
+            --dry-run|"") [ $# -le 1 ] || _abc_die "unexpected argument '$2' (see --help)" ;;
+            *) _abc_die "unknown option '$1' (see --help)" ;;
+        esac
+    fi
+    _abc_setup_main "$@"
+    [ -n "${_ABC_SOURCED:-}" ] || [ "${1:-}" = --dry-run ] || _abc_log "activate it with: . ${ABC_VENV:-$(cd "$(dirname "$0")/.." && pwd)/.venv}/bin/activate"
 fi

@@ -159,3 +159,54 @@ def test_roberta_config_composes(relpath):
     assert cfg.model._name.startswith("abc_roberta")
     expected_task = "masked_lm" if relpath.startswith("mlm") else "sentence_prediction"
     assert cfg.task._name == expected_task
+
+
+def load_make_configs():
+    from importlib.util import module_from_spec, spec_from_file_location
+
+    spec = spec_from_file_location("make_configs", os.path.join(ROOT, "scripts", "lm", "make_configs.py"))
+    module = module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_lm_configs_are_generated_from_the_rows(tmp_path, monkeypatch):
+    """configs/lm/<row>.yaml is what make_configs.py writes from rows.tsv and the presets; a config
+    edited by hand (or a row changed without regenerating) is caught by --check."""
+    make_configs = load_make_configs()
+    assert make_configs.main(["--check"]) == 0
+    for row in make_configs.read_rows():
+        assert open(os.path.join(CONFIG_DIR, "lm", row["row"] + ".yaml")).read() == make_configs.render(row)
+    # --check fails on a stale config and names it; without --check the file is rewritten.
+    stale = tmp_path / "lm"
+    stale.mkdir()
+    for name in os.listdir(os.path.join(CONFIG_DIR, "lm")):
+        (stale / name).write_text(open(os.path.join(CONFIG_DIR, "lm", name)).read())
+    (stale / "abc_n32.yaml").write_text((stale / "abc_n32.yaml").read_text().replace(
+        "decoder_self_memory: 32", "decoder_self_memory: 48"))
+    monkeypatch.setattr(make_configs, "CONFIG_DIR", str(stale))
+    assert make_configs.main(["--check"]) == 1
+    assert "decoder_self_memory: 48" in (stale / "abc_n32.yaml").read_text()
+    assert make_configs.main([]) == 0 and make_configs.main(["--check"]) == 0
+    assert "decoder_self_memory: 32" in (stale / "abc_n32.yaml").read_text()
+
+
+def test_lm_rows_agree_with_the_presets_and_the_evaluation_contexts():
+    """rows.tsv's n is the memory the row's preset and flags build (the ELU row has none: its n is
+    the paper's entry), its attention the strategy built, and the evaluation contexts of
+    evaluate_wiki103.sh are those of the results collector."""
+    make_configs = load_make_configs()
+    for row in make_configs.read_rows():
+        args = make_configs.model_args(row)
+        flags = make_configs.flag_values(row["flags"])
+        assert args.decoder_self_attn == flags.get("decoder_self_attn", "abc"), row["row"]
+        if args.decoder_self_attn not in ("softmax", "elu"):
+            assert args.decoder_self_memory == int(row["n"]), row["row"]
+        else:
+            assert (row["n"] == "-") == (args.decoder_self_attn == "softmax"), row["row"]
+        assert args.decoder_layers == {"16l": 16, "32l": 32}[row["setting"]], row["row"]
+    for setting, (_, contexts) in make_configs.SETTINGS.items():
+        bash = subprocess.run(["bash", "-c", '. "$1"; lm_contexts "$2"', "x",
+                               os.path.join(ROOT, "scripts", "lm", "common.sh"), setting],
+                              capture_output=True, text=True, check=True).stdout.split()
+        assert [int(c) for c in bash] == list(contexts), setting

@@ -9,13 +9,10 @@ norm. Segments of 512 tokens are the task's business (``--tokens-per-sample 512`
 The values are spelled out here rather than inherited from fairseq's architecture function so that
 the preset reads as the paper's table; every one can still be overridden by its flag. The
 attention choice follows ``abc_lm_base``: ABC with ``--decoder-self-memory`` slots unless
-``--decoder-self-attn`` says otherwise, so the Table 2 rows are one preset with different flags:
-
-    softmax baseline   --arch abc_lm_wiki103 --decoder-self-attn softmax
-    ABC_RD             --arch abc_lm_wiki103 --decoder-self-attn random
-    Linformer          --arch abc_lm_wiki103 --decoder-self-attn linformer --linformer-max-positions 512
-    ABC_MLP n=64 / 32  --arch abc_lm_wiki103 / abc_lm_wiki103_n32
-    32 layers          --arch abc_lm_wiki103_32l (Kasai et al.'s setting: layer dropout 0.2)
+``--decoder-self-attn`` says otherwise, so the Table 2 rows are these presets with different flags.
+Each experiment (its preset and flags) is defined once, in ``scripts/lm/rows.tsv``; the Hydra
+configs ``configs/lm/<row>.yaml`` are generated from that row and the preset's values by
+``scripts/lm/make_configs.py`` (``--check`` in the tests).
 """
 
 from fairseq.models import register_model_architecture

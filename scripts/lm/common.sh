@@ -1,8 +1,9 @@
 # shellcheck shell=bash
-# Shared by the WikiText-103 scripts of scripts/lm (sourced, not executed).
+# Shared by the WikiText-103 scripts of scripts/lm (sourced, not executed): the experiments of
+# rows.tsv, on top of scripts/lib/common.sh (die, log, usage, locks).
 
-lm_log() { printf '%s: %s\n' "${LM_SCRIPT:-lm}" "$*" >&2; }
-lm_die() { printf '%s: ERROR: %s\n' "${LM_SCRIPT:-lm}" "$*" >&2; exit 1; }
+# shellcheck source=scripts/lib/common.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/common.sh"
 
 LM_ROWS="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/rows.tsv"
 
@@ -13,7 +14,7 @@ lm_rows() { grep -v '^#' "$LM_ROWS" | tail -n +2 | cut -f1; }
 lm_row() {
     local line
     line="$(grep -v '^#' "$LM_ROWS" | tail -n +2 | awk -F'\t' -v r="$1" '$1 == r')"
-    [ -n "$line" ] || lm_die "unknown --row '$1'; one of: $(lm_rows | tr '\n' ' ')(see $LM_ROWS)"
+    [ -n "$line" ] || die "unknown --row '$1'; one of: $(lm_rows | tr '\n' ' ')(see $LM_ROWS)"
     local flags
     # The ROW_* variables are this function's results, read by the sourcing script.
     # shellcheck disable=SC2034
@@ -29,14 +30,6 @@ lm_contexts() {
     case "$1" in
         16l) echo "0 480" ;;  # Table 2a
         32l) echo "256" ;;    # Table 2b
-        *) lm_die "unknown setting '$1' in $LM_ROWS" ;;
+        *) die "unknown setting '$1' in $LM_ROWS" ;;
     esac
-}
-
-lm_positive_int() {  # FLAG VALUE
-    [[ "$2" =~ ^[1-9][0-9]*$ ]] || lm_die "$1 expects a positive integer, got '$2'"
-}
-
-lm_need_tool() {
-    command -v "$1" >/dev/null 2>&1 || lm_die "$1 not on PATH (activate the project venv)"
 }

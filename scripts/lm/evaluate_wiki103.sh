@@ -26,11 +26,10 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-export LM_SCRIPT=evaluate_wiki103  # the name common.sh's messages carry
+SCRIPT_NAME=evaluate_wiki103  # the name of its messages
 # shellcheck source=scripts/lm/common.sh
 . "$here/common.sh"
-
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+answer_help "$@"
 
 TOKENS_PER_SAMPLE=512
 row="" data="$repo/data-bin/wikitext-103/bin" checkpoint="" out="" contexts="" splits="valid test"
@@ -46,46 +45,46 @@ while [ $# -gt 0 ]; do
         --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --force) force=1; shift ;;
-        -h|--help) usage; exit 0 ;;
         --) shift; extra=("$@"); break ;;
-        *) lm_die "unknown argument '$1' (see --help; fairseq flags go after '--')" ;;
+        *) unknown_option "$1" "fairseq flags go after '--'" ;;
     esac
 done
-[ -n "$row" ] || lm_die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
+[ -n "$row" ] || die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
 lm_row "$row"
-lm_positive_int --max-tokens "$max_tokens"
+posint --max-tokens "$max_tokens"
 contexts="${contexts:-$(lm_contexts "$ROW_SETTING")}"
 for c in $contexts; do
     if ! [[ "$c" =~ ^[0-9]+$ ]] || [ "$c" -ge "$TOKENS_PER_SAMPLE" ]; then
-        lm_die "--contexts: each size must be a whole number below $TOKENS_PER_SAMPLE, got '$c'"
+        die "--contexts: each size must be a whole number below $TOKENS_PER_SAMPLE, got '$c'"
     fi
 done
-[ -n "$splits" ] || lm_die "--splits is empty"
-[ -f "$data/dict.txt" ] || lm_die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
+[ -n "$splits" ] || die "--splits is empty"
+[ -f "$data/dict.txt" ] || die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
 checkpoint="${checkpoint:-$repo/checkpoints/lm/$row/checkpoint_best.pt}"
-[ -f "$checkpoint" ] || lm_die "--checkpoint $checkpoint does not exist (train with scripts/lm/train_wiki103.sh --row $row)"
+[ -f "$checkpoint" ] || die "--checkpoint $checkpoint does not exist (train with scripts/lm/train_wiki103.sh --row $row)"
 out="${out:-$repo/results/lm/$row}"
-lm_need_tool fairseq-eval-lm
+need_tool fairseq-eval-lm
 mkdir -p "$out"
 
 device=()
 [ "$cpu" = 0 ] || device=(--cpu)
 for split in $splits; do
-    [ -f "$data/$split.bin" ] || lm_die "--data $data has no split '$split' ($data/$split.bin)"
+    [ -f "$data/$split.bin" ] || die "--data $data has no split '$split' ($data/$split.bin)"
     for c in $contexts; do
-        log="$out/${split}_ctx${c}.log"
-        if [ "$force" = 0 ] && [ "$log" -nt "$checkpoint" ] && grep -q 'Perplexity:' "$log"; then
-            lm_log "$split, context $c: up to date ($log)"
+        logfile="$out/${split}_ctx${c}.log" tmp="$out/${split}_ctx${c}.log.$$.tmp"
+        if [ "$force" = 0 ] && [ "$logfile" -nt "$checkpoint" ] && grep -q 'Perplexity:' "$logfile"; then
+            log "$split, context $c: up to date ($logfile)"
             continue
         fi
-        lm_log "$split, context $c -> $log"
-        # Written aside and moved when complete, so a log with a result is always a whole run.
+        log "$split, context $c -> $logfile"
+        # Written aside (a name of this process's own, so two evaluations cannot mix their output)
+        # and moved when complete, so a log with a result is always a whole run.
         fairseq-eval-lm "$data" --user-dir "$repo/abc_fairseq" --path "$checkpoint" \
             --task language_modeling --gen-subset "$split" --tokens-per-sample "$TOKENS_PER_SAMPLE" \
             --context-window "$c" --sample-break-mode none --max-tokens "$max_tokens" \
-            --softmax-batch 1024 --log-format simple "${device[@]}" "${extra[@]}" >"$log.tmp" 2>&1 \
-            || { tail -n 20 "$log.tmp" >&2; lm_die "fairseq-eval-lm failed on $split with context $c (full log: $log.tmp)"; }
-        mv "$log.tmp" "$log"
-        lm_log "$split, context $c: $(grep -o 'Perplexity: [0-9.]*' "$log" | tail -n 1)"
+            --softmax-batch 1024 --log-format simple "${device[@]}" "${extra[@]}" >"$tmp" 2>&1 \
+            || { tail -n 20 "$tmp" >&2; die "fairseq-eval-lm failed on $split with context $c (full log: $tmp)"; }
+        mv "$tmp" "$logfile"
+        log "$split, context $c: $(grep -o 'Perplexity: [0-9.]*' "$logfile" | tail -n 1)"
     done
 done

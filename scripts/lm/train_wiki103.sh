@@ -22,6 +22,8 @@
 #
 # Resuming: checkpoints go to --save-dir; rerunning the same command continues from its
 # checkpoint_last.pt (fairseq's default), and does nothing once --max-update is reached.
+# The save dir is this row's own: one that holds another row's run or files of something else is
+# refused (SAVE_DIR/.run names the row), and so is one in use by a live run (SAVE_DIR/.lock).
 #
 # Options:
 #   --row ROW            experiment (required)
@@ -42,11 +44,10 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-export LM_SCRIPT=train_wiki103  # the name common.sh's messages carry
+SCRIPT_NAME=train_wiki103  # the name of its messages
 # shellcheck source=scripts/lm/common.sh
 . "$here/common.sh"
-
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+answer_help "$@"
 
 TOKENS_PER_SAMPLE=512  # the paper's segment length (Baevski & Auli's 512-token setting)
 row="" data="$repo/data-bin/wikitext-103/bin" save_dir="" gpus="" nodes=1 max_tokens=8192
@@ -67,41 +68,40 @@ while [ $# -gt 0 ]; do
         --no-tensorboard) tensorboard=0; shift ;;
         --no-fp16) fp16=0; shift ;;
         --dry-run) dry_run=1; shift ;;
-        -h|--help) usage; exit 0 ;;
         --) shift; extra=("$@"); break ;;
-        *) lm_die "unknown argument '$1' (see --help; fairseq flags go after '--')" ;;
+        *) unknown_option "$1" "fairseq flags go after '--'" ;;
     esac
 done
-[ -n "$row" ] || lm_die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
+[ -n "$row" ] || die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
 lm_row "$row"
-lm_positive_int --nodes "$nodes"
-lm_positive_int --max-tokens "$max_tokens"
-lm_positive_int --batch-tokens "$batch_tokens"
-lm_positive_int --cpu-procs "$cpu_procs"
+posint --nodes "$nodes"
+posint --max-tokens "$max_tokens"
+posint --batch-tokens "$batch_tokens"
+posint --cpu-procs "$cpu_procs"
 [ $((max_tokens % TOKENS_PER_SAMPLE)) = 0 ] \
-    || lm_die "--max-tokens $max_tokens is not a multiple of the $TOKENS_PER_SAMPLE-token segment"
+    || die "--max-tokens $max_tokens is not a multiple of the $TOKENS_PER_SAMPLE-token segment"
 
 if [ "$cpu" = 1 ]; then
-    [ "$nodes" = 1 ] || lm_die "--cpu runs on one machine; drop --nodes"
-    [ -z "$gpus" ] || lm_die "--cpu and --gpus exclude each other"
+    [ "$nodes" = 1 ] || die "--cpu runs on one machine; drop --nodes"
+    [ -z "$gpus" ] || die "--cpu and --gpus exclude each other"
     procs="$cpu_procs"
 else
     if [ -z "$gpus" ]; then
         gpus="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)"
-        [ "$gpus" -gt 0 ] 2>/dev/null || lm_die "no GPU found (nvidia-smi); give --gpus N, or --cpu for a small CPU run"
+        [ "$gpus" -gt 0 ] 2>/dev/null || die "no GPU found (nvidia-smi); give --gpus N, or --cpu for a small CPU run"
     fi
-    lm_positive_int --gpus "$gpus"
+    posint --gpus "$gpus"
     procs=$((nodes * gpus))
 fi
 
 # Keep the paper's batch: every process contributes --max-tokens per forward pass.
 per_pass=$((procs * max_tokens))
-[ $((batch_tokens % per_pass)) = 0 ] || lm_die "the batch of $batch_tokens tokens is not a multiple of \
+[ $((batch_tokens % per_pass)) = 0 ] || die "the batch of $batch_tokens tokens is not a multiple of \
 $procs process(es) x --max-tokens $max_tokens; choose --max-tokens so that $batch_tokens / ($procs x max-tokens) \
 is a whole number (or change --batch-tokens)"
 update_freq=$((batch_tokens / per_pass))
 
-[ -f "$data/dict.txt" ] || lm_die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
+[ -f "$data/dict.txt" ] || die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
 data="$(cd "$data" && pwd)"
 save_dir="${save_dir:-$repo/checkpoints/lm/$row}"
 
@@ -153,8 +153,8 @@ else
         submit=(sbatch --nodes "$nodes" --ntasks-per-node 1 --gpus-per-node "$gpus"
                 --chdir "$repo" "$here/train_wiki103.sbatch" "${original_args[@]}")
         if [ "$dry_run" = 1 ]; then printf '%q ' "${submit[@]}"; echo; exit 0; fi
-        lm_need_tool sbatch
-        lm_log "not inside a SLURM allocation: submitting ${submit[*]}"
+        need_tool sbatch
+        log "not inside a SLURM allocation: submitting ${submit[*]}"
         exec "${submit[@]}"
     fi
 fi
@@ -162,11 +162,13 @@ fi
 full=("${launch[@]}" "${cmd[@]}" "${extra[@]}")
 if [ "$dry_run" = 1 ]; then printf '%q ' "${full[@]}"; echo; exit 0; fi
 
-lm_need_tool fairseq-train
-[ "${launch[0]}" = fairseq-train ] || lm_need_tool "${launch[0]}"
-mkdir -p "$save_dir"
+need_tool fairseq-train
+[ "${launch[0]}" = fairseq-train ] || need_tool "${launch[0]}"
+# One run per save dir: it must be this row's (or new), and not in use by a live run.
+claim_dir "$save_dir" lm-train "--row $row"
+take_lock "$save_dir" "${original_args[@]}"
 if [ -f "$save_dir/checkpoint_last.pt" ]; then
-    lm_log "resuming from $save_dir/checkpoint_last.pt"
+    log "resuming from $save_dir/checkpoint_last.pt"
 fi
-lm_log "$row: $ROW_LABEL (n=$ROW_N, $ROW_SETTING) on $procs process(es), update-freq $update_freq"
+log "$row: $ROW_LABEL (n=$ROW_N, $ROW_SETTING) on $procs process(es), update-freq $update_freq"
 exec "${full[@]}"

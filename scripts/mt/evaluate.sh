@@ -17,6 +17,7 @@
 #   3. scoring: scripts/mt/score.py undoes the preprocessing (de-BPE; detruecase + Moses
 #      detokenisation for Moses-preprocessed data) and runs SacreBLEU against the raw references.
 # A result whose checkpoint and settings did not change is not recomputed (--force redoes it).
+# Two evaluations into the same SAVE_DIR/eval/<tag> do not run at once (its .lock names the first).
 #
 # Options:
 #   --data DIR            the recipe's DEST/bin (required)
@@ -36,10 +37,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-die() { printf 'evaluate.sh: ERROR: %s\n' "$*" >&2; exit 1; }
-log() { printf 'evaluate.sh: %s\n' "$*" >&2; }
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
-posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"; }
+SCRIPT_NAME=evaluate.sh
+# shellcheck source=scripts/lib/common.sh
+. "$repo/scripts/lib/common.sh"
+answer_help "$@"
+original_args=("$@")
 
 data="" save_dir="" split=test checkpoint="" avg=5 beam=5 lenpen=0.6 decode=auto batch=64 tag="" cpu=0 force=0
 while [ $# -gt 0 ]; do
@@ -56,8 +58,7 @@ while [ $# -gt 0 ]; do
         --tag) tag="${2:?--tag needs a name}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --force) force=1; shift ;;
-        -h|--help) usage; exit 0 ;;
-        *) die "unknown argument '$1' (see --help)" ;;
+        *) unknown_option "$1" ;;
     esac
 done
 [ -n "$data" ] || die "--data is required (the recipe's DEST/bin)"
@@ -71,15 +72,8 @@ posint --average-last "$avg"
 posint --batch-size "$batch"
 [[ "$lenpen" =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || die "--lenpen expects a number, got '$lenpen'"
 
-if command -v fairseq-generate >/dev/null 2>&1; then
-    bindir="$(dirname "$(command -v fairseq-generate)")"
-elif [ -x "${ABC_VENV:-$repo/.venv}/bin/fairseq-generate" ]; then
-    bindir="${ABC_VENV:-$repo/.venv}/bin"
-else
-    die "fairseq-generate not found on PATH nor in ${ABC_VENV:-$repo/.venv}; activate the venv"
-fi
-py="$bindir/python"
-[ -x "$py" ] || py="$(command -v python3)"
+find_tools fairseq-generate "$repo"
+bindir="$BINDIR" py="$PY"
 
 meta() { "$py" -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$data/eval/prep.json" "$1"; }
 src="$(meta src)" tgt="$(meta tgt)" window="$(meta window)"
@@ -105,7 +99,8 @@ fi
 
 tag="${tag:-${split}_${ckpt_tag}_beam${beam}_lp${lenpen}_${decode}}"
 out="$save_dir/eval/$tag"
-mkdir -p "$out"
+take_lock "$out" "${original_args[@]}"  # one evaluation per output folder at a time
+trap release_lock EXIT
 # Everything the result depends on; max_len is part of the decoding settings below.
 max_len_a=1.5 max_len_b=20
 stamp="$(printf '%s\n' "$(stat -c '%s %Y' "$checkpoint")" "$data" "$split" "$beam" "$lenpen" "$decode" \

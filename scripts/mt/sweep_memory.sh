@@ -24,8 +24,10 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-die() { printf 'sweep_memory.sh: ERROR: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
+SCRIPT_NAME=sweep_memory.sh
+# shellcheck source=scripts/lib/common.sh
+. "$here/../lib/common.sh"
+answer_help "$@"
 
 data="" root="" configs="" dataset=wmt14 do_train=1 do_eval=1 cpu=0 dry_run=0
 train_extra=()
@@ -39,9 +41,8 @@ while [ $# -gt 0 ]; do
         --eval-only) do_train=0; shift ;;
         --cpu) cpu=1; shift ;;
         --dry-run) dry_run=1; shift ;;
-        -h|--help) usage; exit 0 ;;
         --) shift; train_extra=("$@"); break ;;
-        *) die "unknown argument '$1' (see --help; train.sh arguments go after --)" ;;
+        *) unknown_option "$1" "train.sh arguments go after --" ;;
     esac
 done
 [ -n "$data" ] || die "--data is required"

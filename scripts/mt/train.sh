@@ -20,6 +20,8 @@
 #
 # Resuming: fairseq restores SAVE_DIR/checkpoint_last.pt (model, optimizer, scheduler, data
 # position) when it exists, so rerunning the same command continues an interrupted run.
+# SAVE_DIR is the run's own: one holding another model's run (SAVE_DIR/.run says which) or
+# files of something else is refused, and so is one in use by a live run (SAVE_DIR/.lock).
 # TensorBoard logs go to SAVE_DIR/tensorboard.
 #
 # Hyperparameters (ABC paper Table 10 and Appendix C; "(ours)" = not given in the paper):
@@ -67,10 +69,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-die() { printf 'train.sh: ERROR: %s\n' "$*" >&2; exit 1; }
-log() { printf 'train.sh: %s\n' "$*" >&2; }
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
-posint() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"; }
+SCRIPT_NAME=train.sh
+# shellcheck source=scripts/lib/common.sh
+. "$repo/scripts/lib/common.sh"
+answer_help "$@"
+original_args=("$@")
 
 dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_mem="" arch=""
 gpus="" cpu=0 nproc=1 nnodes=1 node_rank=0 master_addr=127.0.0.1 master_port=29500
@@ -100,9 +103,8 @@ while [ $# -gt 0 ]; do
         --max-update) max_update="${2:?--max-update needs a number}"; shift 2 ;;
         --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
         --dry-run) dry_run=1; shift ;;
-        -h|--help) usage; exit 0 ;;
         --) shift; extra=("$@"); break ;;
-        *) die "unknown argument '$1' (see --help; fairseq-train arguments go after --)" ;;
+        *) unknown_option "$1" "fairseq-train arguments go after --" ;;
     esac
 done
 [ -n "$dataset" ] || die "--dataset is required (wmt14, iwslt14_doc or tiny)"
@@ -153,15 +155,8 @@ if ! [[ "$node_rank" =~ ^[0-9]+$ ]] || [ "$node_rank" -ge "$nnodes" ]; then
 fi
 
 # --- tools ------------------------------------------------------------------------------------
-if command -v fairseq-train >/dev/null 2>&1; then
-    bindir="$(dirname "$(command -v fairseq-train)")"
-elif [ -x "${ABC_VENV:-$repo/.venv}/bin/fairseq-train" ]; then
-    bindir="${ABC_VENV:-$repo/.venv}/bin"
-else
-    die "fairseq-train not found on PATH nor in ${ABC_VENV:-$repo/.venv}; activate the venv"
-fi
-py="$bindir/python"
-[ -x "$py" ] || py="$(command -v python3)"
+find_tools fairseq-train "$repo"
+bindir="$BINDIR" py="$PY"
 
 # ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer) is
 # trained as it is, as the softmax baseline.
@@ -212,8 +207,6 @@ world=$((per_node * nnodes))
 update_freq=$(( (total_tokens + max_tokens * world - 1) / (max_tokens * world) ))
 log "$world process(es) x $max_tokens tokens x update-freq $update_freq = $((world * max_tokens * update_freq)) tokens per update (target $total_tokens)"
 
-mkdir -p "$save_dir"
-[ -f "$save_dir/checkpoint_last.pt" ] && log "resuming from $save_dir/checkpoint_last.pt"
 
 train_args=("$data" --arch "$arch" "${abc_args[@]}" "${common[@]}" "${d_args[@]}"
             --lr "$lr" --warmup-updates "$warmup" --max-update "$max_update"
@@ -243,11 +236,26 @@ if [ "$dry_run" = 1 ]; then
     printf '\n'
     exit 0
 fi
-# Recorded next to the checkpoints, for collect_results.py and for the record.
-printf '%q ' "${cmd[@]}" >"$save_dir/train_command.txt"
-printf '\n' >>"$save_dir/train_command.txt"
-cat >"$save_dir/run.json" <<JSON
-{"dataset": "$dataset", "model": "$model", "arch": "$arch", "cross_memory": $([ "$model" != softmax ] && echo "$cross_mem" || echo null), "causal_memory": $([ "$model" != softmax ] && echo "$causal_mem" || echo null), "encoder_memory": ${encoder_mem:-null}, "data": "$data"}
-JSON
+run_json="{\"dataset\": \"$dataset\", \"model\": \"$model\", \"arch\": \"$arch\", \"cross_memory\": $([ "$model" != softmax ] && echo "$cross_mem" || echo null), \"causal_memory\": $([ "$model" != softmax ] && echo "$causal_mem" || echo null), \"encoder_memory\": ${encoder_mem:-null}, \"data\": \"$data\"}"
+# The save dir is this run's own (SAVE_DIR/.run names the model; a dir of another model, or one
+# holding anything else, is refused) and one run at a time uses it (SAVE_DIR/.lock). Under
+# train.sbatch every node runs this script: the first node claims and locks for all.
+identity="dataset=$dataset model=$model arch=$arch cross=$cross_mem causal=$causal_mem encoder=${encoder_mem:--}"
+[ "$model" != softmax ] || identity="dataset=$dataset model=softmax arch=$arch"
+if [ "$node_rank" = 0 ]; then
+    # A save dir of this script from before the .run mark: its run.json says what it holds.
+    if [ ! -f "$save_dir/.run" ] && [ "$(cat "$save_dir/run.json" 2>/dev/null)" = "$run_json" ]; then
+        printf 'mt-train %s\n' "$identity" >"$save_dir/.run"
+    fi
+    claim_dir "$save_dir" mt-train "$identity"
+    take_lock "$save_dir" "${original_args[@]}"
+    # Recorded next to the checkpoints, for collect_results.py and for the record.
+    printf '%q ' "${cmd[@]}" >"$save_dir/train_command.txt"
+    printf '\n' >>"$save_dir/train_command.txt"
+    printf '%s\n' "$run_json" >"$save_dir/run.json"
+else
+    mkdir -p "$save_dir"
+fi
+[ ! -f "$save_dir/checkpoint_last.pt" ] || log "resuming from $save_dir/checkpoint_last.pt"
 cd "$repo"
 exec "${cmd[@]}"

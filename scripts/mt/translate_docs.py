@@ -6,7 +6,8 @@ preceding sentences, target likewise, joined by a separator token. At test time 
 context is not the reference but the model's own earlier output: sentences are translated in
 document order, and for sentence i the decoder is forced to start with the model's translations
 of sentences i-W+1 .. i-1 (each followed by the separator), then continues freely; only that
-continuation - the current sentence - is kept and scored. Documents are processed in parallel:
+continuation - the current sentence, up to the first separator the model writes - is kept and
+scored. Documents are processed in parallel:
 step i translates sentence i of every document that has one.
 
 The prefix is forced with fairseq's own ``prefix_tokens`` mechanism (right-padded, so every
@@ -84,6 +85,19 @@ def target_prefix(predictions, i, window, sep):
     return "".join("%s %s " % (p, sep) for p in context).strip()
 
 
+def current_sentence(tokens, n_prefix, eos, pad, sep):
+    """The token ids of the sentence being translated: what the model wrote after the forced
+    prefix, up to (without) its first separator or end of sentence. A model that goes on past a
+    separator has started a next sentence of its own, which is not part of this translation."""
+    body = []
+    for t in tokens[n_prefix:]:
+        if t in (eos, sep):
+            break
+        if t != pad:
+            body.append(t)
+    return body
+
+
 def translate(models, task, generator, torch, src_sentences, documents, window, sep, batch_size, use_cuda,
               log_every=20):
     src_dict, tgt_dict = task.source_dictionary, task.target_dictionary
@@ -131,7 +145,7 @@ def translate(models, task, generator, torch, src_sentences, documents, window, 
                 k = batch_docs[idx]
                 tokens = out[row][0]["tokens"].tolist()
                 n_prefix = prefixes[idx].numel()
-                body = [t for t in tokens[n_prefix:] if t not in (tgt_dict.eos(), pad, sep_index)]
+                body = current_sentence(tokens, n_prefix, tgt_dict.eos(), pad, sep_index)
                 text = tgt_dict.string(torch.LongTensor(body)) if body else ""
                 doc_preds[k].append(text)
                 hyps[documents[k][step]] = text

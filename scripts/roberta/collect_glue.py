@@ -4,12 +4,15 @@
     python scripts/roberta/collect_glue.py [--root checkpoints/glue] [--encode-json benchmark_results/encode/encode.json] [--paper]
 
 Reads ROOT/MODEL/TASK/train.log as written by scripts/roberta/finetune_glue.sh (MODEL is
-``ATTN_N``: ``abc_64``, ``linformer_128``, ``softmax_64``, ...) and takes, per task, the best dev
-accuracy over the epochs (MNLI: the matched dev set, fairseq's ``valid`` subset). Columns: MNLI,
-QNLI, QQP, SST-2 and their average (only when all four are present), then the encoding speed and
-memory relative to softmax from ``python -m abc_fairseq.benchmark encode``'s JSON, if given.
-Other tasks found (RTE, MRPC, CoLA, STS-B) are listed in a second table. ``--paper`` adds the
-paper's rows for comparison. Missing values are '-'.
+``ATTN_N``: ``abc_64``, ``linformer_128``, ``softmax_64``, ...) and takes, per task, the dev
+validation with the best main metric over the epochs, and that validation's other metrics:
+MNLI accuracy on the matched dev set (fairseq's ``valid`` subset) with the mismatched one
+(``valid1``) of the same epoch; STS-B Pearson with the Spearman of the same validation; CoLA MCC;
+accuracy elsewhere. Table 4's columns: MNLI (matched), QNLI, QQP, SST-2 and their average (only
+when all four are present), then the encoding speed and memory relative to softmax from
+``python -m abc_fairseq.benchmark encode``'s JSON, if given. A second table lists every GLUE
+result found, each task with all its metrics (any other task folder with a dev accuracy too).
+``--paper`` adds the paper's rows for comparison. Missing values are '-'.
 """
 
 import argparse
@@ -17,10 +20,17 @@ import json
 import os
 import re
 import sys
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 TABLE4_TASKS = ("MNLI", "QNLI", "QQP", "SST-2")
 OTHER_TASKS = ("RTE", "MRPC", "CoLA", "STS-B")
+# Per task: the metric that picks the best validation, then the columns reported from it, as
+# (column name, subset, metric). Tasks not listed report their dev accuracy.
+METRICS = {
+    "MNLI": [("MNLI-m acc", "valid", "accuracy"), ("MNLI-mm acc", "valid1", "accuracy")],
+    "CoLA": [("CoLA mcc", "valid", "mcc")],
+    "STS-B": [("STS-B pearson", "valid", "pearson"), ("STS-B spearman", "valid", "spearman")],
+}
 NAMES = {"softmax": "RoBERTa-Ours", "abc": "ABC_MLP", "linformer": "Linformer"}
 # The paper's Table 4 (dev accuracy; speed and memory relative to RoBERTa), for --paper.
 PAPER_ROWS = [
@@ -31,37 +41,63 @@ PAPER_ROWS = [
     ("ABC_MLP (paper)", "64", (85.6, 91.8, 91.7, 93.8), 1.5, 0.5),
     ("ABC_MLP (paper)", "128", (87.1, 92.6, 91.8, 94.4), 1.3, 0.6),
 ]
-VALID_LINE = re.compile(r"valid on '(?P<subset>[^']+)' subset \|(?P<fields>.*)$")
+VALID_LINE = re.compile(r"epoch (?P<epoch>\d+) \| valid on '(?P<subset>[^']+)' subset \|(?P<fields>.*)$")
 
 
-def best_metric(log_path: str, metric: str = "accuracy", subset: str = "valid") -> Optional[float]:
-    """The best ``metric`` of ``subset`` over all validations in a fairseq log, or None."""
-    best = None
+def validations(log_path: str) -> Dict[Tuple[str, str], Dict[str, float]]:
+    """(epoch, subset) -> {metric: value} for every dev validation in a fairseq log (the last
+    line wins when an epoch is validated twice, e.g. after a resume)."""
+    found: Dict[Tuple[str, str], Dict[str, float]] = {}
     with open(log_path, encoding="utf-8", errors="replace") as f:
         for line in f:
             match = VALID_LINE.search(line)
-            if not match or match.group("subset") != subset:
+            if not match:
                 continue
-            found = re.search(rf"\| {re.escape(metric)} (-?[\d.]+)", "|" + match.group("fields"))
-            if found:
-                value = float(found.group(1))
-                best = value if best is None else max(best, value)
-    return best
+            values = {name: float(value) for name, value in
+                      re.findall(r"\| (\w+) (-?[\d.]+(?:e-?\d+)?)(?= \||$)", "|" + match.group("fields").rstrip())}
+            found[(match.group("epoch"), match.group("subset"))] = values
+    return found
+
+
+def task_metrics(task: str) -> List[Tuple[str, str, str]]:
+    return METRICS.get(task, [(f"{task} acc", "valid", "accuracy")])
+
+
+def best_metrics(log_path: str, task: str) -> Dict[str, float]:
+    """{column: value} of the validation with the best main metric (the first of the task's
+    columns), the other columns taken from the same epoch."""
+    runs = validations(log_path)
+    columns = task_metrics(task)
+    _, subset, metric = columns[0]
+    scored = [(values[metric], epoch) for (epoch, sub), values in runs.items() if sub == subset and metric in values]
+    if not scored:
+        return {}
+    _, epoch = max(scored)
+    result = {}
+    for column, sub, name in columns:
+        value = runs.get((epoch, sub), {}).get(name)
+        if value is not None:
+            result[column] = value
+    return result
 
 
 def collect(root: str) -> Dict[str, Dict[str, float]]:
-    """MODEL -> TASK -> best dev accuracy (STS-B: best loss is not an accuracy; it is skipped)."""
+    """MODEL -> {column: value}: every task folder of every model with a dev result. Table 4's
+    tasks are also stored under their task name (the main metric: MNLI matched accuracy)."""
     results: Dict[str, Dict[str, float]] = {}
     if not os.path.isdir(root):
         raise FileNotFoundError(f"--root {root} is not a directory")
     for model in sorted(os.listdir(root)):
-        for task in TABLE4_TASKS + OTHER_TASKS:
+        if not os.path.isdir(os.path.join(root, model)):
+            continue
+        for task in sorted(os.listdir(os.path.join(root, model))):
             log_path = os.path.join(root, model, task, "train.log")
-            if os.path.isfile(log_path):
-                metric = "pearson" if task == "STS-B" else ("mcc" if task == "CoLA" else "accuracy")
-                value = best_metric(log_path, metric)
-                if value is not None:
-                    results.setdefault(model, {})[task] = value
+            if not os.path.isfile(log_path):
+                continue
+            found = best_metrics(log_path, task)
+            if found:
+                results.setdefault(model, {}).update(found)
+                results[model][task] = found[task_metrics(task)[0][0]]
     return results
 
 
@@ -106,13 +142,17 @@ def table4(results: Dict[str, Dict[str, float]], encode: Optional[dict], paper: 
 
 
 def other_table(results: Dict[str, Dict[str, float]]) -> Optional[str]:
-    models = [m for m in sorted(results) if any(t in results[m] for t in OTHER_TASKS)]
-    if not models:
+    """Every GLUE result found: the known tasks in GLUE's order, then any other task found."""
+    known = [col for task in ("MNLI",) + TABLE4_TASKS[1:] + OTHER_TASKS for col, _, _ in task_metrics(task)]
+    tasks = {name for model in results for name in results[model]}
+    extra = sorted(col for col in tasks if col.endswith(" acc") and col not in known)
+    columns = [col for col in known + extra if any(col in results[m] for m in results)]
+    if not columns:
         return None
-    lines = ["| Model | n | RTE acc | MRPC acc | CoLA mcc | STS-B pearson |", "|---|---|---|---|---|---|"]
-    for model in models:
+    lines = ["| Model | n | " + " | ".join(columns) + " |", "|---|---|" + "---|" * len(columns)]
+    for model in sorted(results):
         name, n = _label(model)
-        lines.append(f"| {name} | {n} | " + " | ".join(_fmt(results[model].get(t)) for t in OTHER_TASKS) + " |")
+        lines.append(f"| {name} | {n} | " + " | ".join(_fmt(results[model].get(c)) for c in columns) + " |")
     return "\n".join(lines)
 
 
@@ -139,7 +179,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     text = "## GLUE dev accuracy (Table 4 layout)\n\n" + table4(results, encode, args.paper) + "\n"
     other = other_table(results)
     if other:
-        text += "\n## Other GLUE tasks (dev)\n\n" + other + "\n"
+        text += "\n## Every GLUE result found (dev)\n\n" + other + "\n"
     print(text, end="")
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:

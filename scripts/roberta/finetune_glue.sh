@@ -14,9 +14,13 @@
 #   --data-root DIR     where TASK-bin lives [data-bin/glue]
 #   --save-dir DIR      checkpoints and train.log [checkpoints/glue/ATTN_N/TASK]
 #   --seed S            [1]
+#   --gpus G            GPUs (processes, torchrun on one node) [all visible, or 1]
+#   --max-sentences S   sentences per GPU per step [the task's batch / G]; the task's batch is kept
+#                       whatever G and S: --update-freq = batch / (G x S), which must be whole
 #   --cpu               run on CPU (tests; no fp16)
 #   --dry-run           print the command and exit
 #   -- ARGS             passed to fairseq-train as is (e.g. -- --max-update 10)
+#   -h, --help          this text
 #
 # Per-task values (RoBERTa's GLUE recipe, Liu et al. 2019 / fairseq's examples/roberta):
 #   task   lr    batch  total updates  warmup  classes
@@ -29,17 +33,22 @@
 #   CoLA   1e-5  16     5336           320     2
 #   STS-B  2e-5  16     3598           214     1 (regression)
 # Shared: 10 epochs, Adam (0.9, 0.98) eps 1e-6, weight decay 0.1, polynomial decay, dropout 0.1,
-# max 512 positions. The dev accuracy of every epoch is in SAVE_DIR/train.log; collect them with
-# scripts/roberta/collect_glue.py.
+# max 512 positions. The classification head is new and the LM head unused, so the run (several
+# GPUs included) uses --find-unused-parameters. The dev metrics of every epoch are in
+# SAVE_DIR/train.log (MNLI: matched 'valid' and mismatched 'valid1'; STS-B: Pearson and Spearman;
+# CoLA: MCC); collect them with scripts/roberta/collect_glue.py.
 set -euo pipefail
 
-die() { printf 'finetune_glue: ERROR: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
-
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-case "${1:-}" in -h|--help) usage; exit 0 ;; "") die "TASK is required (see --help)" ;; esac
+SCRIPT_NAME=finetune_glue
+# shellcheck source=scripts/lib/common.sh
+. "$repo/scripts/lib/common.sh"
+answer_help "$@"
+original_args=("$@")
+case "${1:-}" in ""|-*) die "TASK is required as the first argument (see --help)" ;; esac
 task="$1"; shift
 checkpoint="" attn="abc" memory=64 arch="abc_roberta_base" data_root="data-bin/glue" save_dir="" seed=1 cpu=0 dry_run=0
+gpus="" max_sentences=""
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -50,11 +59,12 @@ while [ $# -gt 0 ]; do
         --data-root) data_root="${2:?--data-root needs a directory}"; shift 2 ;;
         --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
         --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
+        --gpus) gpus="${2:?--gpus needs a number}"; shift 2 ;;
+        --max-sentences) max_sentences="${2:?--max-sentences needs a number}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --dry-run) dry_run=1; shift ;;
-        -h|--help) usage; exit 0 ;;
         --) shift; extra=("$@"); break ;;
-        *) die "unknown argument $1 (see --help)" ;;
+        *) unknown_option "$1" "fairseq-train arguments go after --" ;;
     esac
 done
 
@@ -77,6 +87,20 @@ data="$data_root/$task-bin"
 [ -d "$data/input0" ] || [ "$dry_run" = 1 ] || die "$data/input0 is missing: run bash data_prep/glue/prepare.sh --dest $data_root --tasks $task"
 save_dir="${save_dir:-checkpoints/glue/${attn}_${memory}/$task}"
 
+# Keep the task's batch (hp[1] sentences per update) whatever the number of GPUs.
+if [ -z "$gpus" ]; then
+    if [ "$cpu" = 1 ]; then gpus=1
+    else gpus="$(python -c 'import torch; print(max(1, torch.cuda.device_count()))' 2>/dev/null || echo 1)"; fi
+fi
+posint --gpus "$gpus"
+[ $((hp[1] % gpus)) = 0 ] || [ -n "$max_sentences" ] || die "the $task batch of ${hp[1]} sentences does not split \
+over $gpus GPUs; give --max-sentences S with ${hp[1]} a multiple of $gpus x S"
+max_sentences="${max_sentences:-$((hp[1] / gpus))}"
+posint --max-sentences "$max_sentences"
+[ $((hp[1] % (gpus * max_sentences))) = 0 ] || die "the $task batch of ${hp[1]} sentences is not a multiple of \
+$gpus GPU(s) x --max-sentences $max_sentences"
+update_freq=$((hp[1] / (gpus * max_sentences)))
+
 args=(
     "$data" --user-dir "$repo/abc_fairseq"
     --restore-file "$checkpoint" --reset-optimizer --reset-dataloader --reset-meters
@@ -86,13 +110,14 @@ args=(
     --dropout 0.1 --attention-dropout 0.1 --weight-decay 0.1
     --optimizer adam --adam-betas "(0.9,0.98)" --adam-eps 1e-06 --clip-norm 0.0
     --lr-scheduler polynomial_decay --lr "${hp[0]}" --total-num-update "${hp[2]}" --warmup-updates "${hp[3]}"
-    --batch-size "${hp[1]}" --required-batch-size-multiple 1 --max-epoch 10 --max-update "${hp[2]}"
+    --batch-size "$max_sentences" --update-freq "$update_freq" --required-batch-size-multiple 1
+    --max-epoch 10 --max-update "${hp[2]}" --find-unused-parameters
     --seed "$seed" --save-dir "$save_dir" --no-epoch-checkpoints --no-last-checkpoints
     --log-format simple --log-interval 100 --log-file "$save_dir/train.log"
     --tensorboard-logdir "$save_dir/tensorboard"
 )
 if [ "$task" = "STS-B" ]; then
-    args+=(--regression-target --best-checkpoint-metric loss)
+    args+=(--regression-target --report-pearson-and-spearman --best-checkpoint-metric loss)
 else
     args+=(--best-checkpoint-metric accuracy --maximize-best-checkpoint-metric)
 fi
@@ -101,9 +126,13 @@ fi
 if [ "$cpu" = 1 ]; then args+=(--cpu); else args+=(--fp16 --fp16-init-scale 4 --threshold-loss-scale 1 --fp16-scale-window 128); fi
 args+=("${extra[@]}")
 
+launcher=(python -m fairseq_cli.train)
+[ "$gpus" = 1 ] || launcher=(torchrun --standalone --nproc_per_node "$gpus" -m fairseq_cli.train)
 if [ "$dry_run" = 1 ]; then
-    printf '%q ' python -m fairseq_cli.train "${args[@]}"; echo
+    printf '%q ' "${launcher[@]}" "${args[@]}"; echo
     exit 0
 fi
-mkdir -p "$save_dir"
-exec python -m fairseq_cli.train "${args[@]}"
+# The save dir is this run's own (SAVE_DIR/.run) and used by one run at a time (SAVE_DIR/.lock).
+claim_dir "$save_dir" glue-finetune "task=$task checkpoint=$checkpoint attn=$attn memory=$memory arch=$arch seed=$seed"
+take_lock "$save_dir" "${original_args[@]}"
+exec "${launcher[@]}" "${args[@]}"

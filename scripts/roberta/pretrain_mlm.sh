@@ -30,10 +30,12 @@
 # sequences, Adam (0.9, 0.98) eps 1e-6, weight decay 0.01, peak lr 5e-4 with polynomial decay.
 set -euo pipefail
 
-die() { printf 'pretrain_mlm: ERROR: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
-
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+SCRIPT_NAME=pretrain_mlm
+# shellcheck source=scripts/lib/common.sh
+. "$repo/scripts/lib/common.sh"
+answer_help "$@"
+original_args=("$@")
 data="" restore="none" attn="abc" memory=64 arch="abc_roberta_base" save_dir="" gpus="" nodes="${SLURM_NNODES:-1}"
 batch_seqs=2048 max_sentences=16 total_updates=125000 warmup_updates=10000 lr=0.0005 cpu=0 dry_run=0
 extra=()
@@ -54,9 +56,8 @@ while [ $# -gt 0 ]; do
         --lr) lr="${2:?--lr needs a value}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --dry-run) dry_run=1; shift ;;
-        -h|--help) usage; exit 0 ;;
         --) shift; extra=("$@"); break ;;
-        *) die "unknown argument $1 (see --help)" ;;
+        *) unknown_option "$1" "fairseq-train arguments go after --" ;;
     esac
 done
 [ -n "$data" ] || die "--data is required (prepare it with data_prep/mlm/prepare.sh)"
@@ -119,5 +120,10 @@ if [ "$dry_run" = 1 ]; then
     printf '%q ' "${launcher[@]}" "${train_args[@]}"; echo
     exit 0
 fi
-mkdir -p "$save_dir"
+# The save dir is this run's own (SAVE_DIR/.run) and used by one run at a time (SAVE_DIR/.lock);
+# with one launch per node, the first node claims and locks it for all.
+if [ "${SLURM_NODEID:-${NODE_RANK:-0}}" = 0 ]; then
+    claim_dir "$save_dir" mlm-pretrain "attn=$attn memory=$memory arch=$arch restore=$restore"
+    take_lock "$save_dir" "${original_args[@]}"
+fi
 exec "${launcher[@]}" "${train_args[@]}"

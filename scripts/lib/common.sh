@@ -1,0 +1,130 @@
+# shellcheck shell=bash
+# Shared pieces of the shell entry points under scripts/ (sourced, never executed):
+#
+#   die MSG...            print "NAME: ERROR: MSG" to stderr and exit 1
+#   log MSG...            print "NAME: MSG" to stderr
+#   usage                 print the calling script's header comment (its --help text)
+#   answer_help ARGS...   if -h or --help is among ARGS (before a '--'), print usage and exit 0
+#   unknown_option ARG [HINT]  die naming ARG as an unknown option
+#   posint FLAG VALUE     die unless VALUE is a positive integer
+#   nonneg_int FLAG VALUE die unless VALUE is an integer >= 0
+#   need_tool TOOL        die unless TOOL is on PATH
+#   find_tools TOOL REPO  set BINDIR (where TOOL is: PATH, else the project venv) and PY (its python)
+#   take_lock DIR CMD...  refuse to share DIR with a live run (see below); CMD is recorded
+#   release_lock          mark the lock free at a normal end
+#   claim_dir DIR KIND ID refuse a DIR that holds another run's output (see below)
+#
+# NAME is $SCRIPT_NAME, by default the basename of the script that sourced this file.
+
+SCRIPT_NAME="${SCRIPT_NAME:-$(basename "${BASH_SOURCE[${#BASH_SOURCE[@]}-1]}")}"
+
+die() { printf '%s: ERROR: %s\n' "$SCRIPT_NAME" "$*" >&2; exit 1; }
+log() { printf '%s: %s\n' "$SCRIPT_NAME" "$*" >&2; }
+
+# The help text is the header comment of the main script: from line 2 to the first line that is
+# not a comment (or an #SBATCH directive), with the leading '# ' removed.
+usage_of() {  # FILE
+    awk 'NR == 1 { next } /^#SBATCH/ || !/^#/ { exit } { sub(/^# ?/, ""); print }' "$1"
+}
+usage() { usage_of "${BASH_SOURCE[${#BASH_SOURCE[@]}-1]}"; }
+
+answer_help() {  # ARGS...
+    local arg
+    for arg in "$@"; do
+        case "$arg" in
+            --) return 0 ;;
+            -h|--help) usage; exit 0 ;;
+        esac
+    done
+}
+
+unknown_option() {  # ARG [HINT]
+    die "unknown option '$1' (see --help${2:+; $2})"
+}
+
+posint() {  # FLAG VALUE
+    [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"
+}
+
+nonneg_int() {  # FLAG VALUE
+    [[ "$2" =~ ^[0-9]+$ ]] || die "$1 expects an integer >= 0, got '$2'"
+}
+
+need_tool() {  # TOOL
+    command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH (activate the project venv: . scripts/setup_env.sh)"
+}
+
+find_tools() {  # TOOL REPO -> sets BINDIR and PY
+    local venv="${ABC_VENV:-$2/.venv}"
+    if command -v "$1" >/dev/null 2>&1; then
+        BINDIR="$(dirname "$(command -v "$1")")"
+    elif [ -x "$venv/bin/$1" ]; then
+        BINDIR="$venv/bin"
+    else
+        die "$1 not found on PATH nor in $venv; activate the venv (. scripts/setup_env.sh)"
+    fi
+    PY="$BINDIR/python"
+    [ -x "$PY" ] || PY="$(command -v python3)"
+}
+
+# take_lock DIR: one run per output folder. DIR/.lock is locked (flock) on a descriptor that this
+# shell and every process it starts or execs (fairseq-train, torchrun and its workers) inherit,
+# so the lock lasts exactly as long as the run, and a run killed with -9 releases it. The file
+# says who holds it (pid, host, start time, command). A second run refuses and names the holder;
+# a lock file left by a run that is gone is taken over, with a message naming that run. Without
+# flock(1) (e.g. macOS) the recorded pid is checked instead (on this host only).
+lock_holder() {  # LOCK_FILE -> its record on one line
+    tr '\n' ' ' <"$1" 2>/dev/null | sed 's/ *$//'
+}
+
+take_lock() {  # DIR COMMAND...
+    local dir="$1" file="$1/.lock" previous=""
+    shift
+    mkdir -p "$dir" || die "cannot create $dir"
+    if command -v flock >/dev/null 2>&1; then
+        exec {ABC_LOCK_FD}>>"$file" || die "cannot open the lock file $file"
+        if ! flock -n "$ABC_LOCK_FD"; then
+            die "$dir is in use by another run ($(lock_holder "$file")); wait for it to end or choose another folder (lock: $file)"
+        fi
+    elif [ -s "$file" ]; then
+        local pid host
+        read -r pid host _ <<<"$(sed -n 's/^pid=\([0-9]*\) host=\([^ ]*\) .*/\1 \2/p' "$file")"
+        if [ "${host:-}" != "$(hostname)" ]; then
+            die "$dir is locked by a run on host ${host:-?} ($(lock_holder "$file")); if that run is gone, delete $file"
+        elif kill -0 "${pid:-0}" 2>/dev/null; then
+            die "$dir is in use by another run ($(lock_holder "$file")); wait for it to end or choose another folder (lock: $file)"
+        fi
+    fi
+    previous="$(lock_holder "$file")"
+    if [ -n "$previous" ]; then
+        log "taking over the lock of $dir from a run that is no longer running ($previous)"
+    fi
+    printf 'pid=%s host=%s started=%s command=%s\n' "$$" "$(hostname)" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        "$SCRIPT_NAME $*" >"$file"
+    ABC_LOCK_FILE="$file"
+}
+
+# release_lock: empty the lock file at a normal end (for scripts that do not exec their run);
+# the flock itself ends with the process.
+release_lock() {
+    [ -z "${ABC_LOCK_FILE:-}" ] || : >"$ABC_LOCK_FILE" 2>/dev/null || true
+}
+
+# claim_dir DIR KIND ID: DIR holds the output of one run, named by the file DIR/.run (KIND and ID:
+# what the run is, e.g. "lm-train" and its row and model flags). A DIR that is absent or empty is
+# claimed; one that is ours (same KIND and ID) is used as it is (resume); anything else is an
+# error that names what DIR holds, so that nothing of another run is overwritten.
+claim_dir() {  # DIR KIND ID
+    local dir="$1" want="$2 $3" have
+    if [ -f "$dir/.run" ]; then
+        have="$(cat "$dir/.run")"
+        [ "$have" = "$want" ] || die "$dir holds another run ($have), not this one ($want); choose another folder"
+        return 0
+    fi
+    if [ -d "$dir" ] && [ -n "$(ls -A "$dir" | grep -v '^\.lock$' || true)" ]; then
+        die "$dir is not empty and was not created by $SCRIPT_NAME (no $dir/.run); refusing to write into it: \
+choose another folder (if it holds an earlier run of this very command, resume it with: echo '$want' > $dir/.run)"
+    fi
+    mkdir -p "$dir" || die "cannot create $dir"
+    printf '%s\n' "$want" >"$dir/.run"
+}
