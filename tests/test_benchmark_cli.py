@@ -2,27 +2,20 @@
 
 import json
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_benchmark
 
-from abc_fairseq.benchmark.__main__ import main
 from abc_fairseq.benchmark.attention_targets import check_targets
 from abc_fairseq.benchmark.driver import pool_rounds
 
-REPO = Path(__file__).resolve().parents[1]
 TINY = ["--lengths", "64", "128", "--tokens", "512", "--heads", "2", "--head-dim", "16", "--memory", "8",
         "--repeats", "1", "--warmup", "0", "--threads", "1"]
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "abc_fairseq.benchmark", "attention", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=900,
-    )
+def run_cli(*args: str):
+    return run_benchmark("attention", *args)
 
 
 def png_size(path: Path):
@@ -93,10 +86,7 @@ def test_too_slow_method_is_reported_not_fatal(tmp_path):
     (["--max-seconds", "-1"], "--max-seconds"),
 ])
 def test_bad_flags_are_named(argv, flag, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["attention", *argv])
-    assert exit_info.value.code == 2
-    assert flag in capsys.readouterr().err
+    assert_flag_named("attention", argv, flag, capsys)
 
 
 def _row(method, n, seconds, mib, status="ok"):

@@ -1,19 +1,13 @@
 """Tests of ``python -m abc_fairseq.benchmark decode`` at tiny sizes (no timing thresholds)."""
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
 
-from abc_fairseq.benchmark.__main__ import main
 from abc_fairseq.benchmark.decode import check_targets
 from abc_fairseq.benchmark.decode_model import build_model, greedy_decode, sampled_decode, state_bytes, window_starts
 from abc_fairseq.benchmark.synthetic import synthetic_dictionary
 
-REPO = Path(__file__).resolve().parents[1]
 LENGTHS = (8, 32)
 BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
 HEAD_DIM = DIM // HEADS
@@ -23,7 +17,6 @@ TINY = ["--lengths", *map(str, LENGTHS), "--batch", str(BATCH), "--vocab", "64",
         "--cross-memory", str(CROSS), "--causal-memory", str(CAUSAL), "--repeats", "0", "--warmup", "0",
         "--threads", "1", "--max-memory-gib", "0",
         *(arg for name, sizes in KERNEL_SIZES.items() for arg in (f"--{name}-memory", *map(str, sizes)))]
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 FP32 = 4
 SIZES = {"abc": [CROSS, CAUSAL], **{name: list(sizes) for name, sizes in KERNEL_SIZES.items()}}
 
@@ -31,10 +24,7 @@ SIZES = {"abc": [CROSS, CAUSAL], **{name: list(sizes) for name, sizes in KERNEL_
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("decode")
-    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "decode", *TINY, "--out-dir", str(out_dir)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    record = json.loads((out_dir / "decode.json").read_text())
+    proc, record = run_and_load("decode", out_dir, *TINY)
     rows = {(row["method"], row["N"]): row for row in record["results"]}
     return proc, out_dir, record, rows
 
@@ -50,7 +40,7 @@ def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):
         assert row["peak_mib"] >= 0
         # --repeats 0: the memory decode is the timed one
         assert row["timed_call"] == "first" and row["times_s"] == [row["first_call_s"]]
-    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark decode --lengths 8 16 32")
+    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark decode --lengths 8 32")
 
 
 def test_abc_state_is_constant_and_softmax_state_grows(tiny_run):
@@ -181,22 +171,15 @@ def test_targets_pass_fail_skip():
     (["--lengths", "-4"], "--lengths"),
 ])
 def test_bad_flags_are_named(argv, flag, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["decode", *argv])
-    assert exit_info.value.code == 2
-    assert flag in capsys.readouterr().err
+    assert_flag_named("decode", argv, flag, capsys)
 
 
 def test_sampled_run_reports_its_estimate(tmp_path):
     argv = list(TINY)
     lengths = argv.index("--lengths")
     argv[lengths + 1:lengths + 3] = ["8", "16"]
-    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "decode", *argv, "--methods", "softmax",
-                           "t2r", "--sample-steps", "2",
-                           "--sample-windows", "2", "--no-plot", "--out-dir", str(tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    record = json.loads((tmp_path / "decode.json").read_text())
+    proc, record = run_and_load("decode", tmp_path, *argv, "--methods", "softmax", "t2r", "--sample-steps", "2",
+                                "--sample-windows", "2", "--no-plot")
     for row in record["results"]:
         assert row["status"] == "ok"
         assert row["info"]["steps_timed"] == 4

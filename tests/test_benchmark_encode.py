@@ -1,33 +1,23 @@
 """Tests of ``python -m abc_fairseq.benchmark encode`` at tiny sizes (no timing thresholds)."""
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
 
 from abc_fairseq.benchmark.__main__ import build_parser
-from abc_fairseq.benchmark.__main__ import main
 from abc_fairseq.benchmark.encode import check_length_targets, check_targets
 from abc_fairseq.benchmark.encode_model import build_model
 
-REPO = Path(__file__).resolve().parents[1]
 LENGTH, BATCH = 24, 2
 TINY = ["--length", str(LENGTH), "--batch", str(BATCH), "--memories", "64", "--vocab", "64", "--layers", "1",
         "--embed-dim", "32", "--heads", "2", "--ffn-dim", "32", "--repeats", "1", "--warmup", "0",
         "--threads", "1", "--max-memory-gib", "0"]
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("encode")
-    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "encode", *TINY, "--out-dir", str(out_dir)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    record = json.loads((out_dir / "encode.json").read_text())
+    proc, record = run_and_load("encode", out_dir, *TINY)
     return proc, out_dir, record, {row["method"]: row for row in record["results"]}
 
 
@@ -151,6 +141,4 @@ def test_every_length_gets_the_same_tokens_per_batch():
 
 
 def test_too_few_tokens_for_the_longest_length_names_the_flag(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["encode", "--lengths", "512", "4096", "--batch", "4"])
-    assert exit_info.value.code == 2 and "--batch" in capsys.readouterr().err
+    assert_flag_named("encode", ["--lengths", "512", "4096", "--batch", "4"], "--batch", capsys)

@@ -67,6 +67,26 @@ def add_run_flags(parser: argparse.ArgumentParser, call: str, repeats: int, warm
                         help=f"longest one {call} may take; a case over it is reported as timeout")
 
 
+def add_model_flags(parser: argparse.ArgumentParser, vocab: int, vocab_help: str, layers: dict, embed_dim: int,
+                    heads: int, ffn_dim: int) -> None:
+    """The dimensions of a model suite's random-weight transformer; ``layers`` maps each layer
+    flag (e.g. ``--encoder-layers``) to its default."""
+    parser.add_argument("--vocab", type=positive_int, default=vocab, help=vocab_help)
+    for flag, default in layers.items():
+        parser.add_argument(flag, type=positive_int, default=default, help=flag[2:].replace("-", " "))
+    parser.add_argument("--embed-dim", type=positive_int, default=embed_dim, help="model dimension")
+    parser.add_argument("--heads", type=positive_int, default=heads, help="attention heads")
+    parser.add_argument("--ffn-dim", type=positive_int, default=ffn_dim, help="FFN hidden size")
+
+
+def check_model_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """The checks of ``add_model_flags``' values that involve two flags or fairseq."""
+    if args.embed_dim % args.heads:
+        parser.error(f"--embed-dim {args.embed_dim} must be divisible by --heads {args.heads}")
+    if args.vocab < 8:
+        parser.error(f"--vocab {args.vocab} is too small: fairseq reserves 4 special symbols")
+
+
 DEFAULT_MEMORY_FRACTION = 0.8  # of MemAvailable, the default --max-memory-gib
 
 

@@ -61,13 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lengths", type=cli.positive_int, nargs="+", default=DEFAULT_LENGTHS,
                         metavar="N", help="source = target lengths N; exactly N greedy steps are decoded")
     parser.add_argument("--batch", type=cli.positive_int, default=16, help="sentences decoded together")
-    parser.add_argument("--vocab", type=cli.positive_int, default=32768,
-                        help="vocabulary size of the synthetic task (shared by source and target)")
-    parser.add_argument("--encoder-layers", type=cli.positive_int, default=6, help="encoder layers")
-    parser.add_argument("--decoder-layers", type=cli.positive_int, default=6, help="decoder layers")
-    parser.add_argument("--embed-dim", type=cli.positive_int, default=512, help="model dimension")
-    parser.add_argument("--heads", type=cli.positive_int, default=8, help="attention heads")
-    parser.add_argument("--ffn-dim", type=cli.positive_int, default=2048, help="FFN hidden size")
+    cli.add_model_flags(parser, 32768, "vocabulary size of the synthetic task (shared by source and target)",
+                        {"--encoder-layers": 6, "--decoder-layers": 6}, embed_dim=512, heads=8, ffn_dim=2048)
     parser.add_argument("--cross-memory", type=cli.positive_int, default=32,
                         help="ABC cross attention slots (--decoder-cross-memory)")
     parser.add_argument("--causal-memory", type=cli.positive_int, default=8,
@@ -99,10 +94,7 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Checks that involve several flags or the machine; errors name the flag."""
     args.lengths = sorted(set(args.lengths))
     args.methods = list(dict.fromkeys(args.methods))
-    if args.embed_dim % args.heads:
-        parser.error(f"--embed-dim {args.embed_dim} must be divisible by --heads {args.heads}")
-    if args.vocab < 8:
-        parser.error(f"--vocab {args.vocab} is too small: fairseq reserves 4 special symbols")
+    cli.check_model_flags(args, parser)
     if "rfa" in args.methods and any(size % 2 for size in args.rfa_memory):
         parser.error(f"--rfa-memory {args.rfa_memory}: RFA's feature sizes must be even (sin and cos)")
     cli.check_device_and_memory(args, parser)

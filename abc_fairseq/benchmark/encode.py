@@ -59,12 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="memory sizes of Linformer and ABC")
     parser.add_argument("--methods", nargs="+", choices=list(KINDS), default=list(KINDS), metavar="METHOD",
                         help=f"attention kinds to measure, from: {', '.join(KINDS)}")
-    parser.add_argument("--vocab", type=cli.positive_int, default=50265,
-                        help="vocabulary size (RoBERTa's is 50265)")
-    parser.add_argument("--layers", type=cli.positive_int, default=12, help="encoder layers")
-    parser.add_argument("--embed-dim", type=cli.positive_int, default=768, help="model dimension")
-    parser.add_argument("--heads", type=cli.positive_int, default=12, help="attention heads")
-    parser.add_argument("--ffn-dim", type=cli.positive_int, default=3072, help="FFN hidden size")
+    cli.add_model_flags(parser, 50265, "vocabulary size (RoBERTa's is 50265)", {"--layers": 12},
+                        embed_dim=768, heads=12, ffn_dim=3072)
     cli.add_run_flags(parser, "forward", repeats=5, warmup=1, max_seconds=600.0)
     # Models whose peaks are a few percent apart need a probe that does not vary by 10-20% between
     # runs: the peak of bytes held in tensors (CUDA's own probe is the same kind).
@@ -76,10 +72,7 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     args.lengths = sorted(set(args.lengths))
     args.memories = sorted(set(args.memories))
     args.methods = list(dict.fromkeys(args.methods))
-    if args.embed_dim % args.heads:
-        parser.error(f"--embed-dim {args.embed_dim} must be divisible by --heads {args.heads}")
-    if args.vocab < 8:
-        parser.error(f"--vocab {args.vocab} is too small: fairseq reserves 4 special symbols")
+    cli.check_model_flags(args, parser)
     if args.batch * args.lengths[0] < args.lengths[-1]:
         parser.error(f"--batch {args.batch} x the shortest of --lengths ({args.lengths[0]}) is fewer tokens "
                      f"than one sequence of the longest ({args.lengths[-1]})")
