@@ -1,4 +1,4 @@
-"""What every subcommand does around its measurements: one fresh worker process per case with
+"""The one path of every suite (``run_suite``): flags validated, one fresh worker process per case with
 progress lines, a JSON record rewritten after each case (partial results survive an interrupted
 run), then the printed report, the Markdown copy and the plot.
 
@@ -12,7 +12,7 @@ import json
 import math
 import os
 import sys
-from typing import Callable, List, NamedTuple, Optional, Sequence
+from typing import Callable, List, NamedTuple, Optional
 
 from .environment import environment_info
 from .runner import run_worker
@@ -22,7 +22,7 @@ PROG = "python -m abc_fairseq.benchmark"
 
 class Measurement(NamedTuple):
     """One worker run: ``label`` for progress lines, the worker ``spec`` and how its result
-    becomes a row of the record (not to be confused with ``case.Case``, what a worker builds)."""
+    becomes a row of the record (not to be confused with ``_worker.Case``, what a worker builds)."""
 
     label: str
     spec: dict
@@ -154,11 +154,6 @@ def run_suite(suite, args: argparse.Namespace) -> int:
 def header_timing(config: dict) -> str:
     """How the report's times were taken: 'median of R after W warmup[, rounds]'."""
     return f"median of {config['repeats']} after {config['warmup']} warmup{rounds_note(config)}"
-
-
-def measured_rows(rows: Sequence[dict]) -> List[dict]:
-    """The rows that measured."""
-    return [row for row in rows if row.get("status") == "ok"]
 
 
 def _finite(value):
