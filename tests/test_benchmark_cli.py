@@ -2,27 +2,20 @@
 
 import json
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_benchmark
 
-from abc_fairseq.benchmark.__main__ import main
 from abc_fairseq.benchmark.attention_targets import check_targets
 from abc_fairseq.benchmark.driver import pool_rounds
 
-REPO = Path(__file__).resolve().parents[1]
 TINY = ["--lengths", "64", "128", "--tokens", "512", "--heads", "2", "--head-dim", "16", "--memory", "8",
         "--repeats", "1", "--warmup", "0", "--threads", "1"]
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "abc_fairseq.benchmark", "attention", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=900,
-    )
+def run_cli(*args: str):
+    return run_benchmark("attention", *args)
 
 
 def png_size(path: Path):
@@ -93,10 +86,7 @@ def test_too_slow_method_is_reported_not_fatal(tmp_path):
     (["--max-seconds", "-1"], "--max-seconds"),
 ])
 def test_bad_flags_are_named(argv, flag, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["attention", *argv])
-    assert exit_info.value.code == 2
-    assert flag in capsys.readouterr().err
+    assert_flag_named("attention", argv, flag, capsys)
 
 
 def _row(method, n, seconds, mib, status="ok"):
@@ -146,3 +136,47 @@ def test_pooling_keeps_the_first_rounds_memory_and_counts_failed_rounds():
     assert pooled["status"] == "ok" and pooled["failed_rounds"] == 1 and pooled["rounds"] == 2
     failed = pool_rounds(None, {"status": "crashed"})
     assert pool_rounds(failed, first)["status"] == "crashed"
+
+
+def test_gpu_targets_pass_fail_skip():
+    from abc_fairseq.benchmark.attention_targets import check_gpu_targets
+
+    rows = {}
+    for n in (512, 1024, 2048, 4096, 8192, 16384):
+        rows[("abc", n)] = _row("abc", n, 0.010, 1.0)
+        rows[("abc-torch", n)] = _row("abc-torch", n, 0.060, 1.0)
+        rows[("fla-abc", n)] = _row("fla-abc", n, 0.011, 1.0)
+        rows[("sdpa", n)] = _row("sdpa", n, n / 1e6, 1.0)  # abc overtakes it after N = 10,000
+    verdicts = [t["status"] for t in check_gpu_targets(rows)]
+    assert verdicts == ["PASS", "PASS", "PASS", "FAIL"]  # sdpa is faster at 8192
+    rows[("sdpa", 8192)] = _row("sdpa", 8192, 0.012, 1.0)
+    assert [t["status"] for t in check_gpu_targets(rows)] == ["PASS", "PASS", "PASS", "PASS"]
+
+    rows[("abc", 16384)] = _row("abc", 16384, 0.014, 1.0)  # 1.4x the per-token time of N = 512
+    rows[("abc-torch", 1024)] = _row("abc-torch", 1024, 0.040, 1.0)  # only 4x slower than abc
+    rows[("fla-abc", 2048)] = _row("fla-abc", 2048, 0.009, 1.0)
+    assert [t["status"] for t in check_gpu_targets(rows)] == ["FAIL", "FAIL", "FAIL", "PASS"]
+
+    for n in (512, 1024, 2048, 4096, 8192, 16384):  # fla-core not installed: every fla-abc row skipped
+        rows[("fla-abc", n)] = {"method": "fla-abc", "N": n, "status": "skipped"}
+    assert check_gpu_targets(rows)[2]["status"] == "SKIP"
+
+
+def test_abc_backends_and_optional_fla_on_cpu():
+    import inspect
+
+    import torch
+
+    from abc_fairseq.benchmark._worker import CaseUnavailable
+    from abc_fairseq.benchmark.attention_methods import build_case
+    from abc_fairseq.ops import causal_abc
+
+    params = {"batch": 1, "heads": 2, "length": 16, "head_dim": 8, "memory": 4, "dtype": "float32"}
+    has_backend = "backend" in inspect.signature(causal_abc).parameters
+    for method, backend in (("abc", "auto"), ("abc-torch", "torch")):
+        case = build_case(dict(params, method=method), torch.device("cpu"))
+        case.run()
+        assert case.info["backend"] == (backend if has_backend else
+                                        "none (causal_abc takes no backend argument)")
+    with pytest.raises(CaseUnavailable, match="CUDA only"):
+        build_case(dict(params, method="fla-abc"), torch.device("cpu"))

@@ -1,43 +1,30 @@
 """Tests of ``python -m abc_fairseq.benchmark decode`` at tiny sizes (no timing thresholds)."""
 
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
 
-from abc_fairseq.benchmark.__main__ import main
-from abc_fairseq.benchmark.decode import (
-    build_model,
-    check_targets,
-    greedy_decode,
-    sampled_decode,
-    state_bytes,
-    synthetic_dictionary,
-    window_starts,
-)
+from abc_fairseq.benchmark.decode import check_targets
+from abc_fairseq.benchmark.decode_model import build_model, greedy_decode, sampled_decode, state_bytes, window_starts
+from abc_fairseq.benchmark.synthetic import synthetic_dictionary
 
-REPO = Path(__file__).resolve().parents[1]
-LENGTHS = (8, 16, 32)
+LENGTHS = (8, 32)
 BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
 HEAD_DIM = DIM // HEADS
+KERNEL_SIZES = {"rfa": (8, 4), "t2r": (6, 2)}  # (cross, causal) features
 TINY = ["--lengths", *map(str, LENGTHS), "--batch", str(BATCH), "--vocab", "64", "--encoder-layers", "1",
         "--decoder-layers", str(LAYERS), "--embed-dim", str(DIM), "--heads", str(HEADS), "--ffn-dim", "32",
         "--cross-memory", str(CROSS), "--causal-memory", str(CAUSAL), "--repeats", "0", "--warmup", "0",
-        "--threads", "1", "--max-memory-gib", "0"]
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+        "--threads", "1", "--max-memory-gib", "0",
+        *(arg for name, sizes in KERNEL_SIZES.items() for arg in (f"--{name}-memory", *map(str, sizes)))]
 FP32 = 4
+SIZES = {"abc": [CROSS, CAUSAL], **{name: list(sizes) for name, sizes in KERNEL_SIZES.items()}}
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("decode")
-    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "decode", *TINY, "--out-dir", str(out_dir)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    record = json.loads((out_dir / "decode.json").read_text())
+    proc, record = run_and_load("decode", out_dir, *TINY)
     rows = {(row["method"], row["N"]): row for row in record["results"]}
     return proc, out_dir, record, rows
 
@@ -45,7 +32,7 @@ def tiny_run(tmp_path_factory):
 def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):
     _, _, record, rows = tiny_run
     assert record["complete"] is True
-    assert set(rows) == {(m, n) for m in ("softmax", "abc") for n in LENGTHS}
+    assert set(rows) == {(m, n) for m in ("softmax", "abc", "rfa", "t2r") for n in LENGTHS}
     for (method, n), row in rows.items():
         assert row["status"] == "ok", f"{method} N={n}: {row.get('status')}: {row.get('message')}"
         assert row["info"]["tokens_decoded"] == BATCH * n
@@ -53,7 +40,7 @@ def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):
         assert row["peak_mib"] >= 0
         # --repeats 0: the memory decode is the timed one
         assert row["timed_call"] == "first" and row["times_s"] == [row["first_call_s"]]
-    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark decode --lengths 8 16 32")
+    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark decode --lengths 8 32")
 
 
 def test_abc_state_is_constant_and_softmax_state_grows(tiny_run):
@@ -66,6 +53,13 @@ def test_abc_state_is_constant_and_softmax_state_grows(tiny_run):
         state = rows[("abc", n)]["state_bytes"]
         assert (state["self"], state["cross"], state["other"]) == (abc_self, abc_cross, 0), n
         assert state["total"] == abc_self + abc_cross
+    # RFA and T2R, per layer, sentence and head: S [D x d] and z [D] in causal and cross attention.
+    for method, (cross, causal) in KERNEL_SIZES.items():
+        kernel_self = LAYERS * BATCH * HEADS * (causal * HEAD_DIM + causal) * FP32
+        kernel_cross = LAYERS * BATCH * HEADS * (cross * HEAD_DIM + cross) * FP32
+        for n in LENGTHS:
+            state = rows[(method, n)]["state_bytes"]
+            assert (state["self"], state["cross"], state["other"]) == (kernel_self, kernel_cross, 0), (method, n)
     # softmax caches keys and values of all N decoded tokens and of all N source tokens.
     totals = [rows[("softmax", n)]["state_bytes"]["total"] for n in LENGTHS]
     assert totals == sorted(set(totals))  # strictly growing
@@ -87,15 +81,17 @@ def test_report_plot_and_targets(tiny_run):
     data = (out_dir / "decode.png").read_bytes()
     assert data[:8] == PNG_SIGNATURE
     assert [t["status"] for t in record["targets"]] == ["SKIP", "SKIP", "PASS"]
+    assert "# Greedy decoding, softmax vs ABC, RFA, T2R" in proc.stdout
+    assert "cross / causal sizes: ABC 4/2, RFA 8/4, T2R 6/2" in proc.stdout
     assert "DEBUG:matplotlib" not in proc.stderr
 
 
-@pytest.mark.parametrize("method", ["softmax", "abc"])
+@pytest.mark.parametrize("method", ["softmax", "abc", "rfa", "t2r"])
 def test_greedy_loop_matches_full_forward_argmax(method):
     """The incremental loop decodes what a full forward over its own output predicts (float64)."""
     torch.manual_seed(0)
     params = dict(method=method, length=12, vocab=40, encoder_layers=1, decoder_layers=2, embed_dim=DIM,
-                  heads=HEADS, ffn_dim=32, cross_memory=CROSS, causal_memory=CAUSAL)
+                  heads=HEADS, ffn_dim=32, sizes=SIZES)
     dictionary = synthetic_dictionary(40)
     assert len(dictionary) == 40
     model = build_model(params, dictionary).double()
@@ -125,7 +121,7 @@ def test_sampled_decode_ends_with_the_state_of_a_full_decode(method):
     tensors, same sizes), and times steps x windows steps."""
     torch.manual_seed(0)
     params = dict(method=method, length=20, vocab=40, encoder_layers=1, decoder_layers=2, embed_dim=DIM,
-                  heads=HEADS, ffn_dim=32, cross_memory=CROSS, causal_memory=CAUSAL)
+                  heads=HEADS, ffn_dim=32, sizes=SIZES)
     dictionary = synthetic_dictionary(40)
     model = build_model(params, dictionary)
     src = torch.randint(dictionary.nspecial, 40, (2, 20))
@@ -168,26 +164,22 @@ def test_targets_pass_fail_skip():
 @pytest.mark.parametrize("argv, flag", [
     (["--embed-dim", "30", "--heads", "4"], "--embed-dim"),
     (["--batch", "0"], "--batch"),
-    (["--methods", "rfa"], "--methods"),
+    (["--methods", "flash"], "--methods"),
+    (["--rfa-memory", "7", "4"], "--rfa-memory"),
+    (["--t2r-memory", "4"], "--t2r-memory"),
     (["--vocab", "3"], "--vocab"),
     (["--lengths", "-4"], "--lengths"),
 ])
 def test_bad_flags_are_named(argv, flag, capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["decode", *argv])
-    assert exit_info.value.code == 2
-    assert flag in capsys.readouterr().err
+    assert_flag_named("decode", argv, flag, capsys)
 
 
 def test_sampled_run_reports_its_estimate(tmp_path):
     argv = list(TINY)
     lengths = argv.index("--lengths")
-    argv[lengths + 1:lengths + 4] = ["8", "16"]
-    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "decode", *argv, "--sample-steps", "2",
-                           "--sample-windows", "2", "--no-plot", "--out-dir", str(tmp_path)],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    record = json.loads((tmp_path / "decode.json").read_text())
+    argv[lengths + 1:lengths + 3] = ["8", "16"]
+    proc, record = run_and_load("decode", tmp_path, *argv, "--methods", "softmax", "t2r", "--sample-steps", "2",
+                                "--sample-windows", "2", "--no-plot")
     for row in record["results"]:
         assert row["status"] == "ok"
         assert row["info"]["steps_timed"] == 4

@@ -1,18 +1,15 @@
 """The attention benchmark measures every strategy (``--methods NAME``), in the same table, JSON and plot."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
+from benchmark_helpers import run_benchmark
 
 from abc_fairseq.benchmark.attention_methods import DEFAULT_METHODS, METHOD_NOTES, METHODS, build_case
 from abc_fairseq.strategies import STRATEGIES
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
-REPO = Path(__file__).resolve().parents[1]
 CAUSAL = [name for name, cls in STRATEGIES.items() if "causal" in cls.modes]
 
 
@@ -28,11 +25,10 @@ def test_strategy_case_runs_forward_and_backward(name):
 
 
 def test_cli_reports_strategies_in_the_table_and_json(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "abc_fairseq.benchmark", "attention", "--methods", "window", "elu",
-         "--lengths", "32", "--tokens", "64", "--heads", "2", "--head-dim", "8", "--memory", "4",
-         "--repeats", "1", "--warmup", "0", "--threads", "1", "--no-plot", "--out-dir", str(tmp_path)],
-        cwd=REPO, capture_output=True, text=True, timeout=600)
+    proc = run_benchmark(
+        "attention", "--methods", "window", "elu", "--lengths", "32", "--tokens", "64", "--heads", "2",
+        "--head-dim", "8", "--memory", "4", "--repeats", "1", "--warmup", "0", "--threads", "1", "--no-plot",
+        "--out-dir", str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
     rows = json.loads((tmp_path / "attention.json").read_text())["results"]
     assert [(row["method"], row["status"]) for row in rows] == [("window", "ok"), ("elu", "ok")]

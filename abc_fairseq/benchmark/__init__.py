@@ -1,17 +1,29 @@
-"""Benchmarks for abc-fairseq, run as ``python -m abc_fairseq.benchmark <subcommand> ...``.
+"""Benchmarks for abc-fairseq, run as ``python -m abc_fairseq.benchmark <suite> ...``.
 
-Subcommands live in their own modules and are listed in ``__main__.SUBCOMMANDS``:
+A small harness and one module per suite; no suite imports another.
 
-- ``attention``: forward+backward time and peak memory of causal attention (ABC, SDPA, fairseq MHA).
+Harness:
 
-To add a subcommand ``foo``: write ``abc_fairseq/benchmark/foo.py`` with ``DESCRIPTION`` (str),
-``add_arguments(parser)`` and ``run(args) -> int``, and add ``"foo"`` to ``SUBCOMMANDS``.
-Shared pieces a subcommand can reuse:
+- ``__main__``: the command line, one sub-parser per suite listed in ``SUBCOMMANDS``.
+- ``cli``: value types whose errors name the flag, the flags every suite shares, device checks.
+- ``driver``: the one path of every suite (``run_suite``): one fresh worker process per case,
+  interleaved rounds, the JSON record rewritten after each case, then report, Markdown and plot.
+- ``runner`` / ``_worker``: run one ``Case`` in a fresh subprocess and survive its crashes.
+- ``probes``: wall time of repeated calls and peak memory (CPU resident set, tensors, CUDA).
+- ``report``: number cells, Markdown tables, failure notes, ratios to a reference, targets.
+- ``plot``: PNG line plots (matplotlib, Agg backend); ``environment``: versions, CPU, command;
+  ``synthetic``: the synthetic dictionary of the model suites.
 
-- ``cli_types``: argparse value types whose errors name the flag.
-- ``timing``: median wall time of repeated calls, with a per-call time budget.
-- ``memory``: peak memory probes (CPU resident set high-water mark, CUDA allocator peak).
-- ``runner`` / ``_worker``: run one measurement in a fresh subprocess, survive its crashes.
-- ``table``: Markdown tables.  ``environment``: versions, CPU, threads, date, command line.
-- ``output``: JSON files.  ``plot``: PNG line plots (matplotlib, Agg backend).
+Suites (the worker side of each in its ``*_methods`` / ``*_model`` module):
+
+- ``attention``: forward+backward time and peak memory of causal attention (ABC, SDPA, fairseq
+  MHA, flash-linear-attention's ABC, every strategy); targets in ``attention_targets``.
+- ``decode``: greedy decoding speed and attention state, softmax vs ABC, RFA, T2R (Figures 1-2).
+- ``encode``: RoBERTa-base text encoding, softmax (fused, unfused) vs Linformer vs ABC (Table 4).
+
+To add a suite ``foo``: write ``abc_fairseq/benchmark/foo.py`` with ``NAME``, ``DESCRIPTION``,
+``add_arguments(parser)``, ``validate(args, parser)``, ``measurements(args)`` (the cases, each a
+worker spec naming a builder ``module:function`` that returns a ``_worker.Case``),
+``describe(row)`` and ``summarise(rows, env, config, memory_probes) -> driver.Summary``, and add
+``"foo"`` to ``__main__.SUBCOMMANDS``.
 """

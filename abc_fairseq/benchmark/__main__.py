@@ -1,7 +1,8 @@
 """Entry point: ``python -m abc_fairseq.benchmark <subcommand> [flags]``.
 
-Each subcommand is a module of this package exposing ``DESCRIPTION``, ``add_arguments(parser)``
-and ``run(args) -> int``; adding one means adding its name to ``SUBCOMMANDS``.
+Each subcommand is a suite: a module of this package exposing ``NAME``, ``DESCRIPTION``,
+``add_arguments(parser)`` and what ``driver.run_suite`` calls; adding one means adding its name
+to ``SUBCOMMANDS``.
 """
 
 import argparse
@@ -9,7 +10,9 @@ import importlib
 import sys
 from typing import List, Optional
 
-# Subcommand name -> module name inside this package.
+from .driver import run_suite
+
+# Subcommand name -> suite module inside this package.
 SUBCOMMANDS = {
     "attention": "attention",
     "decode": "decode",
@@ -53,7 +56,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = argv
-    return int(args._module.run(args) or 0)
+    return run_suite(args._module, args)
 
 
 if __name__ == "__main__":

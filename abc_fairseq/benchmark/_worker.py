@@ -3,11 +3,12 @@
 The spec (JSON on stdin) names a builder ``"package.module:function"`` inside this package and its
 parameters. The worker sets threads and seed, calls the module's optional ``prime(params, device)``
 (a tiny run that initialises thread pools and lazy kernels before the baseline), builds the
-``Case`` (inputs created), then:
+``Case`` (inputs created; a suite's builder returns one, or raises ``CaseUnavailable`` when it
+cannot run here), then:
 
 1. measures peak memory of the first call over the baseline taken after the inputs exist
-   (``memory.peak_probe``); this call is not timed;
-2. runs ``warmup`` untimed and ``repeats`` timed calls (``timing.time_calls``); with ``repeats``
+   (``probes.peak_probe``); this call is not timed;
+2. runs ``warmup`` untimed and ``repeats`` timed calls (``probes.time_calls``); with ``repeats``
    0 the first call's own time is reported instead (for cases that run for minutes, where one
    more call would double the run and warm-up effects are negligible).
 
@@ -22,6 +23,24 @@ import random
 import resource
 import sys
 import traceback
+from typing import Any, Callable, Dict, NamedTuple
+
+
+class Case(NamedTuple):
+    """One measurable unit of work whose inputs already exist.
+
+    run:  does the work once (e.g. forward + backward); the result is discarded.
+    info: JSON-serialisable facts to report with the measurement (shapes, notes, ...).
+    """
+
+    run: Callable[[], None]
+    info: Dict[str, Any]
+
+
+class CaseUnavailable(Exception):
+    """The case cannot be built here (a module not written yet, no such kernel on this device).
+    Reported as ``skipped``, not as an error."""
+
 
 MARKER = "@@bench "
 BUILDER_PACKAGE = __package__ or "abc_fairseq.benchmark"
@@ -69,9 +88,8 @@ def measure(spec: dict) -> dict:
     """Run the measurement described by ``spec``; return the result fields."""
     import torch
 
-    from .case import CaseUnavailable
-    from .memory import MIB, peak_probe, release_free_heap
-    from .timing import CallTooSlow, time_calls, timed_call
+    from ._worker import CaseUnavailable  # the class suites raise: this file runs as __main__
+    from .probes import MIB, CallTooSlow, peak_probe, release_free_heap, time_calls, timed_call
 
     device = torch.device(spec.get("device", "cpu"))
     if spec.get("threads"):

@@ -5,9 +5,14 @@ Each method turns ``params`` (batch, length, heads, head_dim, memory, dtype, met
 gradients by ``torch.autograd.grad`` with respect to every input and parameter (nothing
 accumulates in ``.grad`` between calls).
 
-- ``abc``: ``abc_fairseq.ops.causal_abc(q, k, v, phi_logits)``, q, k, v ``[B, H, N, d]``,
-  phi_logits ``[B, H, N, n]``.
-- ``sdpa``: ``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)``.
+- ``abc``: ``abc_fairseq.ops.causal_abc(q, k, v, phi_logits, backend="auto")``, q, k, v
+  ``[B, H, N, d]``, phi_logits ``[B, H, N, n]``: the Triton kernel on CUDA, the PyTorch path
+  elsewhere. ``abc-torch``: the same with ``backend="torch"``, the PyTorch path everywhere. Where
+  ``causal_abc`` has no ``backend`` argument yet, both call it without one (the PyTorch path).
+- ``sdpa``: ``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)``; on CUDA
+  in bf16 / fp16 restricted to the flash kernel.
+- ``fla-abc``: flash-linear-attention's ``chunk_abc(q, k, v, s)`` (Triton, CUDA only) on the same
+  shapes, where the optional ``fla-core`` package imports; skipped otherwise.
 - ``fairseq-mha``: fairseq's ``MultiheadAttention(H*d, H, self_attention=True)`` on ``[N, B, H*d]``
   with a float ``-inf`` upper-triangle ``attn_mask`` and ``need_weights=False`` (as fairseq's
   decoder layers call it), including its q, k, v and output projections.
@@ -21,22 +26,22 @@ accumulates in ``.grad`` between calls).
 """
 
 import functools
+import inspect
 from typing import Callable, Dict, Sequence
 
 import torch
 
-from .case import Case, CaseUnavailable
-
-DTYPES = {
-    "float32": torch.float32,
-    "float64": torch.float64,
-    "bfloat16": torch.bfloat16,
-    "float16": torch.float16,
-}
+from ._worker import Case, CaseUnavailable
+from .cli import DTYPES
 
 METHOD_NOTES = {
-    "abc": "abc_fairseq.ops.causal_abc on q, k, v [B,H,N,d] and phi_logits [B,H,N,n]; no projections.",
-    "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d]; no projections.",
+    "abc": "abc_fairseq.ops.causal_abc(backend='auto': Triton on CUDA) on q, k, v [B,H,N,d] and phi_logits "
+           "[B,H,N,n]; no projections.",
+    "abc-torch": "abc_fairseq.ops.causal_abc(backend='torch'): the PyTorch path, same shapes as abc.",
+    "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d] (flash kernel on CUDA in "
+            "bf16/fp16); no projections.",
+    "fla-abc": "flash-linear-attention's chunk_abc (optional fla-core package, Triton, CUDA only) on q, k, v "
+               "and slot logits s [B,N,H,*]; no projections.",
     "fairseq-mha": "fairseq MultiheadAttention with a float -inf causal attn_mask, need_weights=False; "
                    "includes its 4 linear projections (compare with abc-module, not abc).",
     "abc-module": "abc_fairseq ABCMultiheadAttention(causal=True), includes its 4 projections and W_phi "
@@ -60,15 +65,47 @@ def _fwd_bwd(forward: Callable[[], torch.Tensor], weight: torch.Tensor, wrt: Seq
     return run
 
 
-def _abc(params: dict, device) -> Case:
+def _backend_kwargs(backend: str) -> Dict[str, str]:
+    """``{"backend": backend}`` where ``causal_abc`` takes a backend, else ``{}`` (its one path)."""
+    from abc_fairseq.ops import causal_abc
+
+    return {"backend": backend} if "backend" in inspect.signature(causal_abc).parameters else {}
+
+
+def _abc(backend: str, params: dict, device) -> Case:
     from abc_fairseq.ops import causal_abc
 
     B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
     q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
     phi_logits = _randn((B, H, N, n), params, device)
     weight = _randn((B, H, N, d), params, device, requires_grad=False)
-    run = _fwd_bwd(lambda: causal_abc(q, k, v, phi_logits), weight, (q, k, v, phi_logits))
-    return Case(run, {"shapes": {"q,k,v": [B, H, N, d], "phi_logits": [B, H, N, n]}})
+    kwargs = _backend_kwargs(backend)
+    run = _fwd_bwd(lambda: causal_abc(q, k, v, phi_logits, **kwargs), weight, (q, k, v, phi_logits))
+    return Case(run, {"shapes": {"q,k,v": [B, H, N, d], "phi_logits": [B, H, N, n]},
+                      "backend": kwargs.get("backend", "none (causal_abc takes no backend argument)")})
+
+
+def _fla_abc(params: dict, device) -> Case:
+    """fla's ``chunk_abc``; inputs laid out [B, N, H, *] (``head_first=False`` where it asks)."""
+    if device.type != "cuda":
+        raise CaseUnavailable("fla-abc runs on CUDA only (flash-linear-attention's Triton kernels)")
+    try:
+        from fla.ops.abc import chunk_abc
+    except Exception as exc:  # optional: never a dependency of this project
+        raise CaseUnavailable(f"fla-abc: flash-linear-attention (the fla-core package) is not importable: "
+                              f"{type(exc).__name__}: {exc}") from exc
+    B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
+    q, k, v = (_randn((B, N, H, d), params, device) for _ in range(3))
+    slots = _randn((B, N, H, n), params, device)
+    weight = _randn((B, N, H, d), params, device, requires_grad=False)
+    kwargs = {"head_first": False} if "head_first" in inspect.signature(chunk_abc).parameters else {}
+    run = _fwd_bwd(lambda: chunk_abc(q, k, v, slots, **kwargs)[0], weight, (q, k, v, slots))
+    return Case(run, {"shapes": {"q,k,v": [B, N, H, d], "s": [B, N, H, n]}, "kwargs": kwargs})
+
+
+def _flash_only(params: dict, device) -> bool:
+    """SDPA is restricted to the flash kernel on CUDA in half precision (issue 13's reference)."""
+    return device.type == "cuda" and params["dtype"] in ("bfloat16", "float16")
 
 
 def _sdpa(params: dict, device) -> Case:
@@ -77,8 +114,17 @@ def _sdpa(params: dict, device) -> Case:
     B, H, N, d = (params[key] for key in ("batch", "heads", "length", "head_dim"))
     q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
     weight = _randn((B, H, N, d), params, device, requires_grad=False)
-    run = _fwd_bwd(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True), weight, (q, k, v))
-    return Case(run, {"shapes": {"q,k,v": [B, H, N, d]}})
+    flash = _flash_only(params, device)
+
+    def attend() -> torch.Tensor:
+        if not flash:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the backward follows the forward's kernel
+            return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    return Case(_fwd_bwd(attend, weight, (q, k, v)), {"shapes": {"q,k,v": [B, H, N, d]}, "flash_only": flash})
 
 
 def _causal_mask(length: int, params: dict, device) -> torch.Tensor:
@@ -171,11 +217,15 @@ def _causal_strategies() -> Dict[str, str]:
 METHOD_NOTES.update(_causal_strategies())
 
 
-# The methods run when --methods is not given; every strategy can be named explicitly.
+# The methods run when --methods is not given (on CPU, and on CUDA: issue 13's comparison);
+# every strategy can be named explicitly.
 DEFAULT_METHODS = ("abc", "sdpa", "fairseq-mha", "abc-module")
+GPU_DEFAULT_METHODS = ("abc", "abc-torch", "sdpa", "fla-abc")
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
-    "abc": _abc,
+    "abc": functools.partial(_abc, "auto"),
+    "abc-torch": functools.partial(_abc, "torch"),
     "sdpa": _sdpa,
+    "fla-abc": _fla_abc,
     "fairseq-mha": _fairseq_mha,
     "abc-module": _abc_module,
     **{name: functools.partial(_strategy_case, name) for name in _causal_strategies()},

@@ -1,4 +1,4 @@
-"""What every subcommand does around its measurements: one fresh worker process per case with
+"""The one path of every suite (``run_suite``): flags validated, one fresh worker process per case with
 progress lines, a JSON record rewritten after each case (partial results survive an interrupted
 run), then the printed report, the Markdown copy and the plot.
 
@@ -8,30 +8,25 @@ can land in a fast or a slow phase, while interleaved rounds expose every case t
 which is what ratios between cases need."""
 
 import argparse
+import json
+import math
 import os
 import sys
 from typing import Callable, List, NamedTuple, Optional
 
-from . import cli_types
-from .output import write_json, write_text
+from .environment import environment_info
 from .runner import run_worker
+
+PROG = "python -m abc_fairseq.benchmark"
 
 
 class Measurement(NamedTuple):
     """One worker run: ``label`` for progress lines, the worker ``spec`` and how its result
-    becomes a row of the record (not to be confused with ``case.Case``, what a worker builds)."""
+    becomes a row of the record (not to be confused with ``_worker.Case``, what a worker builds)."""
 
     label: str
     spec: dict
     to_row: Callable[[dict], dict]
-
-
-def add_rounds_flag(parser: argparse.ArgumentParser) -> None:
-    """--rounds, for subcommands whose cases are timed with the worker's repeated calls."""
-    parser.add_argument("--rounds", type=cli_types.positive_int, default=1,
-                        help="run every case this many times, round after round, each time in a fresh "
-                             "process, and pool the timed calls: on machines whose speed drifts, this "
-                             "exposes every case to the same drift (memory is taken from the first round)")
 
 
 def rounds_note(config: dict) -> str:
@@ -130,3 +125,65 @@ def publish(benchmark: str, args: argparse.Namespace, record: dict, text: str, t
 def memory_probes(rows: List[dict]) -> List[str]:
     """The CPU/GPU memory probes the rows were measured with."""
     return sorted({row["memory_probe"] for row in rows if row.get("memory_probe")})
+
+
+class Summary(NamedTuple):
+    """What a suite makes of its measured rows: the printed report (targets included), the
+    targets for the JSON record, and a function drawing the PNG (None: no plot)."""
+
+    text: str
+    targets: List[dict]
+    plot: Optional[Callable[[str], None]]
+
+
+def run_suite(suite, args: argparse.Namespace) -> int:
+    """The one path of every subcommand: validate the flags, measure every case of the suite
+    in its own worker, print and write the report. ``suite`` is a module with ``NAME``,
+    ``validate(args, parser)``, ``measurements(args)``, ``describe(row)`` and
+    ``summarise(rows, env, config, memory_probes) -> Summary``."""
+    suite.validate(args, args._parser)
+    env = environment_info(PROG, args.argv, args.device)
+    record = measure(suite.NAME, args, env, suite.measurements(args), suite.describe,
+                     rounds=getattr(args, "rounds", 1))
+    rows = record["results"]
+    summary = suite.summarise(rows, env, record["config"], memory_probes(rows))
+    publish(suite.NAME, args, record, summary.text, summary.targets, summary.plot)
+    return 0
+
+
+def header_timing(config: dict) -> str:
+    """How the report's times were taken: 'median of R after W warmup[, rounds]'."""
+    return f"median of {config['repeats']} after {config['warmup']} warmup{rounds_note(config)}"
+
+
+def _finite(value):
+    """JSON has no NaN/inf: turn them into None, recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def write_json(path: str, data) -> None:
+    """Write ``data`` as indented JSON, atomically (a crash never leaves half a file)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as handle:
+            json.dump(_finite(data), handle, indent=2, allow_nan=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_text(path: str, text: str) -> None:
+    """Write a text file, creating its directory."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(text)

@@ -1,16 +1,13 @@
-"""``encode`` subcommand: text-encoding speed and peak memory of a RoBERTa-base encoder, softmax
-against Linformer and ABC with the same dimensions (the paper's text-encoding efficiency table).
+"""``encode`` suite: text-encoding speed and peak memory of a RoBERTa-base encoder, softmax
+(fused and unfused) against Linformer and ABC with the same dimensions (the paper's Table 4,
+efficiency columns).
 
 Random weights (only speed and memory are measured), random tokens from a vocabulary of
-``--vocab`` symbols, every sequence exactly ``--length`` tokens (no padding). For each method, in
-a fresh process (``runner``):
-
-1. build ``abc_roberta`` with ``--encoder-attn`` softmax (fairseq's RoBERTa, parameter for
-   parameter), ``linformer`` or ``abc`` and ``--encoder-memory`` n, dropout 0, eval mode;
-2. one untimed forward measures the peak memory increase over the baseline (model and input
-   tokens exist), then ``--warmup`` untimed and ``--repeats`` timed forwards; the median is
-   reported. A forward is ``model(tokens [B, N], features_only=True)`` under
-   ``torch.inference_mode()``: embeddings and every encoder layer, no LM head.
+``--vocab`` symbols, every sequence exactly N tokens (no padding), the same tokens per batch at
+every N (``--batch`` sequences of the shortest N: 16 x 512 by default, so 4 x 2,048 and
+2 x 4,096). For each method and N, in a fresh process (``encode_model`` is the worker side), one
+untimed forward measures the peak memory increase over the baseline (model and input tokens
+exist), then ``--warmup`` untimed and ``--repeats`` timed forwards; the median is reported.
 
 Outputs in --out-dir: encode.json, encode.md (the printed report) and encode.png.
 """
@@ -18,27 +15,25 @@ Outputs in --out-dir: encode.json, encode.md (the printed report) and encode.png
 import argparse
 from typing import Dict, List, Optional, Tuple
 
-from . import cli_types, driver
-from .driver import rounds_note
-from .attention_methods import DTYPES
-from .case import Case
-from .environment import environment_info
-from .memory import MIB
+from . import cli, driver
 from .plot import pyplot
-from .resources import add_output_flags, check_device_and_memory
-from .table import markdown_table
-from .timing import median
+from .probes import MIB, median
+from .report import (add_relative, compare, failure_notes, format_targets, markdown_table, num, ratio,
+                     status_cell, threads_of)
 
+NAME = "encode"
 DESCRIPTION = """\
 Text-encoding speed and peak memory: RoBERTa-base encoder, softmax vs Linformer vs ABC.
 
-Runs a batch of random sequences of --length tokens through the encoder (random weights, eval
-mode, inference mode), each method in a fresh process: softmax (fairseq's RoBERTa), Linformer
-and ABC with each of --memories slots, same dimensions. Reports sequences per second, peak memory
-increase and both relative to softmax. Prints a Markdown table and PASS/FAIL targets
-(informational: the exit code is 0 unless the benchmark itself crashes) and writes encode.json,
-encode.md and encode.png to --out-dir."""
-PROG = "python -m abc_fairseq.benchmark"
+Runs batches of random sequences of each of --lengths tokens (the same tokens per batch at every
+length) through the encoder (random weights, eval mode, inference mode), each (method, N) in a
+fresh process: softmax (fairseq's RoBERTa on the fused kernel), softmax-unfused (the same model on
+fairseq's own attention path, the paper's baseline), Linformer and ABC with each of --memories
+slots, same dimensions. Reports sequences per second, peak memory increase and both relative to
+softmax and softmax-unfused. Prints a Markdown table and PASS/FAIL targets (informational: the
+exit code is 0 unless the benchmark itself crashes) and writes encode.json, encode.md and
+encode.png to --out-dir."""
+DEFAULT_LENGTHS = [512, 2048, 4096]
 KINDS = ("softmax", "softmax-unfused", "linformer", "abc")
 KIND_NOTES = {
     "softmax": "fairseq's RoBERTa encoder (softmax attention, fairseq's MultiheadAttention); with torch 2 "
@@ -53,47 +48,40 @@ KIND_NOTES = {
 }
 
 
-# ----------------------------------------------------------------------------- command line
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The subcommand's flags."""
-    parser.add_argument("--length", type=cli_types.positive_int, default=512, help="tokens per sequence N")
-    parser.add_argument("--batch", type=cli_types.positive_int, default=16, help="sequences encoded together")
-    parser.add_argument("--memories", type=cli_types.positive_int, nargs="+", default=[64, 128], metavar="n",
+    """The suite's flags."""
+    parser.add_argument("--lengths", "--length", type=cli.positive_int, nargs="+", default=DEFAULT_LENGTHS,
+                        metavar="N", help="tokens per sequence N, one or more")
+    parser.add_argument("--batch", type=cli.positive_int, default=16,
+                        help="sequences per batch at the shortest N; every N encodes the same tokens per "
+                             "batch (batch x shortest N), in batch x shortest N // N sequences")
+    parser.add_argument("--memories", type=cli.positive_int, nargs="+", default=[64, 128], metavar="n",
                         help="memory sizes of Linformer and ABC")
     parser.add_argument("--methods", nargs="+", choices=list(KINDS), default=list(KINDS), metavar="METHOD",
                         help=f"attention kinds to measure, from: {', '.join(KINDS)}")
-    parser.add_argument("--vocab", type=cli_types.positive_int, default=50265,
-                        help="vocabulary size (RoBERTa's is 50265)")
-    parser.add_argument("--layers", type=cli_types.positive_int, default=12, help="encoder layers")
-    parser.add_argument("--embed-dim", type=cli_types.positive_int, default=768, help="model dimension")
-    parser.add_argument("--heads", type=cli_types.positive_int, default=12, help="attention heads")
-    parser.add_argument("--ffn-dim", type=cli_types.positive_int, default=3072, help="FFN hidden size")
-    parser.add_argument("--repeats", type=cli_types.positive_int, default=5,
-                        help="timed forwards per method, after the untimed memory forward; the median is reported")
-    driver.add_rounds_flag(parser)
-    parser.add_argument("--warmup", type=cli_types.non_negative_int, default=1,
-                        help="untimed forwards before the timed ones (after the memory forward)")
-    parser.add_argument("--threads", type=cli_types.positive_int, default=None,
-                        help="torch intra-op threads in each worker (default: torch's own default)")
-    parser.add_argument("--dtype", choices=list(DTYPES), default="float32", help="dtype of the weights")
-    parser.add_argument("--device", default="cpu", help="torch device: cpu, or cuda / cuda:I")
-    parser.add_argument("--seed", type=cli_types.non_negative_int, default=0, help="seed of weights and tokens")
-    parser.add_argument("--max-seconds", type=cli_types.positive_float, default=600.0,
-                        help="longest one forward may take; a method over it is reported as timeout")
+    cli.add_model_flags(parser, 50265, "vocabulary size (RoBERTa's is 50265)", {"--layers": 12},
+                        embed_dim=768, heads=12, ffn_dim=3072)
+    cli.add_run_flags(parser, "forward", repeats=5, warmup=1, max_seconds=600.0)
     # Models whose peaks are a few percent apart need a probe that does not vary by 10-20% between
     # runs: the peak of bytes held in tensors (CUDA's own probe is the same kind).
-    add_output_flags(parser, "encode", cpu_memory_probe="tensors")
+    cli.add_output_flags(parser, NAME, cpu_memory_probe="tensors")
 
 
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Checks that involve several flags or the machine; errors name the flag."""
+    args.lengths = sorted(set(args.lengths))
     args.memories = sorted(set(args.memories))
     args.methods = list(dict.fromkeys(args.methods))
-    if args.embed_dim % args.heads:
-        parser.error(f"--embed-dim {args.embed_dim} must be divisible by --heads {args.heads}")
-    if args.vocab < 8:
-        parser.error(f"--vocab {args.vocab} is too small: fairseq reserves 4 special symbols")
-    check_device_and_memory(args, parser)
+    cli.check_model_flags(args, parser)
+    if args.batch * args.lengths[0] < args.lengths[-1]:
+        parser.error(f"--batch {args.batch} x the shortest of --lengths ({args.lengths[0]}) is fewer tokens "
+                     f"than one sequence of the longest ({args.lengths[-1]})")
+    cli.check_device_and_memory(args, parser)
+
+
+def batch_at(args: argparse.Namespace, length: int) -> int:
+    """Sequences per batch at N = ``length``: the same tokens per batch at every N."""
+    return args.batch * args.lengths[0] // length
 
 
 def method_list(args: argparse.Namespace) -> List[Tuple[str, str, Optional[int]]]:
@@ -107,214 +95,144 @@ def method_list(args: argparse.Namespace) -> List[Tuple[str, str, Optional[int]]
     return methods
 
 
-# ----------------------------------------------------------------------------- worker side
-def build_model(params: dict):
-    """``abc_roberta`` with the benchmark's dims and attention kind, dropout 0, eval mode."""
-    from types import SimpleNamespace
-
-    from abc_fairseq.models.abc_roberta import ABCRobertaModel, abc_roberta_base
-
-    from .decode import synthetic_dictionary
-
-    length, unfused = params["length"], params["kind"] == "softmax-unfused"
-    args = argparse.Namespace(
-        encoder_layers=params["layers"], encoder_embed_dim=params["embed_dim"],
-        encoder_attention_heads=params["heads"], encoder_ffn_embed_dim=params["ffn_dim"],
-        dropout=0.0, attention_dropout=0.0, max_positions=length, tokens_per_sample=length,
-        encoder_attn="softmax" if unfused else params["kind"], encoder_memory=params["memory"] or 1,
-    )
-    abc_roberta_base(args)
-    task = SimpleNamespace(source_dictionary=synthetic_dictionary(params["vocab"]), max_positions=lambda: length)
-    model = ABCRobertaModel.build_model(args, task).eval()
-    if unfused:  # fairseq's own attention code instead of F.multi_head_attention_forward
-        for layer in model.encoder.sentence_encoder.layers:
-            layer.self_attn.skip_embed_dim_check = True
-    return model
+MODEL_KEYS = ("vocab", "layers", "embed_dim", "heads", "ffn_dim", "dtype")
 
 
-def build_case(params: dict, device) -> Case:
-    """The worker's entry point: model and tokens [B, N] ready; ``run`` encodes them once."""
-    import torch
+def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
+    """One worker run per (method, N), N outermost."""
 
-    model = build_model(params).to(device=device, dtype=DTYPES[params["dtype"]])
-    vocab = len(model.encoder.dictionary)
-    B, N = params["batch"], params["length"]
-    tokens = torch.randint(4, vocab, (B, N), device=device)
-    tokens[:, 0] = 0  # <s>
-    info = {"batch": B, "length": N, "parameters": sum(p.numel() for p in model.parameters())}
+    def one(label: str, kind: str, memory: Optional[int], length: int) -> driver.Measurement:
+        batch = batch_at(args, length)
+        params = {key: getattr(args, key) for key in MODEL_KEYS}
+        params.update(kind=kind, memory=memory, length=length, batch=batch)
+        return driver.Measurement(f"{label} batch={batch} N={length}",
+                                  driver.worker_spec(args, f"{__package__}.encode_model:build_case", params),
+                                  lambda result: make_row(label, kind, memory, length, batch, result))
 
-    def run() -> None:
-        with torch.inference_mode():
-            features, _ = model(tokens, features_only=True)
-            info["output_shape"] = list(features.shape)
-
-    return Case(run, info)
+    return [one(*method, length) for length in args.lengths for method in method_list(args)]
 
 
-def prime(params: dict, device) -> None:
-    """A short forward at the same dims, so thread pools and lazy kernels exist before the baseline."""
-    build_case(dict(params, length=min(params["length"], 16), batch=1, vocab=min(params["vocab"], 64)), device).run()
+def describe(row: dict) -> str:
+    return f"{row['ms_per_batch']:.1f} ms/batch, peak {row.get('peak_mib', 0):.1f} MiB"
 
 
-# ----------------------------------------------------------------------------- rows and report
-def make_row(label: str, kind: str, memory: Optional[int], config: dict, result: dict) -> dict:
+def make_row(label: str, kind: str, memory: Optional[int], length: int, batch: int, result: dict) -> dict:
     """One JSON/table row from a worker result."""
-    row = {"method": label, "kind": kind, "memory": memory, "N": config["length"], "batch": config["batch"],
-           **result}
+    row = {"method": label, "kind": kind, "memory": memory, "N": length, "batch": batch, **result}
     times = result.get("times_s") or []
     if row.get("status") == "ok" and times:
         seconds = median(times)
-        row.update(encode_s=seconds, ms_per_batch=seconds * 1e3, sequences_per_s=config["batch"] / seconds,
-                   tokens_per_s=config["batch"] * config["length"] / seconds)
+        row.update(encode_s=seconds, ms_per_batch=seconds * 1e3, sequences_per_s=batch / seconds,
+                   tokens_per_s=batch * length / seconds)
     if "peak_bytes" in result:
         row["peak_mib"] = result["peak_bytes"] / MIB
     return row
 
 
-def add_relative(rows: List[dict]) -> None:
-    """``speed_vs_softmax`` (softmax time / method time) and ``memory_vs_softmax`` (method peak /
-    softmax peak)."""
-    ref = next((row for row in rows if row["kind"] == "softmax"), {})
-    for row in rows:
-        row["speed_vs_softmax"] = (ref["encode_s"] / row["encode_s"]
-                                   if "encode_s" in ref and "encode_s" in row else None)
-        row["memory_vs_softmax"] = (row["peak_mib"] / ref["peak_mib"]
-                                    if ref.get("peak_mib") and row.get("peak_mib") is not None else None)
-
-
-def _num(value, spec: str) -> str:
-    return "-" if value is None else f"{value:{spec}}"
-
-
-def _ratio(value) -> str:
-    return "-" if value is None else f"{value:.2f}x"
-
-
-HEADERS = ("method", "n", "ms / batch", "sequences/s", "speed vs softmax", "peak MiB", "memory vs softmax")
+HEADERS = ("N", "batch", "method", "n", "ms / batch", "sequences/s", "speed vs softmax", "memory vs softmax",
+           "speed vs unfused", "memory vs unfused", "peak MiB")
 
 
 def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
-    """The Markdown report: header, table (Table 6's layout: speed and memory relative to softmax), notes."""
-    table_rows, failures = [], []
-    for row in rows:
-        ok = row.get("status") == "ok"
-        if not ok:
-            failures.append(f"- {row['method']}: {row.get('status')}: "
-                            f"{' '.join(str(row.get('message', '')).split())[:300]}")
-        table_rows.append((
-            row["method"], _num(row.get("memory"), "d"),
-            _num(row.get("ms_per_batch"), ".1f") if ok else f"{row.get('status')} [{len(failures)}]",
-            _num(row.get("sequences_per_s"), ".2f"), _ratio(row.get("speed_vs_softmax")),
-            _num(row.get("peak_mib"), ".1f"), _ratio(row.get("memory_vs_softmax")),
-        ))
-    threads = sorted({row["threads"] for row in rows if row.get("threads")})
+    """The Markdown report: header, table (Table 4's layout: speed and memory relative to softmax,
+    fused and unfused), notes."""
+    note_of, failures = failure_notes(rows)
+    table_rows = [(
+        row["N"], row["batch"], row["method"], num(row.get("memory"), "d"),
+        status_cell(row, num(row.get("ms_per_batch"), ".1f"), note_of, i), num(row.get("sequences_per_s"), ".2f"),
+        ratio(row.get("speed_vs_softmax")), ratio(row.get("memory_vs_softmax")),
+        ratio(row.get("speed_vs_unfused")), ratio(row.get("memory_vs_unfused")), num(row.get("peak_mib"), ".1f"),
+    ) for i, row in enumerate(rows)]
     lines = [
         "# Text encoding, RoBERTa-base encoder: softmax vs Linformer vs ABC",
         "",
-        f"Batch {config['batch']} x {config['length']} tokens; {config['layers']} layers, dim {config['embed_dim']}, "
+        f"{config['batch'] * config['lengths'][0]} tokens per batch (batch {config['batch']} x "
+        f"{config['lengths'][0]} tokens at the shortest N); {config['layers']} layers, dim {config['embed_dim']}, "
         f"{config['heads']} heads, FFN {config['ffn_dim']}, vocabulary {config['vocab']}; random weights; "
-        f"{config['dtype']} on {config['device']}; median of {config['repeats']} after {config['warmup']} warmup{rounds_note(config)}; "
-        f"threads {', '.join(map(str, threads)) or '-'}; torch {env['torch']}; CPU {env['cpu_model']}.",
+        f"{config['dtype']} on {config['device']}; {driver.header_timing(config)}; "
+        f"threads {threads_of(rows)}; torch {env['torch']}; CPU {env['cpu_model']}.",
         "",
-        markdown_table(HEADERS, table_rows, right_align=(False,) + (True,) * 6),
+        markdown_table(HEADERS, table_rows, right_align=(True, True, False) + (True,) * 8),
         "",
         "Notes:",
         "",
         "- One forward = `model(tokens, features_only=True)` under `torch.inference_mode()`: embeddings and "
         "every encoder layer, no LM head.",
-        "- speed vs softmax = softmax time / method time (above 1 is faster); memory vs softmax = method peak / "
-        "softmax peak (below 1 is smaller).",
+        "- speed vs X = X's time / method time (above 1 is faster); memory vs X = method peak / X's peak "
+        "(below 1 is smaller); X = softmax (fused) or softmax-unfused at the same N.",
         f"- peak MiB: peak memory increase over the baseline (model and tokens exist) during the first, "
         f"untimed forward, in a fresh process (probe: {', '.join(memory_probes) or '-'}).",
     ]
     kinds = list(dict.fromkeys(row["kind"] for row in rows))
     lines += [f"- {kind}: {KIND_NOTES[kind]}" for kind in kinds]
-    if failures:
-        lines += ["", "Failures:", ""] + failures
-    return "\n".join(lines)
+    return "\n".join(lines + failures)
 
 
-# ----------------------------------------------------------------------------- targets
 def check_targets(rows: Dict[str, dict]) -> List[dict]:
     """ABC-64 faster than softmax and using less peak memory, and than softmax-unfused when it was
-    measured (informational): PASS, FAIL, or SKIP when abc-64 or the reference was not measured
-    (the reference failing is a SKIP, abc-64 failing a FAIL)."""
+    measured, at one N (rows by method; informational): PASS, FAIL, or SKIP when abc-64 or the
+    reference was not measured (the reference failing is a SKIP, abc-64 failing a FAIL)."""
     targets = []
-    abc = rows.get("abc-64")
     references = ["softmax"] + (["softmax-unfused"] if "softmax-unfused" in rows else [])
     for reference in references:
-        soft = rows.get(reference)
-        for name, key, better in ((f"abc-64 encodes faster than {reference}", "encode_s", "faster"),
-                                  (f"abc-64 peak memory below {reference}'s", "peak_mib", "smaller")):
-            if abc is None or soft is None:
-                targets.append({"name": name, "status": "SKIP", "detail": f"needs abc with n=64 and {reference}"})
-            elif soft.get(key) is None:
-                targets.append({"name": name, "status": "SKIP", "detail": f"{reference}: {soft.get('status')}"})
-            elif abc.get(key) is None:
-                targets.append({"name": name, "status": "FAIL", "detail": f"abc-64: {abc.get('status')}"})
-            else:
-                ratio = soft[key] / abc[key] if abc[key] else float("inf")
-                targets.append({"name": name, "status": "PASS" if ratio > 1 else "FAIL", "value": ratio,
-                                "detail": f"{reference} / abc-64 = {ratio:.2f} (need > 1: {better})"})
+        for name, key, faster, bound in ((f"abc-64 encodes faster than {reference}", "encode_s", True, 1 + 1e-9),
+                                         (f"abc-64 peak memory below {reference}'s", "peak_mib", False, 1 - 1e-9)):
+            targets.append(compare(name, rows.get("abc-64"), rows.get(reference), key, bound, faster,
+                                   ("abc-64", reference)))
     return targets
 
 
-def format_targets(targets: List[dict]) -> str:
-    lines = ["## Targets (informational)", ""]
-    lines += [f"- {t['status']}: {t['name']} -- {t['detail']}" for t in targets]
-    return "\n".join(lines)
+def check_length_targets(rows: Dict[Tuple[str, int], dict]) -> List[dict]:
+    """Issue 15's targets (rows by (method, N)): at 512 ABC-64 >= 1.15x faster than and at most
+    0.6x the memory of softmax-unfused; at 4,096 ABC-64 faster than fused softmax."""
+    def at(n: int, name: str, reference: str, key: str, bound: float, faster: bool) -> dict:
+        return compare(name, rows.get(("abc-64", n)), rows.get((reference, n)), key, bound, faster,
+                       (f"abc-64 at N={n}", reference))
+
+    return [at(512, "abc-64 >= 1.15x faster than softmax-unfused at N=512", "softmax-unfused", "encode_s",
+               1.15, True),
+            at(512, "abc-64 peak memory <= 0.6x softmax-unfused's at N=512", "softmax-unfused", "peak_mib",
+               0.6, False),
+            at(4096, "abc-64 faster than fused softmax at N=4096", "softmax", "encode_s", 1 + 1e-9, True)]
 
 
 def save_plot(path: str, rows: List[dict], title: str) -> None:
-    """Two bar charts: speed and peak memory relative to softmax, one bar per method."""
+    """Speed and peak memory relative to softmax, one group of bars per N, one bar per method."""
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    lengths = list(dict.fromkeys(row["N"] for row in rows))
+    methods = list(dict.fromkeys(row["method"] for row in rows))
+    width = 0.8 / len(methods)
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, key, ylabel in ((axes[0], "speed_vs_softmax", "speed relative to softmax (higher is faster)"),
                             (axes[1], "memory_vs_softmax", "peak memory relative to softmax (lower is smaller)")):
-        labels = [row["method"] for row in rows]
-        values = [row.get(key) or 0.0 for row in rows]
-        bars = ax.bar(labels, values, color=["0.55" if row["kind"].startswith("softmax") else
-                                             ("tab:orange" if row["kind"] == "linformer" else "tab:blue")
-                                             for row in rows])
-        for bar, value in zip(bars, values):
-            ax.annotate(f"{value:.2f}x", (bar.get_x() + bar.get_width() / 2, value), ha="center", va="bottom")
+        for j, method in enumerate(methods):
+            values = {row["N"]: row.get(key) or 0.0 for row in rows if row["method"] == method}
+            xs = [i + (j - (len(methods) - 1) / 2) * width for i in range(len(lengths))]
+            bars = ax.bar(xs, [values.get(n, 0.0) for n in lengths], width, label=method)
+            for bar in bars:
+                ax.annotate(f"{bar.get_height():.2f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                            ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(lengths)))
+        ax.set_xticklabels([f"N={n}" for n in lengths])
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_ylabel(ylabel)
         ax.grid(True, axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8)
     fig.suptitle(title)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
-# ----------------------------------------------------------------------------- driver
-MODEL_KEYS = ("vocab", "layers", "embed_dim", "heads", "ffn_dim", "dtype", "length", "batch")
-
-
-def _case(args: argparse.Namespace, label: str, kind: str, memory: Optional[int]) -> driver.Measurement:
-    params = {key: getattr(args, key) for key in MODEL_KEYS}
-    params.update(kind=kind, memory=memory)
-    config = driver.config_of(args)
-    return driver.Measurement(f"{label} batch={args.batch} N={args.length}",
-                       driver.worker_spec(args, f"{__name__}:build_case", params),
-                       lambda result: make_row(label, kind, memory, config, result))
-
-
-def _describe(row: dict) -> str:
-    return f"{row['ms_per_batch']:.1f} ms/batch, peak {row.get('peak_mib', 0):.1f} MiB"
-
-
-def run(args: argparse.Namespace) -> int:
-    """Measure every method, print the report and targets, write the output files."""
-    validate(args, args._parser)
-    env = environment_info(PROG, args.argv, args.device)
-    cases = [_case(args, label, kind, memory) for label, kind, memory in method_list(args)]
-    record = driver.measure("encode", args, env, cases, _describe, rounds=args.rounds)
-    rows = record["results"]
-    add_relative(rows)
-    targets = check_targets({row["method"]: row for row in rows})
-    text = report(rows, env, record["config"], driver.memory_probes(rows)) + "\n\n" + format_targets(targets) + "\n"
-    title = (f"encoding {args.batch} x {args.length} tokens, {args.layers} layers, dim {args.embed_dim}, "
-             f"{args.dtype}, {args.device}")
-    driver.publish("encode", args, record, text, targets, lambda path: save_plot(path, rows, title))
-    return 0
+def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
+    """Ratios against both softmax forms, the report, the targets and the bar chart."""
+    for reference, suffix in (("softmax", "softmax"), ("softmax-unfused", "unfused")):
+        add_relative(rows, reference, (("encode_s", f"speed_vs_{suffix}", True),
+                                       ("peak_mib", f"memory_vs_{suffix}", False)))
+    shortest = min((row["N"] for row in rows), default=None)
+    targets = check_targets({row["method"]: row for row in rows if row["N"] == shortest})
+    targets += check_length_targets({(row["method"], row["N"]): row for row in rows})
+    text = report(rows, env, config, memory_probes) + "\n\n" + format_targets(targets) + "\n"
+    title = (f"encoding {config['batch'] * config['lengths'][0]} tokens per batch, {config['layers']} layers, "
+             f"dim {config['embed_dim']}, {config['dtype']}, {config['device']}")
+    return driver.Summary(text, targets, lambda path: save_plot(path, rows, title))
