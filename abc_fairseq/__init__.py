@@ -1,9 +1,12 @@
 """ABC, Attention with Bounded-memory Control (Peng et al.), as a fairseq ``--user-dir`` plugin.
 
 - ``abc_fairseq.ops``: the math, plain PyTorch (no fairseq imports).
-- ``abc_fairseq.modules``: ``ABCMultiheadAttention`` (drop-in for fairseq's MultiheadAttention),
-  the shared W_phi projection and transformer layers using them.
-- ``abc_fairseq.models``: registered fairseq models (``abc_lm`` and its architectures).
+- ``abc_fairseq.strategies``: the memory-control strategies (plain PyTorch), their registry and
+  settings, W_phi (``PhiProjection``) and ``ABCAttentionSpec``, the built spec of one position.
+- ``abc_fairseq.modules``: ``ABCMultiheadAttention`` (drop-in for fairseq's MultiheadAttention)
+  and the transformer layers using it.
+- ``abc_fairseq.models``: the options schema and the registered fairseq models (``abc_lm``,
+  ``abc_transformer``, ``abc_roberta`` and their architectures). docs/architecture.md has the map.
 
 Importing the package (``--user-dir abc_fairseq`` does) registers the models, lets fairseq
 load checkpoints under torch's weights-only ``torch.load`` (``checkpoint_compat``), names the

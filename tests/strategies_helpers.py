@@ -1,13 +1,70 @@
-"""Shared by the strategy tests: tiny float64 problems run fastest on one thread (intra-op
-parallelism only adds synchronisation at these sizes, badly so on a busy machine)."""
+"""Shared by the strategy tests: tiny float64 problems (strategies built directly, their inputs,
+step-by-step decoding) and a one-thread fixture (intra-op parallelism only adds synchronisation at
+these sizes, badly so on a busy machine)."""
 
 import pytest
 import torch
 
+from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
+
 
 @pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+def one_thread(one_thread):  # noqa: F811 (conftest's, made autouse for the files importing it)
     yield
-    torch.set_num_threads(previous)
+
+
+H, D, N_SLOTS, C_IN = 2, 4, 4, 6
+OPTIONS = StrategyOptions(linformer_max_positions=24, compressive_ratio=2)
+
+
+def make(name, mode="causal", n=N_SLOTS, seed=0, options=OPTIONS):
+    torch.manual_seed(seed)
+    cls = get_strategy(name)
+    shared = cls.build_shared(C_IN, H, n, options)
+    strategy = cls(H, D, n, mode, shared=shared, options=options)
+    if shared is not None:
+        shared.double()
+    return strategy.double().eval()
+
+
+def inputs(B, N, seed=0, scale=1.5):
+    g = torch.Generator().manual_seed(seed)
+    q, k, v = (scale * torch.randn(B, H, N, D, generator=g, dtype=torch.float64) for _ in range(3))
+    x = scale * torch.randn(B, N, C_IN, generator=g, dtype=torch.float64)
+    return q, k, v, x
+
+
+def left_padded(B=3, N=9, pads=(0, 3, 1)):
+    valid = torch.ones(B, N, dtype=torch.bool)
+    for b, pad in enumerate(pads):
+        valid[b, :pad] = False
+    return valid
+
+
+def steps(strategy, q, k, v, x, valid=None, state=None):
+    outs = []
+    for t in range(q.shape[2]):
+        row = slice(t, t + 1)
+        out, state = strategy.step(q[:, :, row], k[:, :, row], v[:, :, row], x[:, row],
+                                   None if valid is None else valid[:, row], state)
+        outs.append(out)
+    return torch.cat(outs, dim=2), state
+
+
+def supporting(mode):
+    return [name for name, cls in STRATEGIES.items() if mode in cls.modes]
+
+
+CAUSAL = supporting("causal")
+BIDIRECTIONAL = [(name, mode) for mode in ("encoder", "cross") for name in supporting(mode)]
+
+
+def run_bidirectional(strategy, q, k, v, x, valid):
+    if strategy.mode == "encoder":
+        return strategy.encode(q, k, v, x, valid)
+    return strategy.read(q, strategy.memory(k, v, x, valid))
+
+
+def gate(strategy, k):
+    """Gated linear attention's gate sigmoid(W k + b), from de Brebisson & Vincent."""
+    return torch.sigmoid(torch.einsum("bhnd,hed->bhne", k, strategy.gate_weight) + strategy.gate_bias[:, None])

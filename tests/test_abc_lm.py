@@ -2,42 +2,35 @@
 
 import pytest
 import torch
+from omegaconf import OmegaConf
 
 import abc_fairseq  # noqa: F401 (registers abc_lm)
-from abc_fairseq.modules import ABCMultiheadAttention, PhiProjection, phi_parameter_overhead
-from fairseq import options, tasks
+from abc_fairseq.modules import ABCMultiheadAttention, phi_parameter_overhead
+from abc_fairseq.strategies import PhiProjection
+from fairseq import tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.modules import MultiheadAttention
 from fairseq.sequence_generator import SequenceGenerator
+from fairseq_helpers import build as build_model
+from fairseq_helpers import fairseq
+from fairseq_helpers import parse_error
+from fairseq_helpers import parse as parse_args
 
 TINY = ["--decoder-layers", "2", "--decoder-embed-dim", "32", "--decoder-ffn-embed-dim", "64",
         "--decoder-attention-heads", "4", "--dropout", "0", "--tokens-per-sample", "64"]
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    """A language_modeling data dir holding only a 30-word dictionary."""
-    path = tmp_path_factory.mktemp("lm_dict")
-    (path / "dict.txt").write_text("".join(f"w{i} {100 - i}\n" for i in range(30)))
-    return str(path)
-
-
 def parse(data_dir, *flags):
-    parser = options.get_training_parser()
-    return options.parse_args_and_arch(parser, [data_dir, "--task", "language_modeling", *flags])
+    return parse_args([data_dir, "--task", "language_modeling", *flags])
 
 
 def build(data_dir, *flags, seed=1):
-    """Parse and build as fairseq-train does (argparse -> omegaconf -> task.build_model)."""
-    cfg = convert_namespace_to_omegaconf(parse(data_dir, *flags))
-    task = tasks.setup_task(cfg.task)
-    torch.manual_seed(seed)
-    return task, task.build_model(cfg.model)
+    return build_model([data_dir, "--task", "language_modeling", *flags], seed)
 
 
 @pytest.fixture(scope="module")
-def lm(data_dir):
-    task, model = build(data_dir, "--arch", "abc_lm_small", "--decoder-self-memory", "6", *TINY)
+def lm(lm_dir):
+    task, model = build(lm_dir, "--arch", "abc_lm_small", "--decoder-self-memory", "6", *TINY)
     return task, model.double().eval()
 
 
@@ -158,9 +151,9 @@ def test_phi_is_one_tensor_shared_by_all_layers(lm):
     assert fraction == pytest.approx(extra / (total - extra))
 
 
-def test_softmax_flag_builds_fairseqs_decoder(data_dir):
-    _, soft = build(data_dir, "--arch", "abc_lm", "--decoder-self-attn", "softmax", *TINY, seed=5)
-    _, ref = build(data_dir, "--arch", "transformer_lm", *TINY, seed=5)
+def test_softmax_flag_builds_fairseqs_decoder(lm_dir):
+    _, soft = build(lm_dir, "--arch", "abc_lm", "--decoder-self-attn", "softmax", *TINY, seed=5)
+    _, ref = build(lm_dir, "--arch", "transformer_lm", *TINY, seed=5)
     assert all(type(layer.self_attn) is MultiheadAttention for layer in soft.decoder.layers)
     assert not any(isinstance(m, (PhiProjection, ABCMultiheadAttention)) for m in soft.modules())
     soft_state, ref_state = soft.state_dict(), ref.state_dict()
@@ -171,9 +164,9 @@ def test_softmax_flag_builds_fairseqs_decoder(data_dir):
     torch.testing.assert_close(soft(tokens)[0], ref(tokens)[0], rtol=0, atol=0)
 
 
-def test_abc_and_softmax_differ_only_by_attention(data_dir):
-    _, abc_model = build(data_dir, "--arch", "abc_lm", *TINY)
-    _, soft = build(data_dir, "--arch", "abc_lm", "--decoder-self-attn", "softmax", *TINY)
+def test_abc_and_softmax_differ_only_by_attention(lm_dir):
+    _, abc_model = build(lm_dir, "--arch", "abc_lm", *TINY)
+    _, soft = build(lm_dir, "--arch", "abc_lm", "--decoder-self-attn", "softmax", *TINY)
     abc_keys = set(abc_model.state_dict()) - {"decoder.self_attn_phi.weight"}
     assert abc_keys == set(soft.state_dict())
     assert abc_model.decoder.self_attn_phi.weight.shape == (4 * 64, 32)  # 4 heads x 64 slots (default)
@@ -185,17 +178,35 @@ def test_abc_and_softmax_differ_only_by_attention(data_dir):
     (["--decoder-self-memory", "-3"], "argument --decoder-self-memory: must be a positive number"),
     (["--decoder-self-memory", "many"], "argument --decoder-self-memory: expected a positive number"),
 ])
-def test_bad_flags_fail_at_parsing(data_dir, capsys, flags, message):
-    with pytest.raises(SystemExit) as exit_info:
-        parse(data_dir, "--arch", "abc_lm_small", *flags)
-    assert exit_info.value.code == 2
-    assert message in capsys.readouterr().err
+def test_bad_flags_fail_at_parsing(lm_dir, capsys, flags, message):
+    assert message in parse_error([lm_dir, "--task", "language_modeling", "--arch", "abc_lm_small", *flags], capsys)
 
 
-def test_bad_values_that_skip_argparse_fail_at_build(data_dir):
+def test_bad_values_that_skip_argparse_fail_at_build(lm_dir):
     """Configs from hydra or checkpoints never meet argparse: build_model checks them too."""
-    cfg = convert_namespace_to_omegaconf(parse(data_dir, "--arch", "abc_lm", *TINY))
+    cfg = convert_namespace_to_omegaconf(parse(lm_dir, "--arch", "abc_lm", *TINY))
     task = tasks.setup_task(cfg.task)
     cfg.model.decoder_self_memory = 0
     with pytest.raises(ValueError, match="--decoder-self-memory must be a positive number"):
         task.build_model(cfg.model)
+
+
+def test_eval_lm_context_window_must_be_below_tokens_per_sample(lm_dir, tmp_path):
+    """fairseq-eval-lm --context-window >= --tokens-per-sample with an ABC model: a clear error
+    naming both flags before any data is read (fairseq alone fails with a ZeroDivisionError)."""
+    cfg = convert_namespace_to_omegaconf(parse(lm_dir, "--arch", "abc_lm", *TINY))
+    task = tasks.setup_task(cfg.task)
+    model = task.build_model(cfg.model)
+    checkpoint = tmp_path / "checkpoint.pt"
+    history = [{"criterion_name": "CrossEntropyCriterion", "optimizer_name": "Adam", "lr_scheduler_state": {},
+                "num_updates": 0}]
+    torch.save({"cfg": OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "args": None,
+                "model": model.state_dict(), "optimizer_history": history, "extra_state": {}}, checkpoint)
+    common = [lm_dir, "--path", checkpoint, "--user-dir", "abc_fairseq", "--cpu", "--tokens-per-sample", "16"]
+    code, log = fairseq("eval_lm", *common, "--context-window", "16", check=False)
+    assert code != 0
+    assert "--context-window (16) must be smaller than --tokens-per-sample (16)" in log
+    assert "ZeroDivisionError" not in log
+    # A smaller window passes the check and fails only for the missing test data.
+    code, log = fairseq("eval_lm", *common, "--context-window", "8", check=False)
+    assert code != 0 and "--context-window" not in log and "test" in log

@@ -6,52 +6,21 @@ import torch.nn as nn
 
 import abc_fairseq  # noqa: F401 (registers the fairseq side)
 from abc_fairseq.modules import (
-    ABCAttentionSpec,
     ABCMultiheadAttention,
     ABCTransformerDecoderLayer,
-    PhiProjection,
     is_future_mask,
     phi_parameter_overhead,
 )
 from abc_fairseq.ops import abc as abc_op
 from abc_fairseq.ops import causal_abc
+from abc_fairseq.strategies import ABCAttentionSpec, PhiProjection
+from attention_helpers import E, H, check_cross_attention, future_mask, make_attention, step_by_step
 
-E, H, N_SLOTS = 16, 2, 5
-
-
-def make_attention(mode: str, kdim: int = E, seed: int = 0) -> ABCMultiheadAttention:
-    torch.manual_seed(seed)
-    phi = PhiProjection(kdim, H, N_SLOTS)
-    kwargs = dict(memory_size=N_SLOTS, phi=phi)
-    if mode == "causal":
-        attn = ABCMultiheadAttention(E, H, self_attention=True, causal=True, **kwargs)
-    elif mode == "encoder":
-        attn = ABCMultiheadAttention(E, H, self_attention=True, **kwargs)
-    else:
-        attn = ABCMultiheadAttention(E, H, kdim=kdim, vdim=kdim, encoder_decoder_attention=True, **kwargs)
-    phi.double()
-    return attn.double().eval()
-
-
-def future_mask(T: int) -> torch.Tensor:
-    return torch.triu(torch.full((T, T), float("-inf"), dtype=torch.float64), 1)
-
-
-def step_by_step(attn, x, state=None, key_padding_mask=None):
-    """Feed x [T, B, C] one token at a time through the incremental path."""
-    state = {} if state is None else state
-    outs = []
-    for t in range(x.shape[0]):
-        kpm = None if key_padding_mask is None else key_padding_mask[:, t:t + 1]
-        out, weights = attn(x[t:t + 1], x[t:t + 1], x[t:t + 1], key_padding_mask=kpm,
-                            incremental_state=state)
-        assert weights is None
-        outs.append(out)
-    return torch.cat(outs, dim=0), state
+N_SLOTS = 5
 
 
 def test_causal_matches_the_op():
-    attn = make_attention("causal")
+    attn, _ = make_attention("causal")
     x = torch.randn(9, 3, E, dtype=torch.float64)
     out, _ = attn(x, x, x)
     heads = lambda proj: proj(x).view(9, 3, H, E // H).permute(1, 2, 0, 3)  # noqa: E731
@@ -62,7 +31,7 @@ def test_causal_matches_the_op():
 
 
 def test_causal_full_equals_incremental():
-    attn = make_attention("causal")
+    attn, _ = make_attention("causal")
     x = torch.randn(11, 3, E, dtype=torch.float64)
     full, _ = attn(x, x, x, attn_mask=future_mask(11))
     inc, state = step_by_step(attn, x)
@@ -74,7 +43,7 @@ def test_causal_full_equals_incremental():
 
 
 def test_causal_future_does_not_leak():
-    attn = make_attention("causal")
+    attn, _ = make_attention("causal")
     x = torch.randn(10, 2, E, dtype=torch.float64)
     y = x.clone()
     y[6:] = torch.randn(4, 2, E, dtype=torch.float64) * 50
@@ -83,7 +52,7 @@ def test_causal_future_does_not_leak():
 
 
 def test_reorder_incremental_state_follows_the_batch():
-    attn = make_attention("causal")
+    attn, _ = make_attention("causal")
     x = torch.randn(8, 4, E, dtype=torch.float64)
     order = torch.tensor([2, 0, 3, 1])
     reference, _ = step_by_step(attn, x[:, order])  # the permuted batch from scratch
@@ -103,7 +72,7 @@ def test_reorder_incremental_state_follows_the_batch():
 
 @pytest.mark.parametrize("mode", ["causal", "encoder"])
 def test_left_padding_is_never_written(mode):
-    attn = make_attention(mode)
+    attn, _ = make_attention(mode)
     T, pad = 7, 3
     x = torch.randn(T, 1, E, dtype=torch.float64)
     alone, _ = attn(x, x, x)
@@ -127,7 +96,7 @@ def test_left_padding_is_never_written(mode):
 
 
 def test_causal_padding_incremental_and_gradients():
-    attn = make_attention("causal")
+    attn, _ = make_attention("causal")
     x = torch.randn(6, 2, E, dtype=torch.float64, requires_grad=True)
     mask = torch.zeros(2, 6, dtype=torch.bool)
     mask[1, :2] = True
@@ -140,7 +109,7 @@ def test_causal_padding_incremental_and_gradients():
 
 
 def test_encoder_matches_the_op():
-    attn = make_attention("encoder")
+    attn, _ = make_attention("encoder")
     x = torch.randn(6, 2, E, dtype=torch.float64)
     mask = torch.tensor([[False] * 6, [True, True] + [False] * 4])
     out, _ = attn(x, x, x, key_padding_mask=mask)
@@ -153,32 +122,10 @@ def test_encoder_matches_the_op():
 
 def test_cross_attention_incremental_equals_full_and_builds_memory_once():
     kdim = 12
-    attn = make_attention("cross", kdim=kdim)
-    enc = torch.randn(9, 3, kdim, dtype=torch.float64)
-    enc_mask = torch.zeros(3, 9, dtype=torch.bool)
-    enc_mask[2, :4] = True  # a left-padded source
-    dec = torch.randn(5, 3, E, dtype=torch.float64)
-    full, _ = attn(dec, enc, enc, key_padding_mask=enc_mask, static_kv=True)
-
-    state, outs = {}, []
-    for t in range(5):
-        # After the first step the cached memory is used: the key passed no longer matters.
-        key = enc if t == 0 else torch.randn_like(enc)
-        outs.append(attn(dec[t:t + 1], key, key, key_padding_mask=enc_mask,
-                         incremental_state=state, static_kv=True)[0])
-    torch.testing.assert_close(torch.cat(outs), full, rtol=0, atol=1e-12)
+    attn, _ = make_attention("cross", kdim=kdim)
+    state = check_cross_attention(attn, kdim)
     buffer = attn._get_input_buffer(state)
     assert buffer["key_memory"].shape == (3, H, N_SLOTS, E // H)
-
-    # Padding never reaches the memory: the unpadded source gives the same reads.
-    alone, _ = attn(dec[:, 2:], enc[4:, 2:], enc[4:, 2:], static_kv=True)
-    torch.testing.assert_close(full[:, 2:], alone, rtol=0, atol=1e-12)
-
-    # Beam reordering of the cached memory.
-    order = torch.tensor([1, 1, 0])
-    attn.reorder_incremental_state(state, order)
-    step, _ = attn(dec[:1, order], None, None, incremental_state=state, static_kv=True)
-    torch.testing.assert_close(step, full[:1, order], rtol=0, atol=1e-12)
 
 
 def test_future_mask_validation():
@@ -186,7 +133,7 @@ def test_future_mask_validation():
     assert is_future_mask(torch.ones(5, 5, dtype=torch.bool).triu(1), 5)
     assert not is_future_mask(future_mask(5), 4)
     assert not is_future_mask(torch.zeros(5, 5), 5)
-    attn = make_attention("causal")
+    attn, _ = make_attention("causal")
     x = torch.randn(5, 1, E, dtype=torch.float64)
     attn(x, x, x, attn_mask=future_mask(5))
     window = future_mask(5)
@@ -197,13 +144,16 @@ def test_future_mask_validation():
 
 def test_unsupported_configurations_fail_clearly():
     phi = PhiProjection(E, H, N_SLOTS)
+    spec = ABCAttentionSpec.create("abc", N_SLOTS, E, H, shared=phi)
     with pytest.raises(ValueError, match="cross-self-attention"):
-        ABCMultiheadAttention(E, H, memory_size=N_SLOTS, phi=phi)  # neither self nor cross
+        ABCMultiheadAttention(E, H, spec=spec)  # neither self nor cross
     with pytest.raises(ValueError, match="add_bias_kv"):
-        ABCMultiheadAttention(E, H, self_attention=True, add_bias_kv=True, memory_size=N_SLOTS, phi=phi)
+        ABCMultiheadAttention(E, H, self_attention=True, add_bias_kv=True, spec=spec)
     with pytest.raises(ValueError, match="phi"):
-        ABCMultiheadAttention(E, H, self_attention=True, memory_size=N_SLOTS + 1, phi=phi)
-    enc = make_attention("encoder")
+        ABCAttentionSpec.create("abc", N_SLOTS + 1, E, H, shared=phi)
+    with pytest.raises(ValueError, match="phi"):
+        ABCMultiheadAttention(E, 2 * H, self_attention=True, spec=spec)
+    enc, _ = make_attention("encoder")
     x = torch.randn(4, 1, E, dtype=torch.float64)
     with pytest.raises(ValueError, match="attn_mask"):
         enc(x, x, x, attn_mask=future_mask(4))
@@ -221,7 +171,7 @@ def test_phi_is_shared_by_layers_and_counted_once():
         def __init__(self):
             super().__init__()
             self.self_attn_phi = PhiProjection(E, H, N_SLOTS)
-            spec = ABCAttentionSpec(N_SLOTS, self.self_attn_phi)
+            spec = ABCAttentionSpec.create("abc", N_SLOTS, E, H, shared=self.self_attn_phi)
             self.layers = nn.ModuleList(
                 [ABCTransformerDecoderLayer(cfg, self_attn=spec, no_encoder_attn=True) for _ in range(3)])
 
@@ -261,7 +211,8 @@ def test_encoder_layer_runs_abc_and_keeps_fast_paths_off():
 
     torch.manual_seed(0)
     phi = PhiProjection(E, H, N_SLOTS)
-    layer = ABCTransformerEncoderLayer(small_transformer_config(), self_attn=ABCAttentionSpec(N_SLOTS, phi))
+    spec = ABCAttentionSpec.create("abc", N_SLOTS, E, H, shared=phi)
+    layer = ABCTransformerEncoderLayer(small_transformer_config(), self_attn=spec)
     assert isinstance(layer.self_attn, ABCMultiheadAttention) and not layer.self_attn.causal
     layer.load_to_BT = True  # what fairseq 0.12.2 sets when loading a checkpoint
     layer.can_use_fastpath = True
@@ -277,8 +228,8 @@ def test_decoder_layer_with_abc_self_and_cross_attention_decodes_incrementally()
     torch.manual_seed(0)
     cfg = small_transformer_config()
     self_phi, cross_phi = PhiProjection(E, H, N_SLOTS), PhiProjection(E, H, 3)
-    layer = ABCTransformerDecoderLayer(cfg, self_attn=ABCAttentionSpec(N_SLOTS, self_phi),
-                                       encoder_attn=ABCAttentionSpec(3, cross_phi))
+    layer = ABCTransformerDecoderLayer(cfg, self_attn=ABCAttentionSpec.create("abc", N_SLOTS, E, H, shared=self_phi),
+                                       encoder_attn=ABCAttentionSpec.create("abc", 3, E, H, shared=cross_phi))
     assert isinstance(layer.encoder_attn, ABCMultiheadAttention) and layer.encoder_attn.encoder_decoder_attention
     for module in (layer, self_phi, cross_phi):
         module.double().eval()
@@ -290,3 +241,18 @@ def test_decoder_layer_with_abc_self_and_cross_attention_decodes_incrementally()
     for t in range(5):
         steps.append(layer(x[t:t + 1], enc, enc_mask, incremental_state=state)[0])
     torch.testing.assert_close(torch.cat(steps), full, rtol=0, atol=1e-10)
+
+
+def test_attention_dropout_reaches_the_strategy_for_training_only():
+    attn, _ = make_attention("causal")
+    attn = ABCMultiheadAttention(E, H, dropout=0.25, self_attention=True, causal=True,
+                                 spec=attn.strategy_spec).double()
+    assert attn.strategy.dropout == 0.25
+    x = torch.randn(6, 2, E, dtype=torch.float64)
+    attn.eval()
+    assert attn.strategy.read_dropout() == 0.0
+    evaluated = attn(x, x, x)[0]
+    attn.train()
+    assert attn.strategy.read_dropout() == 0.25
+    if not attn.strategy.applies_dropout():  # the ops take no dropout yet: none is applied
+        torch.testing.assert_close(attn(x, x, x)[0], evaluated, rtol=0, atol=0)

@@ -7,16 +7,13 @@ checkpoints refused, ABC runs in eval mode, softmax setting equals fairseq's RoB
 """
 
 import argparse
-import os
 import random
-import subprocess
-import sys
 
 import pytest
 import torch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PY = sys.executable
+from fairseq_helpers import fairseq, run_module
+
 PHI_KEY = "encoder.sentence_encoder.self_attn_phi.weight"
 
 # A 2-layer, dim-32 RoBERTa: the point is the plumbing.
@@ -30,18 +27,7 @@ MLM = ["--task", "masked_lm", "--criterion", "masked_lm", "--sample-break-mode",
 RESET = ["--reset-optimizer", "--reset-dataloader", "--reset-meters"]
 
 
-def run(module, *args, check=True):
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    proc = subprocess.run([PY, "-m", module, *map(str, args)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    log = proc.stdout + proc.stderr
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{module} failed ({proc.returncode}):\n{log[-4000:]}")
-    return log if check else (proc.returncode, log)
-
-
-def fairseq(tool, *args, **kwargs):
-    return run(f"fairseq_cli.{tool}", *args, **kwargs)
+run = run_module
 
 
 def load(path):

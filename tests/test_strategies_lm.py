@@ -8,8 +8,8 @@ import torch
 import abc_fairseq  # noqa: F401 (registers abc_lm)
 from abc_fairseq.modules import ABCMultiheadAttention
 from abc_fairseq.strategies import STRATEGIES, ControlModule
-from fairseq import options, tasks
-from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq_helpers import build as build_model
+from fairseq_helpers import parse_error
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
 TINY = ["--arch", "abc_lm", "--decoder-layers", "2", "--decoder-embed-dim", "32", "--decoder-ffn-embed-dim",
@@ -18,20 +18,9 @@ TINY = ["--arch", "abc_lm", "--decoder-layers", "2", "--decoder-embed-dim", "32"
 CAUSAL = [name for name, cls in STRATEGIES.items() if "causal" in cls.modes]
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("lm_dict")
-    (path / "dict.txt").write_text("".join(f"w{i} {100 - i}\n" for i in range(30)))
-    return str(path)
-
-
 def build(data_dir, *flags):
-    parser = options.get_training_parser()
-    args = options.parse_args_and_arch(parser, [data_dir, "--task", "language_modeling", *TINY, *flags])
-    cfg = convert_namespace_to_omegaconf(args)
-    task = tasks.setup_task(cfg.task)
-    torch.manual_seed(1)
-    return task, task.build_model(cfg.model).double().eval()
+    task, model = build_model([data_dir, "--task", "language_modeling", *TINY, *flags])
+    return task, model.double().eval()
 
 
 def tokens_for(task, batch, length, seed=0):
@@ -47,8 +36,8 @@ def log_probs(model, tokens):
 
 
 @pytest.mark.parametrize("name", CAUSAL)
-def test_lm_with_each_strategy(data_dir, name):
-    task, model = build(data_dir, "--decoder-self-attn", name)
+def test_lm_with_each_strategy(lm_dir, name):
+    task, model = build(lm_dir, "--decoder-self-attn", name)
     layers = model.decoder.layers
     assert all(isinstance(layer.self_attn, ABCMultiheadAttention) for layer in layers)
     assert {layer.self_attn.strategy.name for layer in layers} == {name}
@@ -77,8 +66,8 @@ def test_lm_with_each_strategy(data_dir, name):
                                rtol=0, atol=1e-10)
 
 
-def test_linformer_lm_too_long_names_the_flag(data_dir):
-    task, model = build(data_dir, "--decoder-self-attn", "linformer", "--linformer-max-positions", "8")
+def test_linformer_lm_too_long_names_the_flag(lm_dir):
+    task, model = build(lm_dir, "--decoder-self-attn", "linformer", "--linformer-max-positions", "8")
     with pytest.raises(ValueError, match="--linformer-max-positions"):
         model(tokens_for(task, 1, 9))
     assert torch.isfinite(log_probs(model, tokens_for(task, 1, 8))).all()
@@ -88,8 +77,5 @@ def test_linformer_lm_too_long_names_the_flag(data_dir):
     (["--linformer-max-positions", "0"], "argument --linformer-max-positions: must be a positive number"),
     (["--compressive-ratio", "x"], "argument --compressive-ratio: expected a positive number"),
 ])
-def test_bad_strategy_settings_fail_at_parsing(data_dir, capsys, flags, message):
-    with pytest.raises(SystemExit):
-        options.parse_args_and_arch(options.get_training_parser(),
-                                    [data_dir, "--task", "language_modeling", *TINY, *flags])
-    assert message in capsys.readouterr().err
+def test_bad_strategy_settings_fail_at_parsing(lm_dir, capsys, flags, message):
+    assert message in parse_error([lm_dir, "--task", "language_modeling", *TINY, *flags], capsys)

@@ -9,33 +9,19 @@ import torch
 import abc_fairseq  # noqa: F401 (registers abc_transformer)
 from abc_fairseq.modules import ABCMultiheadAttention
 from abc_fairseq.strategies import STRATEGIES
-from fairseq import options, tasks
-from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq_helpers import build as build_model
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
-VOCAB = 30
+VOCAB = 30  # the words of conftest's mt_dir dictionaries
 TINY = ["--arch", "abc_transformer_tiny", "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
         "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "4",
         "--decoder-attention-heads", "4", "--dropout", "0", "--encoder-memory", "4", "--decoder-cross-memory", "6",
         "--decoder-self-memory", "4", "--compressive-ratio", "2"]
 
 
-@pytest.fixture(scope="module")
-def data_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("mt_dict")
-    for lang in ("src", "tgt"):
-        (path / f"dict.{lang}.txt").write_text("".join(f"w{i} {100 - i}\n" for i in range(VOCAB)))
-    return str(path)
-
-
 def build(data_dir, *flags):
-    parser = options.get_training_parser()
-    args = options.parse_args_and_arch(parser, [data_dir, "--task", "translation", "-s", "src", "-t", "tgt",
-                                                *TINY, *flags])
-    cfg = convert_namespace_to_omegaconf(args)
-    task = tasks.setup_task(cfg.task)
-    torch.manual_seed(1)
-    return task, task.build_model(cfg.model).double().eval()
+    task, model = build_model([data_dir, "--task", "translation", "-s", "src", "-t", "tgt", *TINY, *flags])
+    return task, model.double().eval()
 
 
 def flags_for(name):
@@ -47,8 +33,8 @@ def flags_for(name):
 
 
 @pytest.mark.parametrize("name", list(STRATEGIES))
-def test_translation_model_with_each_strategy(data_dir, name):
-    task, model = build(data_dir, *flags_for(name))
+def test_translation_model_with_each_strategy(mt_dir, name):
+    task, model = build(mt_dir, *flags_for(name))
     modes = STRATEGIES[name].modes
     attentions = {"encoder": [layer.self_attn for layer in model.encoder.layers],
                   "causal": [layer.self_attn for layer in model.decoder.layers],

@@ -1,10 +1,16 @@
-"""fairseq models with ABC attention, registered on import."""
+"""fairseq models with ABC attention, registered on import.
+
+- ``abc_options``: the options schema (flags, dataclass fields, defaults) and its reading.
+- ``attention_specs``: options -> the ``ABCAttentionSpec`` each attention position's layers share.
+- ``abc_encoder`` / ``abc_decoder``: fairseq's encoder and decoder building ABC layers from specs.
+- ``abc_lm``, ``abc_transformer``, ``abc_roberta``: the registered models and architectures.
+"""
 
 from . import abc_lm  # noqa: F401 (registers abc_lm and its architectures)
 from . import abc_roberta  # noqa: F401 (registers abc_roberta and its architectures)
 from . import abc_lm_presets  # noqa: F401 (registers the WikiText-103 abc_lm architectures)
 from . import abc_transformer  # noqa: F401 (registers abc_transformer and its architectures)
-from .abc_decoder import ABCTransformerDecoder, shared_phi, wrap_layer
+from .abc_decoder import ABCTransformerDecoder
 from .abc_encoder import ABCTransformerEncoder
 from .abc_lm import ABCLanguageModel, ABCLanguageModelConfig
 from .abc_options import (
@@ -14,19 +20,20 @@ from .abc_options import (
     ENCODER_SELF,
     AttentionChoice,
     AttentionPosition,
-    abc_attention_spec,
     abc_memory_size,
     add_abc_args,
     attention_strategy,
     attn_field,
-    compressive_ratio_field,
-    harden_memory_flags,
-    linformer_max_positions_field,
+    harden_abc_flags,
     memory_field,
+    read_attention,
     set_abc_defaults,
     strategy_options,
+    with_setting_fields,
 )
 from .abc_transformer import MT_POSITIONS, ABCTransformerModel
+from .attention_specs import abc_attention_spec
+from .build_helpers import wrap_layer
 
 __all__ = [
     "ATTENTION_CHOICES",
@@ -46,12 +53,11 @@ __all__ = [
     "add_abc_args",
     "attention_strategy",
     "attn_field",
-    "compressive_ratio_field",
-    "harden_memory_flags",
-    "linformer_max_positions_field",
+    "harden_abc_flags",
     "memory_field",
+    "read_attention",
     "set_abc_defaults",
     "strategy_options",
-    "shared_phi",
+    "with_setting_fields",
     "wrap_layer",
 ]

@@ -2,7 +2,6 @@
 
 import ast
 from dataclasses import dataclass
-from typing import Optional
 
 from fairseq import options
 from fairseq.models import register_model, register_model_architecture
@@ -20,22 +19,22 @@ from .abc_decoder import ABCTransformerDecoder
 from .abc_options import (
     DECODER_SELF,
     AttentionChoice,
-    abc_memory_size,
     attn_field,
-    compressive_ratio_field,
-    harden_memory_flags,
-    linformer_max_positions_field,
+    harden_abc_flags,
     memory_field,
     set_abc_defaults,
+    with_setting_fields,
 )
 
 
 @dataclass
-class ABCLanguageModelConfig(TransformerLanguageModelConfig):
+class _ABCLanguageModelOptions(TransformerLanguageModelConfig):
     decoder_self_attn: AttentionChoice = attn_field(DECODER_SELF)
     decoder_self_memory: int = memory_field(DECODER_SELF)
-    linformer_max_positions: Optional[int] = linformer_max_positions_field()
-    compressive_ratio: int = compressive_ratio_field()
+
+
+# Plus one field per strategy setting (--linformer-max-positions, --compressive-ratio, ...).
+ABCLanguageModelConfig = with_setting_fields("ABCLanguageModelConfig", _ABCLanguageModelOptions)
 
 
 @register_model("abc_lm", dataclass=ABCLanguageModelConfig)
@@ -58,11 +57,10 @@ class ABCLanguageModel(TransformerLanguageModel):
     @classmethod
     def add_args(cls, parser):
         super().add_args(parser)
-        harden_memory_flags(parser, [DECODER_SELF])
+        harden_abc_flags(parser, [DECODER_SELF])
 
     @classmethod
     def build_model(cls, args, task):
-        abc_memory_size(args, DECODER_SELF)  # fail early, naming the flag
         if args.decoder_layers_to_keep:
             args.decoder_layers = len(args.decoder_layers_to_keep.split(","))
         if safe_getattr(args, "max_target_positions", None) is None:
@@ -72,6 +70,13 @@ class ABCLanguageModel(TransformerLanguageModel):
         model = cls(decoder)
         log_phi_parameter_overhead(model)
         return model
+
+    def prepare_for_inference_(self, cfg):
+        """fairseq-eval-lm calls this with its whole config before reading any data, after taking
+        ``--context-window`` off ``--tokens-per-sample``: refuse a window that leaves no token to
+        score (fairseq would fail later with a ZeroDivisionError)."""
+        check_context_window(cfg)
+        super().prepare_for_inference_(cfg)
 
     @classmethod
     def build_input_embedding(cls, args, dictionary):
@@ -110,6 +115,17 @@ class ABCLanguageModel(TransformerLanguageModel):
                 args.quant_noise_pq_block_size,
             )
         return cls.build_embedding(args, dictionary, args.decoder_input_dim)
+
+
+def check_context_window(cfg) -> None:
+    """ValueError naming both flags when fairseq-eval-lm's ``--context-window`` is not below
+    ``--tokens-per-sample`` (``cfg.task.tokens_per_sample`` is already reduced by the window)."""
+    window = safe_getattr(safe_getattr(cfg, "eval_lm", None), "context_window", 0) or 0
+    remaining = safe_getattr(safe_getattr(cfg, "task", None), "tokens_per_sample", None)
+    if window > 0 and remaining is not None and remaining < 1:
+        raise ValueError(
+            f"--context-window ({window}) must be smaller than --tokens-per-sample ({remaining + window}): "
+            f"each block scores --tokens-per-sample minus --context-window tokens")
 
 
 def abc_lm_base(args):

@@ -24,7 +24,6 @@ tensor is loaded unchanged under its name; a checkpoint missing any other parame
 other shapes, is refused with an error naming the keys (see ``abc_fairseq.convert_roberta``).
 """
 
-import argparse
 import logging
 from typing import Dict, List
 
@@ -34,15 +33,14 @@ from fairseq.models.roberta import RobertaModel
 from fairseq.models.roberta.model import RobertaEncoder
 from fairseq.models.roberta.model import base_architecture as roberta_base_architecture
 from fairseq.models.roberta.model import roberta_large_architecture
-from fairseq.models.transformer import TransformerConfig, TransformerEncoder
 from fairseq.modules.transformer_sentence_encoder import init_bert_params
 from fairseq.utils import safe_getattr, safe_hasattr
-from omegaconf import DictConfig, OmegaConf
 
-from ..modules import ABCTransformerEncoderLayer, log_phi_parameter_overhead
+from ..modules import log_phi_parameter_overhead
 from ..strategies import ControlModule
-from .abc_decoder import wrap_layer
-from .abc_options import ENCODER_SELF, abc_attention_spec, abc_memory_size, add_abc_args, set_abc_defaults
+from .abc_encoder import ABCTransformerEncoder
+from .abc_options import ENCODER_SELF, add_abc_args, set_abc_defaults
+from .build_helpers import as_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -54,37 +52,14 @@ class RobertaCheckpointError(ValueError):
     """A state dict that cannot be loaded into ``abc_roberta`` (not RoBERTa, or other dimensions)."""
 
 
-class ABCSentenceEncoder(TransformerEncoder):
-    """RoBERTa's sentence encoder (fairseq's TransformerEncoder) whose layers use the strategy of
-    ``--encoder-attn`` with ``--encoder-memory`` slots. The module the strategy ties across layers
-    (W_phi for ABC) is registered once here as ``self_attn_phi``. With softmax the layers are
-    fairseq's own.
-
-    Input src_tokens [B, T]; output as fairseq's encoder (``encoder_out`` [T, B, C], ...).
-    """
-
-    def build_encoder_layer(self, args):
-        cfg = TransformerConfig.from_namespace(args)
-        spec = abc_attention_spec(self, self.args, ENCODER_SELF, cfg.encoder.embed_dim,
-                                  cfg.encoder.attention_heads)
-        if spec is None:
-            return super().build_encoder_layer(cfg)
-        return wrap_layer(ABCTransformerEncoderLayer(cfg, self_attn=spec, return_fc=self.return_fc), cfg)
-
-
 class ABCRobertaEncoder(RobertaEncoder):
-    """RoBERTa's encoder (embeddings, sentence encoder, LM head) with ``ABCSentenceEncoder``."""
+    """RoBERTa's encoder (embeddings, sentence encoder, LM head) whose sentence encoder is
+    ``ABCTransformerEncoder`` (``encoder.sentence_encoder.self_attn_phi`` holds W_phi for ABC)."""
 
     def build_encoder(self, args, dictionary, embed_tokens):
-        encoder = ABCSentenceEncoder(args, dictionary, embed_tokens)
+        encoder = ABCTransformerEncoder(args, dictionary, embed_tokens)
         encoder.apply(init_bert_params)
         return encoder
-
-
-def _as_namespace(args):
-    if isinstance(args, DictConfig):
-        return argparse.Namespace(**OmegaConf.to_container(args, resolve=True))
-    return args
 
 
 def split_in_proj(state_dict: Dict[str, torch.Tensor], prefix: str = "") -> List[str]:
@@ -121,9 +96,8 @@ class ABCRobertaModel(RobertaModel):
 
     @classmethod
     def build_model(cls, args, task):
-        args = _as_namespace(args)
+        args = as_namespace(args)
         abc_roberta_base(args)  # fills what an older or hand-made config lacks
-        abc_memory_size(args, ENCODER_SELF)  # fail before building anything, naming the flag
         if not safe_hasattr(args, "max_positions"):
             if not safe_hasattr(args, "tokens_per_sample"):
                 args.tokens_per_sample = task.max_positions()

@@ -24,37 +24,18 @@ Each ABC position has one W_phi shared by all its layers and registered once: th
 softmax, the model is fairseq's ``transformer``: same modules, same parameter names, same outputs.
 """
 
-import argparse
-
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.transformer import TransformerModel, base_architecture
 from fairseq.utils import safe_getattr
-from omegaconf import DictConfig, OmegaConf
 
 from ..modules import log_phi_parameter_overhead
 from .abc_decoder import ABCTransformerDecoder
 from .abc_encoder import ABCTransformerEncoder
-from .abc_options import (
-    DECODER_CROSS,
-    DECODER_SELF,
-    ENCODER_SELF,
-    abc_memory_size,
-    add_abc_args,
-    set_abc_defaults,
-)
+from .abc_options import DECODER_CROSS, DECODER_SELF, ENCODER_SELF, add_abc_args, set_abc_defaults
+from .build_helpers import as_namespace
 
 # Attention positions of an encoder-decoder model, in the order of their flags' help texts.
 MT_POSITIONS = (ENCODER_SELF, DECODER_SELF, DECODER_CROSS)
-
-
-def _as_namespace(args):
-    """fairseq hands argparse models an ``argparse.Namespace``; configs built elsewhere (hydra)
-    may arrive as a ``DictConfig``, whose unknown keys ``TransformerConfig.from_namespace`` would
-    drop. A Namespace keeps them: they become attributes of the ``TransformerConfig`` that the
-    encoder and decoder receive as ``self.args``."""
-    if isinstance(args, DictConfig):
-        return argparse.Namespace(**OmegaConf.to_container(args, resolve=True))
-    return args
 
 
 @register_model("abc_transformer")
@@ -81,10 +62,8 @@ class ABCTransformerModel(TransformerModel):
 
     @classmethod
     def build_model(cls, args, task):
-        args = _as_namespace(args)
+        args = as_namespace(args)
         abc_transformer(args)  # fills what an older or hand-made config lacks, like fairseq does
-        for position in MT_POSITIONS:
-            abc_memory_size(args, position)  # fail before building anything, naming the flag
         model = super().build_model(args, task)
         log_phi_parameter_overhead(model)
         return model

@@ -2,7 +2,7 @@
 drop-in for fairseq's MultiheadAttention."""
 
 import logging
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -11,7 +11,7 @@ from torch import Tensor
 from fairseq.incremental_decoding_utils import with_incremental_state
 from fairseq.modules.quant_noise import quant_noise
 
-from ..strategies import Strategy, StrategyOptions, get_strategy
+from ..strategies import ABCAttentionSpec
 from .masks import FutureMaskValidator
 
 logger = logging.getLogger(__name__)
@@ -35,12 +35,12 @@ def _warn_dropout_once(dropout: float) -> None:
 class ABCMultiheadAttention(nn.Module):
     """Multi-head bounded-memory attention with fairseq's MultiheadAttention API.
 
-    The memory control is a ``Strategy`` from ``abc_fairseq.strategies`` (``strategy``, default
-    ``abc``: ABC_MLP, Peng et al. Eq. 12: each head writes its keys and values into
-    ``memory_size`` slots with control weights phi = exp(W_phi x) normalised over positions, then
-    reads the slots with an n-way softmax, out_t = V~^T softmax(scale * K~ q_t)). This module owns
-    the projections, masks and incremental state; the strategy does the math. Three modes, fixed
-    at construction:
+    The memory control is the ``Strategy`` that ``spec`` (an ``ABCAttentionSpec``, resolved and
+    validated by the model) names, e.g. ``abc``: ABC_MLP, Peng et al. Eq. 12: each head writes its
+    keys and values into ``memory_size`` slots with control weights phi = exp(W_phi x) normalised
+    over positions, then reads the slots with an n-way softmax, out_t = V~^T softmax(scale * K~ q_t).
+    This module only projects, masks and keeps the incremental state; the strategy does the math.
+    Three modes, fixed at construction:
 
     - causal self attention (``self_attention=True, causal=True``; decoder): row t reads the memory
       of its prefix. Whole sequences go through the strategy's parallel form; with an incremental
@@ -51,19 +51,20 @@ class ABCMultiheadAttention(nn.Module):
 
     Padding (``key_padding_mask``, True at padding, left or right) is never written to memory.
 
-    ``phi`` is the module the strategy ties across the layers of one attention position (W_phi, a
-    ``PhiProjection``, for the ABC_MLP family; the Linformer matrix; None when the strategy ties
-    nothing). It is kept in a plain list so that the owning model registers it once. Parameters
-    the strategy keeps per layer (T2R's MLP, RFA's scales, ...) live in ``self.strategy``.
+    ``phi`` is the module the strategy ties across the layers of one attention position
+    (``spec.shared``: W_phi, a ``PhiProjection``, for the ABC_MLP family; the Linformer matrix;
+    None when the strategy ties nothing), registered once on the owning model. Parameters the
+    strategy keeps per layer (T2R's MLP, RFA's scales, ...) live in ``self.strategy``.
 
     Differences from MultiheadAttention, by design:
 
     - ``attn_mask``: a bounded memory has no per-key scores to mask. In causal mode the standard
       future mask fairseq passes is checked and otherwise ignored (causality is built in); any
       other mask, or a mask in the other modes, raises.
-    - attention dropout: the read probabilities live inside fused ops, so there is no tensor to
-      drop out; ``dropout`` is accepted for signature compatibility and NOT applied in any mode
-      (one warning is logged when it is > 0). Residual and FFN dropout are unaffected.
+    - attention dropout: ``dropout`` is handed to the strategy, which applies it to the read
+      probabilities over the memory slots in training where its ops support it
+      (``Strategy.applies_dropout``); where not, it is NOT applied (one warning is logged when it
+      is > 0). Residual and FFN dropout are unaffected.
     - no attention weights are returned (``(out, None)``); ``before_softmax`` is unsupported;
       ``add_bias_kv``, ``add_zero_attn``, xFormers and cross-self-attention are rejected.
 
@@ -90,11 +91,8 @@ class ABCMultiheadAttention(nn.Module):
         xformers_blocksparse_layout=None,
         xformers_blocksparse_blocksize: Optional[int] = 16,
         *,
-        memory_size: int,
-        phi: Optional[nn.Module] = None,
+        spec: ABCAttentionSpec,
         causal: bool = False,
-        strategy: Union[str, Strategy, None] = None,
-        strategy_options: Optional[StrategyOptions] = None,
     ):
         super().__init__()
         if self_attention == encoder_decoder_attention:
@@ -111,8 +109,6 @@ class ABCMultiheadAttention(nn.Module):
             raise ValueError("ABC attention does not run through xFormers: drop the xformers attention config")
         if embed_dim % num_heads != 0:
             raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
-        if memory_size < 1:
-            raise ValueError(f"memory_size must be a positive number of slots, got {memory_size}")
 
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
@@ -120,19 +116,22 @@ class ABCMultiheadAttention(nn.Module):
         self.qkv_same_dim = self.kdim == embed_dim and self.vdim == embed_dim
         if self_attention and not self.qkv_same_dim:
             raise ValueError("self attention requires query, key and value of the same size")
+        if (spec.in_dim, spec.num_heads) != (self.kdim, num_heads):
+            raise ValueError(f"the spec of {spec.name} (its phi / shared module) was built for key inputs of "
+                             f"{spec.in_dim} and {spec.num_heads} heads; this attention has {self.kdim} and "
+                             f"{num_heads}")
         self.num_heads = num_heads
         self.head_dim = embed_dim // num_heads
         self.scaling = self.head_dim ** -0.5
-        self.memory_size = memory_size
+        self.memory_size = spec.memory_size
         self.self_attention = self_attention
         self.encoder_decoder_attention = encoder_decoder_attention
         self.causal = causal
-        self.dropout = dropout  # not applied: see the class docstring
-        _warn_dropout_once(dropout)
-
-        # A plain list: the shared control module is registered on the model, not on every layer.
-        self._phi: List[Optional[nn.Module]] = [phi]
-        self.strategy = self._build_strategy(strategy, phi, strategy_options)
+        self.dropout = dropout  # see the class docstring
+        self.strategy_spec = spec  # a plain attribute: the shared module belongs to the model
+        self.strategy = spec.build(self.head_dim, self.mode, scale=self.scaling, dropout=dropout)
+        if not self.strategy.applies_dropout():
+            _warn_dropout_once(dropout)
 
         self.k_proj = quant_noise(nn.Linear(self.kdim, embed_dim, bias=bias), q_noise, qn_block_size)
         self.v_proj = quant_noise(nn.Linear(self.vdim, embed_dim, bias=bias), q_noise, qn_block_size)
@@ -150,21 +149,10 @@ class ABCMultiheadAttention(nn.Module):
             return "cross"
         return "causal" if self.causal else "encoder"
 
-    def _build_strategy(self, strategy, phi, options) -> Strategy:
-        if isinstance(strategy, Strategy):
-            if strategy.mode != self.mode or strategy.num_heads != self.num_heads:
-                raise ValueError(f"strategy {strategy.name} was built for mode {strategy.mode} with "
-                                 f"{strategy.num_heads} heads; this attention is {self.mode} with {self.num_heads}")
-            return strategy
-        options = options if options is not None else StrategyOptions()
-        cls = get_strategy("abc" if strategy is None else strategy, flag=options.flag("attn"))
-        cls.check_shared(phi, self.kdim, self.num_heads, self.memory_size)
-        return cls(self.num_heads, self.head_dim, self.memory_size, self.mode, shared=phi,
-                   scale=self.scaling, options=options)
-
     @property
     def phi(self) -> Optional[nn.Module]:
-        return self._phi[0]
+        """The shared control module (registered on the model; the strategy refers to it)."""
+        return self.strategy.shared
 
     def reset_parameters(self):
         # Same initialisation as fairseq's MultiheadAttention, so both attentions start alike.

@@ -2,7 +2,7 @@
 
 The layers only override the ``build_*_attention`` hooks of fairseq's own layers: everything
 else (residuals, layer norms, FFN, dropout, incremental decoding) is fairseq's code. An attention
-is bounded-memory (ABC_MLP or the strategy its spec names) when its ``ABCAttentionSpec`` is given,
+is bounded-memory (the strategy its spec names) when its ``ABCAttentionSpec`` is given,
 fairseq's softmax MultiheadAttention otherwise.
 """
 
@@ -10,14 +10,17 @@ from typing import Optional
 
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, TransformerEncoderLayerBase
 
+from ..strategies import ABCAttentionSpec
 from .abc_attention import ABCMultiheadAttention
-from .phi_projection import ABCAttentionSpec
 
 
-def _strategy_kwargs(spec: ABCAttentionSpec) -> dict:
-    """The ABCMultiheadAttention keywords a spec stands for."""
-    return dict(memory_size=spec.memory_size, phi=spec.phi, strategy=spec.strategy,
-                strategy_options=spec.options)
+def _abc_attention(layer, spec: ABCAttentionSpec, embed_dim: int, num_heads: int, cfg, side, **mode):
+    """ABCMultiheadAttention as fairseq's layers build MultiheadAttention: ``cfg.attention_dropout``,
+    the layer's quant noise, ``side`` (cfg.encoder / cfg.decoder)'s xformers config; ``mode``: the
+    mode keywords (``self_attention``, ``encoder_decoder_attention``, ``causal``, ``kdim``, ...)."""
+    return ABCMultiheadAttention(embed_dim, num_heads, dropout=cfg.attention_dropout, q_noise=layer.quant_noise,
+                                 qn_block_size=layer.quant_noise_block_size,
+                                 xformers_att_config=side.xformers_att_config, spec=spec, **mode)
 
 
 class ABCTransformerDecoderLayer(TransformerDecoderLayerBase):
@@ -49,36 +52,16 @@ class ABCTransformerDecoderLayer(TransformerDecoderLayerBase):
         spec = self._abc_self_attn
         if spec is None:
             return super().build_self_attention(embed_dim, cfg, add_bias_kv, add_zero_attn)
-        return ABCMultiheadAttention(
-            embed_dim,
-            cfg.decoder.attention_heads,
-            dropout=cfg.attention_dropout,
-            add_bias_kv=add_bias_kv,
-            add_zero_attn=add_zero_attn,
-            self_attention=not cfg.cross_self_attention,
-            q_noise=self.quant_noise,
-            qn_block_size=self.quant_noise_block_size,
-            xformers_att_config=cfg.decoder.xformers_att_config,
-            **_strategy_kwargs(spec),
-            causal=True,
-        )
+        return _abc_attention(self, spec, embed_dim, cfg.decoder.attention_heads, cfg, cfg.decoder,
+                              add_bias_kv=add_bias_kv, add_zero_attn=add_zero_attn,
+                              self_attention=not cfg.cross_self_attention, causal=True)
 
     def build_encoder_attention(self, embed_dim, cfg):
         spec = self._abc_encoder_attn
         if spec is None:
             return super().build_encoder_attention(embed_dim, cfg)
-        return ABCMultiheadAttention(
-            embed_dim,
-            cfg.decoder.attention_heads,
-            kdim=cfg.encoder.embed_dim,
-            vdim=cfg.encoder.embed_dim,
-            dropout=cfg.attention_dropout,
-            encoder_decoder_attention=True,
-            q_noise=self.quant_noise,
-            qn_block_size=self.quant_noise_block_size,
-            xformers_att_config=cfg.encoder.xformers_att_config,
-            **_strategy_kwargs(spec),
-        )
+        return _abc_attention(self, spec, embed_dim, cfg.decoder.attention_heads, cfg, cfg.encoder,
+                              kdim=cfg.encoder.embed_dim, vdim=cfg.encoder.embed_dim, encoder_decoder_attention=True)
 
 
 class ABCTransformerEncoderLayer(TransformerEncoderLayerBase):
@@ -98,16 +81,8 @@ class ABCTransformerEncoderLayer(TransformerEncoderLayerBase):
         spec = self._abc_self_attn
         if spec is None:
             return super().build_self_attention(embed_dim, cfg)
-        return ABCMultiheadAttention(
-            embed_dim,
-            cfg.encoder.attention_heads,
-            dropout=cfg.attention_dropout,
-            self_attention=True,
-            q_noise=self.quant_noise,
-            qn_block_size=self.quant_noise_block_size,
-            xformers_att_config=cfg.encoder.xformers_att_config,
-            **_strategy_kwargs(spec),
-        )
+        return _abc_attention(self, spec, embed_dim, cfg.encoder.attention_heads, cfg, cfg.encoder,
+                              self_attention=True)
 
     # Fast-path switches of fairseq 0.12.2's encoder layer: forced off when the attention is ABC.
     def _fast_path_switch(name):

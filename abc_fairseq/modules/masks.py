@@ -1,31 +1,10 @@
-"""Masks as ABC sees them: padding that must never be written, and fairseq's future mask."""
-
-from typing import Optional
+"""fairseq's future mask as ABC sees it: causality is built in, so the mask is only checked."""
 
 import torch
-
-# Logit given to padding in causal ABC. Finite on purpose: the causal op anchors exponents on the
-# prefix normaliser, and a prefix made only of -inf (left padding) would give inf - inf = NaN.
-# With this value exp(PAD_LOGIT - g) is exactly 0 (fp32 and fp64) once any real token has been
-# seen, so padding never reaches a real token's memory; rows that only see padding stay finite.
-PAD_LOGIT = -1e30
 
 # An additive float mask entry at or below this value counts as "masked" (fairseq uses -inf;
 # some callers use -1e8 or -1e4 in half precision).
 _MASKED_BELOW = -1e4
-
-
-def mask_padding_logits(phi_logits: torch.Tensor, key_padding_mask: Optional[torch.Tensor]) -> torch.Tensor:
-    """phi_logits: [B, H, N, n]; key_padding_mask: [B, N] bool, True at padding.
-
-    Returns the logits in fp32 (fp64 stays fp64) with padding set to ``PAD_LOGIT``. The cast comes
-    first because PAD_LOGIT does not fit in fp16.
-    """
-    if phi_logits.dtype in (torch.float16, torch.bfloat16):
-        phi_logits = phi_logits.float()
-    if key_padding_mask is None:
-        return phi_logits
-    return phi_logits.masked_fill(key_padding_mask[:, None, :, None], PAD_LOGIT)
 
 
 def is_future_mask(attn_mask: torch.Tensor, length: int) -> bool:

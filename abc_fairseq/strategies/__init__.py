@@ -13,19 +13,23 @@ and docs/strategies.md for the table of strategies.
 from . import abc_mlp  # noqa: F401, I001
 from . import linformer, random_slots, window, cluster, compressive, global_tokens  # noqa: F401, I001
 from . import elu, rfa, t2r, linear  # noqa: F401, I001
-from .base import MODES, ControlModule, Memory, State, Strategy, StrategyOptions
+from .base import MODES, ControlModule, Memory, Setting, State, Strategy, StrategyOptions
 from .phi import PhiProjection
-from .registry import STRATEGIES, get_strategy, register, strategy_names
+from .registry import STRATEGIES, all_settings, get_strategy, register, strategy_names
+from .spec import ABCAttentionSpec
 
 __all__ = [
+    "ABCAttentionSpec",
     "MODES",
     "STRATEGIES",
     "ControlModule",
     "Memory",
     "PhiProjection",
+    "Setting",
     "State",
     "Strategy",
     "StrategyOptions",
+    "all_settings",
     "get_strategy",
     "register",
     "strategy_names",

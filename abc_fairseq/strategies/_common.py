@@ -1,18 +1,17 @@
-"""Small helpers shared by the strategies: dtypes, token ranks, compaction, masked softmax."""
+"""Small helpers shared by the strategies: work dtype, padding logit, token ranks, compaction, masked softmax."""
 
 from typing import Optional, Tuple
 
 import torch
 
-# Logit given to padding before exp-based control (causal ABC): finite so that a prefix made only
-# of padding gives finite (ignored) rows rather than NaN; exp(PAD_LOGIT - g) is exactly 0 as soon
-# as one real token has been seen. Same value as the attention module's padding logit.
+from ..ops.recurrent import compute_dtype  # noqa: F401 (sums, normalisers, states: fp32; fp64 stays)
+
+# Logit given to padding before exp-based control (causal ABC). Finite on purpose: the causal op
+# anchors exponents on the prefix normaliser, and a prefix made only of -inf (left padding) would
+# give inf - inf = NaN. With this value exp(PAD_LOGIT - g) is exactly 0 (fp32 and fp64) once any
+# real token has been seen, so padding never reaches a real token's memory; rows that only see
+# padding stay finite (and are ignored).
 PAD_LOGIT = -1e30
-
-
-def work_dtype(dtype: torch.dtype) -> torch.dtype:
-    """Sums, normalisers and states: fp32, or fp64 for fp64 inputs."""
-    return torch.float64 if dtype == torch.float64 else torch.float32
 
 
 def all_valid(valid: Optional[torch.Tensor], batch: int, length: int, device) -> torch.Tensor:

@@ -15,7 +15,7 @@ from typing import ClassVar, Optional, Tuple
 
 import torch
 
-from ._common import all_valid, work_dtype
+from ._common import all_valid, compute_dtype
 from ._linear import causal_linear_attention, linear_state_update
 from .base import Memory, State, Strategy
 
@@ -40,7 +40,7 @@ class KernelAttention(Strategy):
         return den + EPS
 
     def _write(self, k, v, valid):
-        work = work_dtype(k.dtype)
+        work = compute_dtype(k.dtype)
         fk, values = self.key_features(k.to(work), v.to(work))
         if valid is not None:
             keep = valid[:, None, :, None].to(work)
@@ -58,13 +58,13 @@ class KernelAttention(Strategy):
         return None if k_sum is None else k_sum[:, :, None]
 
     def causal(self, q, k, v, x, valid):
-        fq = self.query_features(q.to(work_dtype(q.dtype)))
+        fq = self.query_features(q.to(compute_dtype(q.dtype)))
         fk, values = self._write(k, v, valid)
         num = causal_linear_attention(fq, fk, values)
         return self._finish(fq, num, fk.cumsum(dim=2) if self.normalized else None, q.dtype)
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
-        fq = self.query_features(q.to(work_dtype(q.dtype)))
+        fq = self.query_features(q.to(compute_dtype(q.dtype)))
         fk, values = self._write(k, v, all_valid(valid, q.shape[0], 1, q.device))
         state = state or {}
         new = {"kv": linear_state_update(state.get("kv"), fk[:, :, 0], values[:, :, 0])}

@@ -13,13 +13,13 @@ s_t = sum_{i<=t} (q_t . k_i) phi_i, and outputs o_t = sum_{i<=t} (w_t . phi_i) v
 two chunked passes of ``causal_linear_attention``, linear time and memory in N.
 """
 
-from typing import Optional, Tuple
+from typing import ClassVar, Optional, Tuple
 
 import torch
 
-from ._common import masked_softmax, work_dtype
+from ._common import all_valid, masked_softmax, token_ranks, compute_dtype
 from ._linear import causal_linear_attention, linear_state_update
-from .base import Memory, State
+from .base import Memory, State, Strategy
 
 
 def _normalised(scores: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
@@ -31,7 +31,7 @@ def _normalised(scores: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
 def causal_slot_attention(q, k, v, phi, scale: float, normalize: bool = False,
                           mask_empty: bool = False) -> torch.Tensor:
     """q, k, v: [B, H, N, d]; phi: [B, H, N, n] (0 at padding). Returns [B, H, N, d] in q's dtype."""
-    out_dtype, work = q.dtype, work_dtype(q.dtype)
+    out_dtype, work = q.dtype, compute_dtype(q.dtype)
     q, k, v, phi = (t.to(work) for t in (q, k, v, phi))
     scores = causal_linear_attention(q * scale, k, phi)  # [B, H, N, n]
     z = phi.cumsum(dim=2) if normalize else None
@@ -49,7 +49,7 @@ def slot_step(q, k, v, phi, state: Optional[State], scale: float, normalize: boo
     """One token: q, k, v [B, H, 1, d]; phi [B, H, 1, n]. State: ``key_memory`` / ``value_memory``
     [B, H, n, d] (unnormalised sums), ``normalizer`` [B, H, n] (sum of phi), ``written`` [B, H, n]
     (1 once a token has written the slot)."""
-    work = work_dtype(q.dtype)
+    work = compute_dtype(q.dtype)
     q1, k1, v1, phi1 = (t[:, :, 0].to(work) for t in (q, k, v, phi))
     previous = state or {}
     key_memory = linear_state_update(previous.get("key_memory"), phi1, k1)
@@ -64,7 +64,7 @@ def slot_step(q, k, v, phi, state: Optional[State], scale: float, normalize: boo
 
 def slot_memory(k, v, phi, normalize: bool = False) -> Memory:
     """Bidirectional memory: k, v [B, H, N, d]; phi [B, H, N, n] (0 at padding)."""
-    work = work_dtype(k.dtype)
+    work = compute_dtype(k.dtype)
     k, v, phi = (t.to(work) for t in (k, v, phi))
     z = phi.sum(dim=2)
     key_memory = torch.einsum("bhin,bhid->bhnd", phi, k)
@@ -82,3 +82,47 @@ def slot_read(q, memory: Memory, scale: float, normalize: bool = False, mask_emp
     scores = scale * torch.matmul(q.to(key_memory.dtype), key_memory.transpose(-1, -2))
     allowed = memory["written"][:, :, None, :] > 0 if mask_empty else None
     return torch.matmul(masked_softmax(scores, allowed), value_memory).to(q.dtype)
+
+
+class SlotStrategy(Strategy):
+    """A strategy whose control is an explicit phi per token: a subclass supplies only ``control``
+    (and sets ``normalize`` / ``mask_empty``); the causal, decoding, memory and read forms are
+    these. Decoding states carry ``position``, the number of real tokens seen, so that a decoded
+    token gets the rank a full pass gives it."""
+
+    normalize: ClassVar[bool] = False  # divide the slots by sum(phi) (means rather than sums)
+    mask_empty: ClassVar[bool] = False  # leave slots no token has written out of the softmax
+
+    def control(self, ranks: torch.Tensor, valid: torch.Tensor, k: torch.Tensor, dtype) -> torch.Tensor:
+        """phi [B, H, N, n], 0 at padding, for tokens of rank ``ranks`` [B, N] (among the real tokens
+        of their sequence), ``valid`` [B, N] and keys k [B, H, N, d]; in ``dtype`` unless the
+        strategy needs its work dtype."""
+        raise NotImplementedError
+
+    def written(self, k: torch.Tensor, phi: torch.Tensor) -> None:
+        """Called after a full pass wrote keys k with control phi (training-time updates)."""
+
+    def causal(self, q, k, v, x, valid):
+        valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
+        phi = self.control(token_ranks(valid), valid, k, q.dtype)
+        out = causal_slot_attention(q, k, v, phi, self.scale, self.normalize, self.mask_empty)
+        self.written(k.detach(), phi)
+        return out
+
+    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
+        valid = all_valid(valid, q.shape[0], 1, q.device)
+        position = state["position"] if state else torch.zeros(q.shape[0], dtype=torch.long, device=q.device)
+        phi = self.control(position[:, None], valid, k, q.dtype)
+        out, new = slot_step(q, k, v, phi, state, self.scale, self.normalize, self.mask_empty)
+        new["position"] = position + valid[:, 0].long()
+        return out, new
+
+    def memory(self, k, v, x, valid) -> Memory:
+        valid = all_valid(valid, k.shape[0], k.shape[2], k.device)
+        phi = self.control(token_ranks(valid), valid, k, k.dtype)
+        memory = slot_memory(k, v, phi, self.normalize)
+        self.written(k.detach(), phi)
+        return memory
+
+    def read(self, q, memory: Memory):
+        return slot_read(q, memory, self.scale, self.normalize, self.mask_empty)

@@ -17,19 +17,29 @@ Causal training: the chunked ``causal_abc`` op, O(N (n + C)) memory. Decoding st
 K~, V~ [n, d] and the log-normaliser [n].
 """
 
-from typing import Optional, Tuple
+import inspect
+from typing import Callable, Dict, Optional, Tuple
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from ..ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
-from ._common import PAD_LOGIT, work_dtype
+from ._common import PAD_LOGIT, compute_dtype
 from .base import Memory, State, Strategy, StrategyOptions
 from .phi import PhiProjection
 from .registry import register
 
 EPS_RELU = 1e-6
+
+
+def _accepts_dropout(op: Callable) -> bool:
+    return "dropout_p" in inspect.signature(op).parameters
+
+
+# Which training-time ops take attention dropout over the memory slots (``dropout_p``): until they
+# do, ABC applies none (the attention module warns once). Decoding runs in eval mode: no dropout.
+_OPS_WITH_DROPOUT = {op: _accepts_dropout(op) for op in (causal_abc, abc_read)}
 
 
 @register
@@ -54,6 +64,15 @@ class ABCMLP(Strategy):
                 f"phi must map the key input to num_heads * memory_size logits: expected "
                 f"(in, out) = {expected}, got {got}")
 
+    @classmethod
+    def applies_dropout(cls) -> bool:
+        return all(_OPS_WITH_DROPOUT.values())
+
+    def _dropout(self, op: Callable) -> Dict[str, float]:
+        """``dropout_p`` for ``op`` when it takes one and the read drops out (training)."""
+        p = self.read_dropout()
+        return {"dropout_p": p} if p > 0 and _OPS_WITH_DROPOUT.get(op, False) else {}
+
     def log_alpha(self, logits: torch.Tensor) -> torch.Tensor:
         """log f(l): the logits the exp-based ops take."""
         return logits
@@ -66,13 +85,14 @@ class ABCMLP(Strategy):
         else:
             logits = self.shared(x)
         logits = logits.unflatten(-1, (self.num_heads, self.memory_size)).permute(0, 2, 1, 3)
-        logits = self.log_alpha(logits.to(work_dtype(logits.dtype)))
+        logits = self.log_alpha(logits.to(compute_dtype(logits.dtype)))
         if valid is not None:
             logits = logits.masked_fill(~valid[:, None, :, None], pad_value)
         return logits
 
     def causal(self, q, k, v, x, valid):
-        return causal_abc(q, k, v, self.control_logits(x, valid, PAD_LOGIT), scale=self.scale)
+        return causal_abc(q, k, v, self.control_logits(x, valid, PAD_LOGIT), scale=self.scale,
+                          **self._dropout(causal_abc))
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
         return self.extend(q, k, v, x, valid, state)
@@ -81,10 +101,11 @@ class ABCMLP(Strategy):
         logits = self.control_logits(x, valid, PAD_LOGIT)
         previous = ABCState(**state) if state else None
         if q.shape[2] == 1:
-            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale)
+            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale,
+                                       **self._dropout(causal_abc_step))
         else:  # several tokens: continue the chunked op from the saved memory
             out, new = causal_abc(q, k, v, logits, scale=self.scale, initial_state=previous,
-                                  return_state=True)
+                                  return_state=True, **self._dropout(causal_abc))
         return out, new._asdict()
 
     def memory(self, k, v, x, valid) -> Memory:
@@ -94,7 +115,8 @@ class ABCMLP(Strategy):
         return {"key_memory": key_memory, "value_memory": value_memory}
 
     def read(self, q, memory: Memory):
-        return abc_read(q, memory["key_memory"], memory["value_memory"], scale=self.scale)
+        return abc_read(q, memory["key_memory"], memory["value_memory"], scale=self.scale,
+                        **self._dropout(abc_read))
 
 
 @register

@@ -1,4 +1,4 @@
-"""The interface every memory-control strategy implements, and the options they read.
+"""The interface every memory-control strategy implements, and the settings they declare.
 
 Conventions (every strategy, every method):
 
@@ -17,8 +17,8 @@ Modes: ``causal`` (decoder self attention: each row reads the memory of its pref
 (bidirectional self attention) and ``cross`` (encoder-decoder attention: queries and keys differ).
 """
 
-from dataclasses import dataclass, field
-from typing import ClassVar, Dict, FrozenSet, Optional, Tuple
+from dataclasses import dataclass
+from typing import ClassVar, Dict, FrozenSet, Mapping, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -35,28 +35,74 @@ class ControlModule:
 
 
 @dataclass(frozen=True)
-class StrategyOptions:
-    """Settings besides the memory size, and the command-line flags that set them (for errors).
+class Setting:
+    """A setting a strategy declares besides the memory size: one command-line flag shared by
+    every attention position (``--`` + key with dashes), a positive int.
 
-    linformer_max_positions: N_max, the number of columns of the Linformer matrix.
-    compressive_ratio: c, tokens pooled into one slot by causal ``compressive`` attention.
-    flags: setting name -> flag, e.g. ``{"memory_size": "--decoder-self-memory"}``; errors name
-        the flag when one is given, else the setting.
+    key: the config attribute and the ``StrategyOptions`` key, e.g. ``compressive_ratio``.
+    unit: what the number counts, for help and errors.
+    default: used when the setting is not given; None with ``default_is_max_positions``: the
+        position's maximum sequence length.
     """
 
-    linformer_max_positions: Optional[int] = None
-    compressive_ratio: int = 4
-    flags: Dict[str, str] = field(default_factory=dict)
+    key: str
+    unit: str
+    help: str
+    default: Optional[int] = None
+    default_is_max_positions: bool = False
+    metavar: str = "N"
 
-    def flag(self, setting: str) -> str:
-        return self.flags.get(setting, setting)
+    @property
+    def flag(self) -> str:
+        return "--" + self.key.replace("_", "-")
+
+
+class StrategyOptions:
+    """The settings of one strategy (keys of its ``Setting`` declarations) and the command-line
+    flags errors should name (``{"memory_size": "--decoder-self-memory"}``; without one an error
+    names the setting). Settings another strategy declares are ignored."""
+
+    def __init__(self, flags: Optional[Mapping[str, str]] = None, **values: Optional[int]):
+        self.values: Dict[str, Optional[int]] = dict(values)
+        self.flags: Dict[str, str] = dict(flags or {})
+
+    def flag(self, key: str) -> str:
+        return self.flags.get(key, key)
+
+    def get(self, setting: Setting) -> Optional[int]:
+        value = self.values.get(setting.key)
+        return setting.default if value is None else value
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, StrategyOptions) and (self.values, self.flags) == (other.values, other.flags)
+
+    def __repr__(self) -> str:
+        return f"StrategyOptions({self.values}, flags={self.flags})"
+
+
+def is_positive_int(value) -> bool:
+    """Whether ``value`` is a positive int (bool excluded): the one test of sizes and settings."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def check_memory_size(memory_size, flag: str) -> None:
+    """ValueError naming ``flag`` unless ``memory_size`` is a positive int."""
+    if not is_positive_int(memory_size):
+        raise ValueError(f"{flag} must be a positive number of memory slots, got {memory_size!r}")
+
+
+def check_setting(setting: Setting, value, flag: str) -> None:
+    """ValueError naming ``flag`` unless ``value`` is a positive int."""
+    if not is_positive_int(value):
+        raise ValueError(f"{flag} must be a positive integer ({setting.unit}), got {value!r}")
 
 
 class Strategy(nn.Module, ControlModule):
     """One way of writing keys and values into a bounded memory and reading it back.
 
     Subclasses set ``name`` (the flag value), ``paper`` (where the paper defines it), ``modes``
-    (where it applies) and implement the three forms below. Parameters tied across layers (W_phi,
+    (where it applies), ``settings`` (their own options, each a flag) and implement the three
+    forms below. Parameters tied across layers (W_phi,
     the Linformer matrix) come from ``build_shared``, are created once per attention position by
     the model and reach every layer's strategy as ``shared``, held in a plain list so that each
     layer does not register them again. Other parameters belong to the strategy (one per layer).
@@ -72,28 +118,47 @@ class Strategy(nn.Module, ControlModule):
     paper: ClassVar[str] = ""
     modes: ClassVar[FrozenSet[str]] = frozenset(MODES)
     uses_control_input: ClassVar[bool] = False  # whether x (not only k, v) shapes the memory
+    settings: ClassVar[Tuple[Setting, ...]] = ()  # its own settings besides the memory size
 
     def __init__(self, num_heads: int, head_dim: int, memory_size: int, mode: str,
                  shared: Optional[nn.Module] = None, scale: Optional[float] = None,
-                 options: Optional[StrategyOptions] = None):
+                 options: Optional[StrategyOptions] = None, dropout: float = 0.0):
         super().__init__()
         options = options if options is not None else StrategyOptions()
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-        if mode not in self.modes:
-            raise ValueError(
-                f"{options.flag('attn')} {self.name} is not available for {mode} attention "
-                f"(it supports: {', '.join(m for m in MODES if m in self.modes)})")
-        if memory_size < 1:
-            raise ValueError(
-                f"{options.flag('memory_size')} must be a positive number of memory slots, got {memory_size}")
+        self.validate(memory_size, options, mode)
         self.num_heads = num_heads
         self.head_dim = head_dim
         self.memory_size = memory_size
         self.mode = mode
         self.scale = head_dim ** -0.5 if scale is None else float(scale)
         self.options = options
+        self.dropout = dropout  # attention dropout over the memory slots, training only (see read_dropout)
         self._shared = [shared]  # a plain list: the owner registers the shared module once
+
+    @classmethod
+    def validate(cls, memory_size, options: StrategyOptions, mode: Optional[str] = None) -> None:
+        """Raise ValueError, naming the flag, when this strategy cannot run ``mode`` (None: any)
+        with ``memory_size`` slots and ``options``. The one check of these values: the
+        constructor, ``build_shared`` and the model's option reader call it. Strategies with
+        further constraints extend it."""
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode is not None and mode not in cls.modes:
+            raise ValueError(
+                f"{options.flag('attn')} {cls.name} is not available for {mode} attention "
+                f"(it supports: {', '.join(m for m in MODES if m in cls.modes)})")
+        check_memory_size(memory_size, options.flag("memory_size"))
+        for setting in cls.settings:
+            check_setting(setting, options.get(setting), options.flag(setting.key))
+
+    @classmethod
+    def applies_dropout(cls) -> bool:
+        """Whether the forms apply ``dropout`` (attention dropout over the slots); False: none."""
+        return False
+
+    def read_dropout(self) -> float:
+        """The dropout probability of the read over memory slots: ``dropout`` in training, else 0."""
+        return self.dropout if self.training else 0.0
 
     @property
     def shared(self) -> Optional[nn.Module]:
@@ -102,12 +167,13 @@ class Strategy(nn.Module, ControlModule):
     @classmethod
     def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,
                      options: StrategyOptions) -> Optional[nn.Module]:
-        """The module tied across the layers of one attention position, or None."""
+        """The module tied across the layers of one attention position, or None. Called once
+        per position, after ``validate``."""
         return None
 
     @classmethod
     def check_shared(cls, shared: Optional[nn.Module], in_dim: int, num_heads: int, memory_size: int) -> None:
-        """Raise ValueError when ``shared`` does not fit (checked by the attention module)."""
+        """Raise ValueError when ``shared`` does not fit (checked when a spec is created)."""
 
     def extra_repr(self) -> str:
         return f"name={self.name}, mode={self.mode}, heads={self.num_heads}, memory_size={self.memory_size}"

@@ -17,25 +17,24 @@ Training O(N (C d + d n)) time, O(N (C + n)) memory; decoding state per head: me
 [n, d], member counts [n].
 """
 
-from typing import Optional, Tuple
-
 import torch
 import torch.nn.functional as F
 
-from ._common import work_dtype
-from ._slots import causal_slot_attention, slot_memory, slot_read, slot_step
-from .base import Memory, State, Strategy
+from ._common import compute_dtype
+from ._slots import SlotStrategy
 from .registry import register
 
 CLUSTER_DECAY = 0.999
 
 
 @register
-class Clustering(Strategy):
+class Clustering(SlotStrategy):
     """Keys and values pooled into n clusters by nearest centroid. No parameters (EMA centroids)."""
 
     name = "cluster"
     paper = "§3.2, Eq. 7-8 (Table 1: Clustering)"
+    normalize = True
+    mask_empty = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -48,12 +47,13 @@ class Clustering(Strategy):
         unit = F.normalize(k.to(self.centroids.dtype), dim=-1)
         return torch.matmul(unit, self.centroids.transpose(-1, -2)[None]).argmax(dim=-1)
 
-    def _phi(self, k: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor:
-        phi = F.one_hot(self.assign(k), self.memory_size).to(work_dtype(k.dtype))
-        return phi if valid is None else phi * valid[:, None, :, None].to(phi.dtype)
+    def control(self, ranks, valid, k, dtype):
+        phi = F.one_hot(self.assign(k), self.memory_size).to(compute_dtype(k.dtype))  # needs no rank
+        return phi * valid[:, None, :, None].to(phi.dtype)
 
     @torch.no_grad()
-    def _update_centroids(self, k: torch.Tensor, phi: torch.Tensor) -> None:
+    def written(self, k: torch.Tensor, phi: torch.Tensor) -> None:
+        """Training: move the centroids towards their members (after the outputs are computed)."""
         if not self.training:
             return
         unit = F.normalize(k.to(phi.dtype), dim=-1)
@@ -61,21 +61,3 @@ class Clustering(Strategy):
         means = torch.einsum("bhin,bhid->hnd", phi, unit) / counts.clamp_min(1)[..., None]
         moved = F.normalize(CLUSTER_DECAY * self.centroids.to(phi.dtype) + (1 - CLUSTER_DECAY) * means, dim=-1)
         self.centroids.copy_(torch.where(counts[..., None] > 0, moved, self.centroids.to(phi.dtype)))
-
-    def causal(self, q, k, v, x, valid):
-        phi = self._phi(k, valid)
-        out = causal_slot_attention(q, k, v, phi, self.scale, normalize=True, mask_empty=True)
-        self._update_centroids(k.detach(), phi)
-        return out
-
-    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
-        return slot_step(q, k, v, self._phi(k, valid), state, self.scale, normalize=True, mask_empty=True)
-
-    def memory(self, k, v, x, valid) -> Memory:
-        phi = self._phi(k, valid)
-        memory = slot_memory(k, v, phi, normalize=True)
-        self._update_centroids(k.detach(), phi)
-        return memory
-
-    def read(self, q, memory: Memory):
-        return slot_read(q, memory, self.scale, normalize=True, mask_empty=True)

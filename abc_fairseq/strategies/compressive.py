@@ -27,10 +27,14 @@ import torch.nn.functional as F
 from ..ops.nonfinite import zero_safe_matmul
 from ._band import pad_rows, with_neighbours
 from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, token_ranks,
-                      work_dtype, zero_padding_rows)
+                      compute_dtype, zero_padding_rows)
 from ._slots import slot_memory, slot_read
-from .base import Memory, State, Strategy, StrategyOptions
+from .base import Memory, Setting, State, Strategy
 from .registry import register
+
+RATIO = Setting("compressive_ratio", "tokens per slot",
+                "compressive (causal): compression ratio c, tokens mean-pooled into one memory slot",
+                default=4, metavar="C")
 
 
 def pooled_causal_attention(q, k, v, ratio: int, slots: int, scale: float) -> torch.Tensor:
@@ -72,19 +76,17 @@ class CompressiveMeanPool(Strategy):
     name = "compressive"
     paper = "Appendix A.3, Eq. 14 (Table 1: Comp. Trans.)"
 
-    def __init__(self, num_heads, head_dim, memory_size, mode, shared=None, scale=None,
-                 options: Optional[StrategyOptions] = None):
-        super().__init__(num_heads, head_dim, memory_size, mode, shared, scale, options)
-        if self.options.compressive_ratio < 1:
-            raise ValueError(f"{self.options.flag('compressive_ratio')} must be a positive integer, "
-                             f"got {self.options.compressive_ratio}")
-        self.ratio = self.options.compressive_ratio
+    settings = (RATIO,)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ratio = self.options.get(RATIO)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, ratio={self.ratio}"
 
     def causal(self, q, k, v, x, valid):
-        out_dtype, work = q.dtype, work_dtype(q.dtype)
+        out_dtype, work = q.dtype, compute_dtype(q.dtype)
         valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
         order, _ = compaction(valid)
         q, k, v = (gather_rows(t.to(work), order) for t in (q, k, v))
@@ -93,7 +95,7 @@ class CompressiveMeanPool(Strategy):
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
         B, H, _, d = q.shape
-        n, c, work = self.memory_size, self.ratio, work_dtype(q.dtype)
+        n, c, work = self.memory_size, self.ratio, compute_dtype(q.dtype)
         valid = all_valid(valid, B, 1, q.device)[:, 0]
         if not state:
             state = {"completed_keys": q.new_zeros(B, H, n - 1, d, dtype=work),

@@ -12,46 +12,22 @@ yet (t < n) are left out of the softmax.
 Training O(N (C d + d n)); decoding state per head: K~, V~ [n, d], occupancy [n], a counter.
 """
 
-from typing import Optional, Tuple
-
-import torch
 import torch.nn.functional as F
 
-from ._common import all_valid, token_ranks
-from ._slots import causal_slot_attention, slot_memory, slot_read, slot_step
-from .base import Memory, State, Strategy
+from ._slots import SlotStrategy
 from .registry import register
 
 
 @register
-class GlobalTokens(Strategy):
+class GlobalTokens(SlotStrategy):
     """The first n real tokens are the memory. No parameters."""
 
     name = "global"
     paper = "Appendix A.1 (Table 1: L2G pattern)"
+    mask_empty = True
 
-    def _phi(self, ranks: torch.Tensor, valid: torch.Tensor, dtype) -> torch.Tensor:
+    def control(self, ranks, valid, k, dtype):
         n = self.memory_size
         is_global = valid & (ranks < n)
         phi = F.one_hot(ranks.clamp_max(n - 1), n).to(dtype) * is_global[..., None].to(dtype)
         return phi[:, None].expand(-1, self.num_heads, -1, -1)
-
-    def causal(self, q, k, v, x, valid):
-        valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
-        phi = self._phi(token_ranks(valid), valid, q.dtype)
-        return causal_slot_attention(q, k, v, phi, self.scale, mask_empty=True)
-
-    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
-        valid = all_valid(valid, q.shape[0], 1, q.device)
-        position = state["position"] if state else torch.zeros(q.shape[0], dtype=torch.long, device=q.device)
-        out, new = slot_step(q, k, v, self._phi(position[:, None], valid, q.dtype), state, self.scale,
-                             mask_empty=True)
-        new["position"] = position + valid[:, 0].long()
-        return out, new
-
-    def memory(self, k, v, x, valid) -> Memory:
-        valid = all_valid(valid, k.shape[0], k.shape[2], k.device)
-        return slot_memory(k, v, self._phi(token_ranks(valid), valid, k.dtype))
-
-    def read(self, q, memory: Memory):
-        return slot_read(q, memory, self.scale, mask_empty=True)

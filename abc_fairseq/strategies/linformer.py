@@ -11,15 +11,17 @@ Training O(N (C d + d n)) time, O(N (C + n)) memory; decoding state per head: K~
 position counter.
 """
 
-from typing import Optional, Tuple
-
 import torch
 import torch.nn as nn
 
-from ._common import all_valid, token_ranks
-from ._slots import causal_slot_attention, slot_memory, slot_read, slot_step
-from .base import ControlModule, Memory, State, Strategy, StrategyOptions
+from ._slots import SlotStrategy
+from .base import ControlModule, Setting, StrategyOptions
 from .registry import register
+
+MAX_POSITIONS = Setting(
+    "linformer_max_positions", "positions",
+    "linformer: N_max, the number of positions (columns) of the learned projection; a longer sequence "
+    "is an error. Default: the model's maximum source / target positions", default_is_max_positions=True)
 
 
 class LinformerProjection(nn.Module, ControlModule):
@@ -43,19 +45,18 @@ class LinformerProjection(nn.Module, ControlModule):
 
 
 @register
-class Linformer(Strategy):
+class Linformer(SlotStrategy):
     """Linformer control; ``shared``: the position's LinformerProjection."""
 
     name = "linformer"
     paper = "§3.1, Eq. 6 (Table 1: Linformer)"
+    settings = (MAX_POSITIONS,)
 
     @classmethod
     def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,
                      options: StrategyOptions) -> nn.Module:
-        if options.linformer_max_positions is None or options.linformer_max_positions < 1:
-            raise ValueError(f"{options.flag('linformer_max_positions')} must be a positive number of "
-                             f"positions for linformer, got {options.linformer_max_positions!r}")
-        return LinformerProjection(num_heads, memory_size, options.linformer_max_positions)
+        cls.validate(memory_size, options)
+        return LinformerProjection(num_heads, memory_size, options.get(MAX_POSITIONS))
 
     @classmethod
     def check_shared(cls, shared, in_dim: int, num_heads: int, memory_size: int) -> None:
@@ -63,33 +64,13 @@ class Linformer(Strategy):
             raise ValueError(f"linformer needs a LinformerProjection of {num_heads} heads x {memory_size} slots "
                              f"as its shared module, got {type(shared).__name__}")
 
-    def _phi(self, ranks: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+    def control(self, ranks, valid, k, dtype):
         limit = self.shared.max_positions
         longest = int(ranks.masked_fill(~valid, -1).max()) + 1 if ranks.numel() else 0
         if longest > limit:
             raise ValueError(
                 f"linformer: a sequence has {longest} tokens, more than the {limit} positions of its "
-                f"projection; raise {self.options.flag('linformer_max_positions')} (N_max) or use shorter "
+                f"projection; raise {self.options.flag(MAX_POSITIONS.key)} (N_max) or use shorter "
                 f"sequences")
         phi = self.shared.columns(ranks.clamp_max(limit - 1))
-        return phi.masked_fill(~valid[:, None, :, None], 0.0)
-
-    def causal(self, q, k, v, x, valid):
-        valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
-        phi = self._phi(token_ranks(valid), valid)
-        return causal_slot_attention(q, k, v, phi.to(q.dtype), self.scale)
-
-    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
-        valid = all_valid(valid, q.shape[0], 1, q.device)
-        position = state["position"] if state else torch.zeros(q.shape[0], dtype=torch.long, device=q.device)
-        phi = self._phi(position[:, None], valid)
-        out, new = slot_step(q, k, v, phi.to(q.dtype), state, self.scale)
-        new["position"] = position + valid[:, 0].long()
-        return out, new
-
-    def memory(self, k, v, x, valid) -> Memory:
-        valid = all_valid(valid, k.shape[0], k.shape[2], k.device)
-        return slot_memory(k, v, self._phi(token_ranks(valid), valid).to(k.dtype))
-
-    def read(self, q, memory: Memory):
-        return slot_read(q, memory, self.scale)
+        return phi.masked_fill(~valid[:, None, :, None], 0.0).to(dtype)

@@ -15,13 +15,9 @@ Training O(N (C d + d n)) time and O(N (C + n)) memory; decoding state per head:
 slot occupancy [n] and a position counter.
 """
 
-from typing import Optional, Tuple
-
 import torch
 
-from ._common import all_valid, token_ranks
-from ._slots import causal_slot_attention, slot_memory, slot_read, slot_step
-from .base import Memory, State, Strategy
+from ._slots import SlotStrategy
 from .registry import register
 
 _PRIME = 2_147_483_647  # 2^31 - 1: every product below stays under 2^62, exact in int64
@@ -37,11 +33,12 @@ def hashed_slots(ranks: torch.Tensor, num_heads: int, memory_size: int, seed: to
 
 
 @register
-class RandomSlots(Strategy):
+class RandomSlots(SlotStrategy):
     """ABC_RD. No parameters; one int64 buffer (the layer's hash seed)."""
 
     name = "random"
     paper = "Appendix A.2 (Table 1: ABC_RD)"
+    mask_empty = True
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -54,26 +51,6 @@ class RandomSlots(Strategy):
             return torch.randint(0, self.memory_size, shape, device=ranks.device)
         return hashed_slots(ranks, self.num_heads, self.memory_size, self.slot_seed)
 
-    def _phi(self, ranks: torch.Tensor, valid: torch.Tensor, dtype) -> torch.Tensor:
+    def control(self, ranks, valid, k, dtype):
         phi = torch.nn.functional.one_hot(self.slots(ranks), self.memory_size).to(dtype)
         return phi * valid[:, None, :, None].to(dtype)
-
-    def causal(self, q, k, v, x, valid):
-        valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
-        phi = self._phi(token_ranks(valid), valid, q.dtype)
-        return causal_slot_attention(q, k, v, phi, self.scale, mask_empty=True)
-
-    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
-        valid = all_valid(valid, q.shape[0], 1, q.device)
-        position = state["position"] if state else torch.zeros(q.shape[0], dtype=torch.long, device=q.device)
-        phi = self._phi(position[:, None], valid, q.dtype)
-        out, new = slot_step(q, k, v, phi, state, self.scale, mask_empty=True)
-        new["position"] = position + valid[:, 0].long()
-        return out, new
-
-    def memory(self, k, v, x, valid) -> Memory:
-        valid = all_valid(valid, k.shape[0], k.shape[2], k.device)
-        return slot_memory(k, v, self._phi(token_ranks(valid), valid, k.dtype))
-
-    def read(self, q, memory: Memory):
-        return slot_read(q, memory, self.scale, mask_empty=True)

@@ -24,11 +24,15 @@ class RandomFeatureAttention(KernelAttention):
     name = "rfa"
     paper = "kernel baseline, Table 2b (RFA; Peng et al. 2021)"
 
+    @classmethod
+    def validate(cls, memory_size, options, mode=None) -> None:
+        super().validate(memory_size, options, mode)
+        if memory_size % 2:
+            raise ValueError(f"{options.flag('memory_size')} must be even for rfa (sin and cos features "
+                             f"of n / 2 random frequencies), got {memory_size}")
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if self.memory_size % 2:
-            raise ValueError(f"{self.options.flag('memory_size')} must be even for rfa (sin and cos features "
-                             f"of n / 2 random frequencies), got {self.memory_size}")
         frequencies = self.memory_size // 2
         self.register_buffer("omega", torch.randn(self.num_heads, frequencies, self.head_dim))
         self.log_inverse_sigma = nn.Parameter(torch.zeros(self.num_heads))

@@ -21,7 +21,7 @@ import torch
 
 from ..ops.nonfinite import zero_safe_matmul
 from ._band import band_offsets, pad_rows, with_neighbours
-from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, work_dtype,
+from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, compute_dtype,
                       zero_padding_rows)
 from .base import State, Strategy
 from .registry import register
@@ -58,7 +58,7 @@ class SlidingWindow(Strategy):
     modes = frozenset({"causal", "encoder"})
 
     def _banded(self, q, k, v, valid, lo: int, hi: int):
-        out_dtype, work = q.dtype, work_dtype(q.dtype)
+        out_dtype, work = q.dtype, compute_dtype(q.dtype)
         valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
         order, lengths = compaction(valid)
         q, k, v = (gather_rows(t.to(work), order) for t in (q, k, v))
@@ -74,7 +74,7 @@ class SlidingWindow(Strategy):
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
         B, H, _, d = q.shape
-        n, work = self.memory_size, work_dtype(q.dtype)
+        n, work = self.memory_size, compute_dtype(q.dtype)
         valid = all_valid(valid, B, 1, q.device)[:, 0]
         if not state:
             state = {"key_memory": q.new_zeros(B, H, n, d, dtype=work),

@@ -1,32 +1,16 @@
-"""The control modules of ABC attention as layers see them: W_phi (``PhiProjection``), the spec a
-layer builds its attention from, and the parameter overhead over softmax attention."""
+"""The parameter overhead of bounded-memory control over softmax attention (W_phi and every other
+``ControlModule``)."""
 
 import logging
-from typing import NamedTuple, Optional, Tuple
+from typing import Tuple
 
 import torch.nn as nn
 
-from ..strategies import ControlModule, PhiProjection, StrategyOptions
+from ..strategies import ControlModule, PhiProjection
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ABCAttentionSpec", "PhiProjection", "log_phi_parameter_overhead", "phi_parameter_overhead"]
-
-
-class ABCAttentionSpec(NamedTuple):
-    """What a layer needs to build one bounded-memory attention.
-
-    memory_size: slots n (window length, feature size for kernels: see the strategy).
-    phi: the module tied across the layers of this attention position (W_phi for the ABC_MLP
-        family, the Linformer matrix for ``linformer``), or None for strategies that tie nothing.
-    strategy: a name registered in ``abc_fairseq.strategies`` (default: ``abc``, ABC_MLP).
-    options: further settings (``StrategyOptions``), or None for the defaults.
-    """
-
-    memory_size: int
-    phi: Optional[nn.Module]
-    strategy: str = "abc"
-    options: Optional[StrategyOptions] = None
+__all__ = ["log_phi_parameter_overhead", "phi_parameter_overhead"]
 
 
 def phi_parameter_overhead(model: nn.Module) -> Tuple[int, int, float]:

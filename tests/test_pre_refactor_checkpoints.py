@@ -1,0 +1,93 @@
+"""Checkpoints written before the strategy/spec refactor still load: strictly (same state-dict
+names and shapes) and with the same outputs.
+
+``fixtures/pre_refactor_models.pt`` holds, for abc_transformer with each strategy at every
+position that supports it (softmax elsewhere) and for abc_roberta with ABC, the float64 state
+dict and the outputs of a fixed batch, written by this file's ``build`` with the code of commit
+cdf8d97 (``python tests/test_pre_refactor_checkpoints.py``; regenerating it with later code
+would make the test vacuous).
+"""
+
+import os
+import sys
+
+import pytest
+import torch
+
+import abc_fairseq  # noqa: F401 (registers the models)
+from fairseq import options, tasks
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "pre_refactor_models.pt")
+MT = ["--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny",
+      "--encoder-layers", "1", "--decoder-layers", "1", "--encoder-embed-dim", "8", "--decoder-embed-dim", "8",
+      "--encoder-ffn-embed-dim", "8", "--decoder-ffn-embed-dim", "8", "--encoder-attention-heads", "2",
+      "--decoder-attention-heads", "2", "--dropout", "0", "--encoder-memory", "4", "--decoder-cross-memory", "4",
+      "--decoder-self-memory", "2", "--compressive-ratio", "2", "--max-source-positions", "16",
+      "--max-target-positions", "16"]
+ROBERTA = ["--task", "masked_lm", "--arch", "abc_roberta_tiny", "--encoder-layers", "1", "--encoder-embed-dim", "8",
+           "--encoder-ffn-embed-dim", "8", "--encoder-attention-heads", "2", "--encoder-memory", "4",
+           "--tokens-per-sample", "16", "--dropout", "0"]
+
+
+def _strategies():
+    from abc_fairseq.strategies import STRATEGIES
+    return {name: sorted(cls.modes) for name, cls in STRATEGIES.items()}
+
+
+def _mt_flags(name, modes):
+    return ["--encoder-attn", name if "encoder" in modes else "softmax",
+            "--decoder-self-attn", name if "causal" in modes else "softmax",
+            "--decoder-cross-attn", name if "cross" in modes else "softmax"]
+
+
+def _dictionaries(path):
+    for name in ("dict.src.txt", "dict.tgt.txt", "dict.txt"):
+        with open(os.path.join(path, name), "w") as f:
+            f.write("".join(f"w{i} {100 - i}\n" for i in range(20)))
+
+
+def build(data_dir, flags, seed=1):
+    parser = options.get_training_parser()
+    cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(parser, [data_dir, *flags]))
+    task = tasks.setup_task(cfg.task)
+    torch.manual_seed(seed)
+    return task.build_model(cfg.model).double().eval()
+
+
+def outputs(model, kind):
+    g = torch.Generator().manual_seed(0)
+    tokens = torch.randint(4, 20, (2, 7), generator=g)
+    tokens[0, :2] = 1  # left padding in the first row
+    with torch.no_grad():
+        if kind == "roberta":
+            return model(torch.randint(4, 20, (2, 7), generator=g))[0]
+        prev = torch.randint(4, 20, (2, 5), generator=g)
+        return model(tokens, torch.tensor([5, 7]), prev)[0]
+
+
+def cases():
+    yield "roberta", "roberta", ROBERTA
+    for name, modes in _strategies().items():
+        yield f"mt-{name}", "mt", MT + _mt_flags(name, modes)
+
+
+@pytest.mark.parametrize("key,kind,flags", list(cases()), ids=lambda v: v if isinstance(v, str) else "")
+def test_old_state_dict_loads_strictly_with_the_same_outputs(tmp_path, key, kind, flags):
+    saved = torch.load(FIXTURE, weights_only=True)[key]
+    _dictionaries(str(tmp_path))
+    model = build(str(tmp_path), flags, seed=2)  # other initial values: the load must set them all
+    model.load_state_dict(saved["state_dict"], strict=True)
+    torch.testing.assert_close(outputs(model, kind), saved["outputs"], rtol=0, atol=1e-12)
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _dictionaries(tmp)
+        fixture = {}
+        for key, kind, flags in cases():
+            model = build(tmp, flags)
+            fixture[key] = {"state_dict": model.state_dict(), "outputs": outputs(model, kind)}
+        torch.save(fixture, sys.argv[1] if len(sys.argv) > 1 else FIXTURE)
