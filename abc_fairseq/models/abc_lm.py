@@ -25,6 +25,7 @@ from .abc_options import (
     set_abc_defaults,
     with_setting_fields,
 )
+from .build_helpers import NoHubModels
 
 
 @dataclass
@@ -38,7 +39,7 @@ ABCLanguageModelConfig = with_setting_fields("ABCLanguageModelConfig", _ABCLangu
 
 
 @register_model("abc_lm", dataclass=ABCLanguageModelConfig)
-class ABCLanguageModel(TransformerLanguageModel):
+class ABCLanguageModel(NoHubModels, TransformerLanguageModel):
     """Decoder-only LM: ``transformer_lm`` whose self attention is ABC_MLP with
     ``--decoder-self-memory`` slots and one W_phi shared by all layers, or any other strategy
     named by ``--decoder-self-attn`` (docs/strategies.md).
@@ -49,10 +50,6 @@ class ABCLanguageModel(TransformerLanguageModel):
     ``--decoder-self-attn softmax`` gives fairseq's softmax decoder unchanged (same layers, same
     parameter names), the baseline for comparisons.
     """
-
-    @classmethod
-    def hub_models(cls):
-        return {}  # the transformer_lm downloads are softmax models
 
     @classmethod
     def add_args(cls, parser):

@@ -40,7 +40,7 @@ from ..modules import log_phi_parameter_overhead
 from ..strategies import ControlModule
 from .abc_encoder import ABCTransformerEncoder
 from .abc_options import ENCODER_SELF, add_abc_args, set_abc_defaults
-from .build_helpers import as_namespace
+from .build_helpers import NoHubModels, as_namespace
 
 logger = logging.getLogger(__name__)
 
@@ -77,17 +77,13 @@ def split_in_proj(state_dict: Dict[str, torch.Tensor], prefix: str = "") -> List
 
 
 @register_model("abc_roberta")
-class ABCRobertaModel(RobertaModel):
+class ABCRobertaModel(NoHubModels, RobertaModel):
     """fairseq's ``roberta`` with bounded-memory encoder self attention (see the module doc).
 
     ``forward(src_tokens [B, T], features_only=False, classification_head_name=None)`` as
     RobertaModel: LM logits [B, T, V] (or [M, V] for ``masked_tokens``), features [B, T, C], or
     classification logits [B, classes].
     """
-
-    @classmethod
-    def hub_models(cls):
-        return {}  # the RoBERTa downloads are softmax models: convert them (abc_fairseq.convert_roberta)
 
     @staticmethod
     def add_args(parser):

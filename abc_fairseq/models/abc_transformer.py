@@ -32,14 +32,14 @@ from ..modules import log_phi_parameter_overhead
 from .abc_decoder import ABCTransformerDecoder
 from .abc_encoder import ABCTransformerEncoder
 from .abc_options import DECODER_CROSS, DECODER_SELF, ENCODER_SELF, add_abc_args, set_abc_defaults
-from .build_helpers import as_namespace
+from .build_helpers import NoHubModels, as_namespace
 
 # Attention positions of an encoder-decoder model, in the order of their flags' help texts.
 MT_POSITIONS = (ENCODER_SELF, DECODER_SELF, DECODER_CROSS)
 
 
 @register_model("abc_transformer")
-class ABCTransformerModel(TransformerModel):
+class ABCTransformerModel(NoHubModels, TransformerModel):
     """fairseq's ``transformer`` whose encoder self attention, decoder self attention and cross
     attention may each be ABC_MLP (see the module docstring for flags and architectures).
 
@@ -50,10 +50,6 @@ class ABCTransformerModel(TransformerModel):
     its bounded memory from the encoder output on the first step and caches it; beam search
     reorders it with the rest of the incremental state.
     """
-
-    @classmethod
-    def hub_models(cls):
-        return {}  # the transformer downloads are softmax models
 
     @classmethod
     def add_args(cls, parser):

@@ -1,10 +1,19 @@
-"""What the model builders share: fairseq's wrapping of a layer, and args as a Namespace."""
+"""What the model builders share: no hub downloads, fairseq's wrapping of a layer, args as a Namespace."""
 
 import argparse
 
 from fairseq.distributed import fsdp_wrap
 from fairseq.modules.checkpoint_activations import checkpoint_wrapper
 from omegaconf import DictConfig, OmegaConf
+
+
+class NoHubModels:
+    """Mixed in before a fairseq model: its parent's hub downloads are softmax models, not ABC ones
+    (RoBERTa's can be converted: ``abc_fairseq.convert_roberta``)."""
+
+    @classmethod
+    def hub_models(cls):
+        return {}
 
 
 def wrap_layer(layer, cfg):

@@ -53,6 +53,7 @@ class ABCMLP(Strategy):
     @classmethod
     def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,
                      options: StrategyOptions) -> nn.Module:
+        cls.validate(memory_size, options)
         return PhiProjection(in_dim, num_heads, memory_size)
 
     @classmethod

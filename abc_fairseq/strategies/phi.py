@@ -17,8 +17,6 @@ class PhiProjection(nn.Linear, ControlModule):
     """
 
     def __init__(self, in_dim: int, num_heads: int, memory_size: int):
-        if memory_size < 1:
-            raise ValueError(f"memory_size must be a positive number of slots, got {memory_size}")
         super().__init__(in_dim, num_heads * memory_size, bias=False)
         self.num_heads = num_heads
         self.memory_size = memory_size
