@@ -155,22 +155,16 @@ def _fairseq_mha(params: dict, device) -> Case:
 
 def _abc_module(params: dict, device) -> Case:
     """``ABCMultiheadAttention(..., self_attention=True, causal=True)`` with its own W_phi
-    (``PhiProjection``), called like fairseq's decoder calls self attention but without the
+    (the spec's ``PhiProjection``), called like fairseq's decoder calls self attention but without the
     future mask (causality is built in; the module only validates that mask)."""
-    try:
-        from abc_fairseq.modules import ABCMultiheadAttention, PhiProjection
-    except Exception as exc:  # not written yet, or broken while being written
-        raise CaseUnavailable(f"abc_fairseq.modules.ABCMultiheadAttention is not importable: "
-                              f"{type(exc).__name__}: {exc}") from exc
+    from abc_fairseq.modules import ABCMultiheadAttention
+    from abc_fairseq.strategies import ABCAttentionSpec
 
     B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
     dtype = DTYPES[params["dtype"]]
-    try:
-        phi = PhiProjection(H * d, H, n)
-        module = ABCMultiheadAttention(H * d, H, self_attention=True, memory_size=n, phi=phi, causal=True)
-    except TypeError as exc:  # the constructor changed: this adaptor needs updating
-        raise CaseUnavailable(f"ABCMultiheadAttention's constructor does not take the arguments this "
-                              f"benchmark passes: {exc}") from exc
+    spec = ABCAttentionSpec.create("abc", n, H * d, H)
+    phi = spec.shared
+    module = ABCMultiheadAttention(H * d, H, self_attention=True, causal=True, spec=spec)
     phi.to(device=device, dtype=dtype).train()
     module = module.to(device=device, dtype=dtype).train()
     x = _randn((N, B, H * d), params, device)

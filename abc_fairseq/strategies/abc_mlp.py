@@ -17,8 +17,7 @@ Causal training: the chunked ``causal_abc`` op, O(N (n + C)) memory. Decoding st
 K~, V~ [n, d] and the log-normaliser [n].
 """
 
-import inspect
-from typing import Callable, Dict, Optional, Tuple
+from typing import Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -31,15 +30,6 @@ from .phi import PhiProjection
 from .registry import register
 
 EPS_RELU = 1e-6
-
-
-def _accepts_dropout(op: Callable) -> bool:
-    return "dropout_p" in inspect.signature(op).parameters
-
-
-# Which training-time ops take attention dropout over the memory slots (``dropout_p``): until they
-# do, ABC applies none (the attention module warns once). Decoding runs in eval mode: no dropout.
-_OPS_WITH_DROPOUT = {op: _accepts_dropout(op) for op in (causal_abc, abc_read)}
 
 
 @register
@@ -67,12 +57,7 @@ class ABCMLP(Strategy):
 
     @classmethod
     def applies_dropout(cls) -> bool:
-        return all(_OPS_WITH_DROPOUT.values())
-
-    def _dropout(self, op: Callable) -> Dict[str, float]:
-        """``dropout_p`` for ``op`` when it takes one and the read drops out (training)."""
-        p = self.read_dropout()
-        return {"dropout_p": p} if p > 0 and _OPS_WITH_DROPOUT.get(op, False) else {}
+        return True  # over the slot probabilities, in causal_abc and abc_read (training only)
 
     def log_alpha(self, logits: torch.Tensor) -> torch.Tensor:
         """log f(l): the logits the exp-based ops take."""
@@ -93,7 +78,7 @@ class ABCMLP(Strategy):
 
     def causal(self, q, k, v, x, valid):
         return causal_abc(q, k, v, self.control_logits(x, valid, PAD_LOGIT), scale=self.scale,
-                          **self._dropout(causal_abc))
+                          dropout_p=self.read_dropout())
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
         return self.extend(q, k, v, x, valid, state)
@@ -102,11 +87,10 @@ class ABCMLP(Strategy):
         logits = self.control_logits(x, valid, PAD_LOGIT)
         previous = ABCState(**state) if state else None
         if q.shape[2] == 1:
-            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale,
-                                       **self._dropout(causal_abc_step))
+            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale)
         else:  # several tokens: continue the chunked op from the saved memory
             out, new = causal_abc(q, k, v, logits, scale=self.scale, initial_state=previous,
-                                  return_state=True, **self._dropout(causal_abc))
+                                  return_state=True)
         return out, new._asdict()
 
     def memory(self, k, v, x, valid) -> Memory:
@@ -117,7 +101,7 @@ class ABCMLP(Strategy):
 
     def read(self, q, memory: Memory):
         return abc_read(q, memory["key_memory"], memory["value_memory"], scale=self.scale,
-                        **self._dropout(abc_read))
+                        dropout_p=self.read_dropout())
 
 
 @register
