@@ -33,6 +33,7 @@ class Variant(NamedTuple):
     description: str
     train_args: Tuple[str, ...]
     fairseq_args: Tuple[str, ...] = ()
+    phi_init_gain: float = 1.0  # != 1: trained through phi_init_train.py (an experiment, not the paper)
 
     def uses_phi(self) -> bool:
         """Whether some position runs ABC_MLP (``--model abc``), whose W_phi phi_usage.py inspects."""
@@ -58,6 +59,8 @@ VARIANTS: Dict[str, Variant] = {v.name: v for v in (
             ("--decoder-self-attn", "softmax")),
     Variant("abc_cross_16", "ABC_MLP cross 16 only, softmax causal", _abc(16, 8),
             ("--decoder-self-attn", "softmax")),
+    Variant("abc_32_8_phigain4", "ABC_MLP cross 32 + causal 8, W_phi initialised 4x larger (not the paper's)",
+            _abc(32, 8), phi_init_gain=4.0),
     Variant("abc_8_8", "ABC_MLP cross 8 + causal 8", _abc(8, 8)),
     Variant("abc_16_8", "ABC_MLP cross 16 + causal 8", _abc(16, 8)),
     Variant("abc_all_32_8", "ABC_MLP also in the encoder (32), cross 32 + causal 8",

@@ -91,10 +91,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
-def child_env(threads: int) -> Dict[str, str]:
+def child_env(threads: int, first_on_path: Optional[Path] = None) -> Dict[str, str]:
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    if first_on_path is not None:
+        env["PATH"] = str(first_on_path) + os.pathsep + env["PATH"]
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
@@ -138,6 +140,17 @@ def train_command(variant: Variant, args, dry_run: bool = False) -> List[str]:
     return cmd + ["--", *MODEL_ARGS, *LOG_ARGS, *variant.fairseq_args, *args.extra_train_args.split()]
 
 
+def train_env(variant: Variant, args) -> Dict[str, str]:
+    """The environment train.sh runs in: a variant with another W_phi initialisation finds the
+    phi_init_train.py wrapper first on PATH as its fairseq-train."""
+    wrapper = None
+    if variant.phi_init_gain != 1.0:
+        from phi_init_train import install_wrapper
+
+        wrapper = install_wrapper(args.out / "bin" / f"phi_gain_{variant.phi_init_gain:g}", variant.phi_init_gain)
+    return child_env(args.threads, wrapper)
+
+
 def _comparable(command: str) -> str:
     """A recorded train command with the budget blanked out and paths made repository-relative."""
     command = command.replace(str(REPO) + "/", "")
@@ -152,7 +165,7 @@ def check_run_dir(variant: Variant, args) -> None:
     recorded = run_dir / "train_command.txt"
     if not recorded.is_file():
         die(f"{run_dir} exists and was not created by this script (no train_command.txt); move it away")
-    wanted = subprocess.run(train_command(variant, args, dry_run=True), cwd=REPO, env=child_env(1),
+    wanted = subprocess.run(train_command(variant, args, dry_run=True), cwd=REPO, env=train_env(variant, args),
                             capture_output=True, text=True, check=True).stdout
     if _comparable(recorded.read_text()) != _comparable(wanted):
         die(f"{run_dir} holds a run with other settings ({recorded}); choose another --out")
@@ -175,7 +188,8 @@ def train(args) -> None:
         todo.append(variant)
     if args.dry_run:
         for variant in todo:
-            print(" ".join(niced(train_command(variant, args), args)))
+            gain = "" if variant.phi_init_gain == 1.0 else f"PATH=<phi_init_train.py wrapper, gain {variant.phi_init_gain:g}>:$PATH "
+            print(gain + " ".join(niced(train_command(variant, args), args)))
         return
     procs = []
     for variant in todo:
@@ -184,7 +198,7 @@ def train(args) -> None:
         log(f"{variant.name}: training to {args.max_update} updates (log {run_dir / 'train.log'})")
         out = open(run_dir / "train.log", "a", encoding="utf-8")
         procs.append((variant, subprocess.Popen(niced(train_command(variant, args), args), cwd=REPO,
-                                                env=child_env(args.threads), stdout=out, stderr=subprocess.STDOUT)))
+                                                env=train_env(variant, args), stdout=out, stderr=subprocess.STDOUT)))
         out.close()
         if len(procs) >= args.jobs:
             _wait(procs.pop(0))
