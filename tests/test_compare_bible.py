@@ -20,7 +20,7 @@ LOG = """\
 """
 
 
-@pytest.mark.parametrize("script", ["compare_bible.py", "phi_usage.py"])
+@pytest.mark.parametrize("script", ["compare_bible.py", "phi_usage.py", "phi_init_train.py"])
 def test_help_prints_usage_and_does_nothing(script, tmp_path):
     proc = subprocess.run([sys.executable, MT / script, "--help"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0 and "usage:" in proc.stdout
@@ -129,3 +129,25 @@ def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
         main(["--out", str(tmp_path / "out"), "--data", str(data), "--variants", "softmax",
               "--stages", "summary", "--summary-dir", str(other)])
     assert (other / "compare_bible.md").read_text() == "someone else's"
+
+
+def test_phi_init_gain_scales_w_phi_and_the_wrapper_runs_the_harness(tmp_path):
+    torch = pytest.importorskip("torch")
+    from phi_init_train import install_wrapper, patch_phi_init
+
+    from abc_fairseq.strategies.phi import PhiProjection
+
+    torch.manual_seed(0)
+    plain = PhiProjection(64, 4, 8).weight.detach().clone()
+    original = patch_phi_init(3.0)
+    try:
+        torch.manual_seed(0)
+        scaled = PhiProjection(64, 4, 8).weight.detach()
+    finally:
+        PhiProjection.__init__ = original
+    assert torch.equal(scaled, 3.0 * plain)
+    folder = install_wrapper(tmp_path / "bin", 3.0)
+    text = (folder / "fairseq-train").read_text()
+    assert "ABC_PHI_INIT_GAIN=3.0" in text and "phi_init_train.py" in text
+    proc = subprocess.run([folder / "python", "-c", "print(6 * 7)"], capture_output=True, text=True)
+    assert proc.stdout.strip() == "42"

@@ -18,8 +18,9 @@ REPO = Path(__file__).resolve().parents[2]
 GAIN_VARIABLE = "ABC_PHI_INIT_GAIN"
 
 
-def patch_phi_init(gain: float) -> None:
-    """Scale the initial W_phi of every PhiProjection built from now on by ``gain``."""
+def patch_phi_init(gain: float):
+    """Scale the initial W_phi of every PhiProjection built from now on by ``gain``; returns the
+    original ``__init__`` (to undo the patch)."""
     import torch
 
     from abc_fairseq.strategies.phi import PhiProjection
@@ -32,6 +33,7 @@ def patch_phi_init(gain: float) -> None:
             self.weight.mul_(gain)
 
     PhiProjection.__init__ = scaled_init
+    return original
 
 
 def install_wrapper(folder: Path, gain: float, python: str = sys.executable) -> Path:
@@ -49,7 +51,7 @@ def install_wrapper(folder: Path, gain: float, python: str = sys.executable) -> 
 
 def main() -> None:
     if sys.argv[1:2] in (["-h"], ["--help"]):
-        print(__doc__)
+        print(f"usage: {GAIN_VARIABLE}=G phi_init_train.py FAIRSEQ_TRAIN_ARGS...\n{__doc__}")
         return
     value = os.environ.get(GAIN_VARIABLE)
     try:
