@@ -12,7 +12,8 @@ Stages (``--stages``, default all, in this order):
   train    scripts/mt/train.sh per variant into OUT/runs/NAME (see bible_variants.py: 3+3 layers,
            width 256, 4 heads, lr 1e-3, 400 warm-up updates, 4096 tokens per update, validation
            every epoch, a checkpoint every 100 updates kept for the phi analysis)
-  phi      phi slot usage (scripts/mt/phi_usage.py) of every kept checkpoint of the ABC variants
+  phi      phi slot usage (scripts/mt/phi_usage.py) of the ABC variants: fresh initialisation, the
+           interval checkpoints (those not on an epoch end) and checkpoint_last.pt
   eval     scripts/mt/evaluate.sh on the test split with checkpoint_last.pt, beam 5, length
            penalty 0.6, SacreBLEU
   summary  SUMMARY_DIR/compare_bible.{json,md,png}: BLEU, validation loss at fixed updates, the
@@ -216,7 +217,8 @@ def _wait(item) -> None:
 def phi_stats(args) -> None:
     for variant in args.variants:
         run_dir = args.out / "runs" / variant.name
-        checkpoints = sorted(run_dir.glob("checkpoint_*_*.pt"))
+        # Interval checkpoints falling on an epoch end are not written by fairseq: checkpoint_last too.
+        checkpoints = sorted(run_dir.glob("checkpoint_*_*.pt")) + sorted(run_dir.glob("checkpoint_last.pt"))
         output = run_dir / "phi_usage.json"
         if not variant.uses_phi() or not checkpoints:
             continue
