@@ -56,6 +56,8 @@ def test_valid_curve_and_interpolation():
     assert train_wall_seconds(LOG) == 480
     resumed = valid_curve(LOG + LOG.replace("loss 8.5 |", "loss 8.4 |"))  # a repeated epoch keeps the last
     assert len(resumed) == 2 and resumed[-1].loss == 8.4
+    plain = LOG.replace("2026-11-23 12:44:00 | INFO | valid | ", "INFO:valid:")  # Python's default log format
+    assert valid_curve(plain) == curve
 
 
 def test_phi_statistics_uniform_and_copying_slots():

@@ -286,13 +286,13 @@ def catch_up(rows: Dict[str, dict], reference: str = "softmax") -> Dict[str, dic
 
 def markdown(rows: Dict[str, dict], summary: dict) -> str:
     shown = [u for u in REPORT_UPDATES if any(str(u) in r["valid_loss_at"] for r in rows.values())]
-    head = ["model", "updates", "test BLEU"] + [f"valid loss @{u}" for u in shown] + ["train wall (s)", "what"]
+    head = ["model", "updates", "test BLEU"] + [f"valid loss @{u}" for u in shown] + ["what"]
     lines = [f"<!-- written by {GENERATOR}; rerun it to update -->",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, r in rows.items():
         cells = [name, str(r["updates"]), "-" if r["bleu"] is None else f"{r['bleu']:.2f}"]
         cells += [f"{r['valid_loss_at'][str(u)]:.3f}" if str(u) in r["valid_loss_at"] else "-" for u in shown]
-        cells += ["-" if r["train_wall_s"] is None else f"{r['train_wall_s']:.0f}", r["description"]]
+        cells += [r["description"]]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("valid loss: label-smoothed cross entropy in bits on the valid split (fairseq's log), linearly "

@@ -8,10 +8,11 @@ import re
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
 # "| valid | epoch 003 | valid_on 'valid' subset | loss 7.12 | nll_loss 6.3 | ppl 78.9 | ... | num_updates 150"
-_VALID = re.compile(r"\| valid \| epoch (\d+) \|(.*)")
+# (also Python's default "INFO:valid:epoch 003 | ..." when logging was configured before fairseq_cli)
+_VALID = re.compile(r"(?:\| valid \| |INFO:valid:)epoch (\d+) \|(.*)")
 _FIELD = re.compile(r"\|\s*([a-z_]+) ([-0-9.e+]+)")
 # "| train | epoch 012 | ... | ups 0.46 | ... | num_updates 600 | ... | train_wall 43 | wall 44"
-_TRAIN = re.compile(r"\| train \| epoch (\d+) \|(.*)")
+_TRAIN = re.compile(r"(?:\| train \| |INFO:train:)epoch (\d+) \|(.*)")
 
 
 class ValidPoint(NamedTuple):
