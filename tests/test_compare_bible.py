@@ -52,7 +52,8 @@ def test_valid_curve_and_interpolation():
     assert [(p.updates, p.epoch, p.loss, p.nll_loss) for p in curve] == [(50, 1, 9.5, 9.25), (100, 2, 8.5, 8.0)]
     assert loss_at(curve, 75) == pytest.approx(9.0)
     assert loss_at(curve, 100) == 8.5 and loss_at(curve, 150) is None
-    assert first_update_reaching(curve, 9.0) == 100 and first_update_reaching(curve, 1.0) is None
+    assert first_update_reaching(curve, 9.0) == 75 and first_update_reaching(curve, 1.0) is None
+    assert first_update_reaching(curve, 9.9) == 50
     assert train_wall_seconds(LOG) == 480
     resumed = valid_curve(LOG + LOG.replace("loss 8.5 |", "loss 8.4 |"))  # a repeated epoch keeps the last
     assert len(resumed) == 2 and resumed[-1].loss == 8.4
@@ -121,7 +122,7 @@ def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
 
     result = json.loads((summary / "compare_bible.json").read_text())
     assert result["models"]["abc_32_8"]["valid_loss_at"]["100"] == pytest.approx(9.2)
-    assert result["catch_up"]["abc_32_8"]["softmax_updates_to_reach_it"] == 100
+    assert result["catch_up"]["abc_32_8"]["softmax_updates_to_reach_it"] == 65  # 9.5 -> 8.5 crosses 9.2 at 65
     table = (summary / "compare_bible.md").read_text()
     assert "| abc_32_8 | 100 | - | 9.200 |" in table
 

@@ -300,7 +300,7 @@ def markdown(rows: Dict[str, dict], summary: dict) -> str:
                  "length penalty 0.6.")
     for name, c in summary["catch_up"].items():
         ref_updates = c["softmax_updates_to_reach_it"]
-        lines.append(f"- {name}: final valid loss {c['final_loss']:.3f}; softmax reached it after "
+        lines.append(f"- {name} ({rows[name]['updates']} updates): final valid loss {c['final_loss']:.3f}; softmax reached it after "
                      f"{ref_updates if ref_updates is not None else 'more than its budget of'} updates")
     return "\n".join(lines) + "\n"
 

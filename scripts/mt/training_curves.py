@@ -62,8 +62,16 @@ def loss_at(curve: Sequence[ValidPoint], updates: int) -> Optional[float]:
 
 
 def first_update_reaching(curve: Sequence[ValidPoint], loss: float) -> Optional[int]:
-    """First validation update whose loss is at or below ``loss`` (None if never)."""
-    return next((p.updates for p in curve if p.loss <= loss), None)
+    """Updates after which the curve first reaches ``loss``, linearly interpolated between the
+    validation points around the crossing (None if it never does)."""
+    for i, point in enumerate(curve):
+        if point.loss <= loss:
+            if i == 0:
+                return point.updates
+            prev = curve[i - 1]
+            t = (prev.loss - loss) / (prev.loss - point.loss)
+            return round(prev.updates + t * (point.updates - prev.updates))
+    return None
 
 
 def plot_curves(path: str, curves: Dict[str, Sequence[ValidPoint]], title: str) -> None:
