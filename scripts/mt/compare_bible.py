@@ -39,13 +39,12 @@ REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 from bible_variants import DEFAULT_VARIANTS, MODEL_ARGS, SCHEDULE, VARIANTS, Variant, parse_variant_list  # noqa: E402
-from training_curves import first_update_reaching, loss_at, plot_curves, train_wall_seconds, valid_curve  # noqa: E402
+from bible_report import GENERATOR, REPORT_UPDATES, catch_up, markdown  # noqa: E402
+from training_curves import loss_at, plot_curves, train_wall_seconds, valid_curve  # noqa: E402
 
-GENERATOR = "scripts/mt/compare_bible.py"
 STAGES = ("prepare", "train", "phi", "eval", "summary")
 LOG_ARGS = ("--num-workers", "0", "--no-progress-bar", "--log-interval", "10",
             "--save-interval-updates", "100", "--keep-interval-updates", "12", "--no-epoch-checkpoints")
-REPORT_UPDATES = (100, 200, 300, 400, 600, 800, 1000, 1200)
 
 
 def die(message: str) -> None:
@@ -259,7 +258,7 @@ def collect(args) -> Dict[str, dict]:
             "description": variant.description,
             "train_args": list(variant.train_args) + list(variant.fairseq_args),
             "updates": updates,
-            "train_wall_s": train_wall_seconds(text),
+            "train_wall_s": train_wall_seconds(text),  # fairseq's, on a shared machine: not a benchmark
             "bleu": result.get("bleu"),
             "bleu_signature": result.get("signature"),
             "valid_loss_at": {str(u): loss_at(curve, u) for u in REPORT_UPDATES if loss_at(curve, u) is not None},
@@ -267,42 +266,6 @@ def collect(args) -> Dict[str, dict]:
             "phi_usage": json.loads(phi_file.read_text()) if phi_file.is_file() else None,
         }
     return rows
-
-
-def catch_up(rows: Dict[str, dict], reference: str = "softmax") -> Dict[str, dict]:
-    """For each model: the updates the reference needed to reach the model's final validation loss
-    (the model's budget over that is how far it lags)."""
-    from training_curves import ValidPoint
-
-    ref = [ValidPoint(**p) for p in rows.get(reference, {}).get("curve", [])]
-    out = {}
-    for name, row in rows.items():
-        if not row["curve"] or not ref:
-            continue
-        final = row["curve"][-1]["loss"]
-        out[name] = {"final_loss": final, f"{reference}_updates_to_reach_it": first_update_reaching(ref, final)}
-    return out
-
-
-def markdown(rows: Dict[str, dict], summary: dict) -> str:
-    shown = [u for u in REPORT_UPDATES if any(str(u) in r["valid_loss_at"] for r in rows.values())]
-    head = ["model", "updates", "test BLEU"] + [f"valid loss @{u}" for u in shown] + ["what"]
-    lines = [f"<!-- written by {GENERATOR}; rerun it to update -->",
-             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for name, r in rows.items():
-        cells = [name, str(r["updates"]), "-" if r["bleu"] is None else f"{r['bleu']:.2f}"]
-        cells += [f"{r['valid_loss_at'][str(u)]:.3f}" if str(u) in r["valid_loss_at"] else "-" for u in shown]
-        cells += [r["description"]]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
-    lines.append("valid loss: label-smoothed cross entropy in bits on the valid split (fairseq's log), linearly "
-                 "interpolated between epoch ends. BLEU: SacreBLEU on the test split, checkpoint_last.pt, beam 5, "
-                 "length penalty 0.6.")
-    for name, c in summary["catch_up"].items():
-        ref_updates = c["softmax_updates_to_reach_it"]
-        lines.append(f"- {name} ({rows[name]['updates']} updates): final valid loss {c['final_loss']:.3f}; softmax reached it after "
-                     f"{ref_updates if ref_updates is not None else 'more than its budget of'} updates")
-    return "\n".join(lines) + "\n"
 
 
 def _ours(path: Path) -> bool:

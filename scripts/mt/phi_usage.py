@@ -161,7 +161,9 @@ def main(argv=None):
         results["initialisation"] = checkpoint_statistics(args.checkpoints[0], args.data, args.split,
                                                           args.max_sentences, fresh=True)
     for ckpt in args.checkpoints:
-        results[str(ckpt)] = checkpoint_statistics(ckpt, args.data, args.split, args.max_sentences)
+        # keyed by run folder and file name: no machine paths in summaries that get committed
+        results[f"{ckpt.resolve().parent.name}/{ckpt.name}"] = checkpoint_statistics(
+            ckpt, args.data, args.split, args.max_sentences)
     for ckpt, result in results.items():
         print(f"{ckpt} (updates {result['updates']})")
         for name, s in result["layers"].items():
