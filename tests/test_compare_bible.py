@@ -115,6 +115,8 @@ def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
     _write(data / "eval" / "prep.json", "{}")
     _write(tmp_path / "out" / "runs" / "softmax" / "train.log", LOG)
     _write(tmp_path / "out" / "runs" / "abc_32_8" / "train.log", LOG.replace("loss 8.5 |", "loss 9.2 |"))
+    _write(tmp_path / "out" / "runs" / "softmax" / "eval" / "test_u50" / "result.json", '{"bleu": 3.5}')
+    _write(tmp_path / "out" / "runs" / "softmax" / "eval" / "test_u100" / "result.json", '{"bleu": 5.0}')
     summary = tmp_path / "summary"
     main(["--out", str(tmp_path / "out"), "--data", str(data), "--variants", "softmax,abc_32_8",
           "--stages", "summary", "--summary-dir", str(summary)])
@@ -125,6 +127,8 @@ def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
     assert result["catch_up"]["abc_32_8"]["softmax_updates_to_reach_it"] == 65  # 9.5 -> 8.5 crosses 9.2 at 65
     table = (summary / "compare_bible.md").read_text()
     assert "| abc_32_8 | 100 | - | 9.200 |" in table
+    assert "| softmax | 100 | 3.50 @50, 5.00 @100 | 8.500 |" in table
+    assert result["models"]["softmax"]["bleu"] == 5.0
 
     other = tmp_path / "other"
     _write(other / "compare_bible.md", "someone else's")

@@ -29,7 +29,8 @@ def markdown(rows: Dict[str, dict], summary: dict) -> str:
     lines = [f"<!-- written by {GENERATOR}; rerun it to update -->",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, r in rows.items():
-        cells = [name, str(r["updates"]), "-" if r["bleu"] is None else f"{r['bleu']:.2f}"]
+        scores = ", ".join(f"{b:.2f} @{u}" for u, b in r.get("bleu_at", {}).items() if b is not None)
+        cells = [name, str(r["updates"]), scores or "-"]
         cells += [f"{r['valid_loss_at'][str(u)]:.3f}" if str(u) in r["valid_loss_at"] else "-" for u in shown]
         cells += [r["description"]]
         lines.append("| " + " | ".join(cells) + " |")

@@ -251,8 +251,10 @@ def collect(args) -> Dict[str, dict]:
         text = log_file.read_text(encoding="utf-8", errors="replace")
         curve = valid_curve(text)
         updates = curve[-1].updates if curve else 0
-        result_file = run_dir / "eval" / f"test_u{updates}" / "result.json"
-        result = json.loads(result_file.read_text()) if result_file.is_file() else {}
+        bleu_at = {}  # every evaluated budget (a run continued to more updates keeps its earlier scores)
+        for result_file in run_dir.glob("eval/test_u*/result.json"):
+            bleu_at[int(result_file.parent.name[len("test_u"):])] = json.loads(result_file.read_text())
+        result = bleu_at.get(updates, {})
         phi_file = run_dir / "phi_usage.json"
         rows[variant.name] = {
             "description": variant.description,
@@ -261,6 +263,7 @@ def collect(args) -> Dict[str, dict]:
             "train_wall_s": train_wall_seconds(text),  # fairseq's, on a shared machine: not a benchmark
             "bleu": result.get("bleu"),
             "bleu_signature": result.get("signature"),
+            "bleu_at": {str(u): bleu_at[u].get("bleu") for u in sorted(bleu_at)},
             "valid_loss_at": {str(u): loss_at(curve, u) for u in REPORT_UPDATES if loss_at(curve, u) is not None},
             "curve": [p._asdict() for p in curve],
             "phi_usage": json.loads(phi_file.read_text()) if phi_file.is_file() else None,
