@@ -12,12 +12,19 @@ REPO = Path(__file__).resolve().parents[1]
 MT = REPO / "scripts" / "mt"
 sys.path.insert(0, str(MT))
 
-LOG = """\
-2026-11-23 12:40:00 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 9.5 | nll_loss 9.25 | ppl 608.87 | wps 4000 | wpb 2000 | bsz 60 | num_updates 50
-2026-11-23 12:40:10 | INFO | train | epoch 001 | loss 10.1 | nll_loss 10 | ppl 1024 | wps 600 | ups 0.2 | wpb 2800 | bsz 78 | num_updates 50 | lr 1.25e-4 | gnorm 2 | train_wall 240 | wall 250
-2026-11-23 12:44:00 | INFO | valid | epoch 002 | valid on 'valid' subset | loss 8.5 | nll_loss 8 | ppl 256 | wps 4000 | wpb 2000 | bsz 60 | num_updates 100 | best_loss 8.5
-2026-11-23 12:44:10 | INFO | train | epoch 002 | loss 9.1 | nll_loss 9 | ppl 512 | wps 600 | ups 0.2 | wpb 2800 | bsz 78 | num_updates 100 | lr 2.5e-4 | gnorm 2 | train_wall 480 | wall 500
-"""
+_STAMP = "2026-11-23 12:40:00 | INFO | "
+_VALID_FIELDS = "wps 4000 | wpb 2000 | bsz 60"
+_TRAIN_FIELDS = "wps 600 | ups 0.2 | wpb 2800 | bsz 78"
+LOG = "".join([
+    f"{_STAMP}valid | epoch 001 | valid on 'valid' subset | loss 9.5 | nll_loss 9.25 | ppl 608.87 | "
+    f"{_VALID_FIELDS} | num_updates 50\n",
+    f"{_STAMP}train | epoch 001 | loss 10.1 | nll_loss 10 | ppl 1024 | {_TRAIN_FIELDS} | num_updates 50 | "
+    "lr 1.25e-4 | gnorm 2 | train_wall 240 | wall 250\n",
+    "2026-11-23 12:44:00 | INFO | valid | epoch 002 | valid on 'valid' subset | loss 8.5 | nll_loss 8 | ppl 256 | "
+    f"{_VALID_FIELDS} | num_updates 100 | best_loss 8.5\n",
+    f"{_STAMP}train | epoch 002 | loss 9.1 | nll_loss 9 | ppl 512 | {_TRAIN_FIELDS} | num_updates 100 | "
+    "lr 2.5e-4 | gnorm 2 | train_wall 480 | wall 500\n",
+])
 
 
 @pytest.mark.parametrize("script", ["compare_bible.py", "phi_usage.py", "phi_init_train.py"])

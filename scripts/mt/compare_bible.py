@@ -188,7 +188,8 @@ def train(args) -> None:
         todo.append(variant)
     if args.dry_run:
         for variant in todo:
-            gain = "" if variant.phi_init_gain == 1.0 else f"PATH=<phi_init_train.py wrapper, gain {variant.phi_init_gain:g}>:$PATH "
+            gain = ("" if variant.phi_init_gain == 1.0
+                    else f"PATH=<phi_init_train.py wrapper, gain {variant.phi_init_gain:g}>:$PATH ")
             print(gain + " ".join(niced(train_command(variant, args), args)))
         return
     procs = []
