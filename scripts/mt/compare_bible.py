@@ -11,7 +11,9 @@ Stages (``--stages``, default all, in this order):
            shared BPE, sentence level) into OUT/prep, unless --data names prepared data
   train    scripts/mt/train.sh per variant into OUT/runs/NAME (see bible_variants.py: 3+3 layers,
            width 256, 4 heads, lr 1e-3, 400 warm-up updates, 4096 tokens per update, validation
-           every epoch, a checkpoint every 100 updates kept for the phi analysis)
+           every epoch; --save-interval-updates 100 is passed, but with ~50 updates per epoch
+           fairseq writes none of them, as they fall on epoch ends: the phi stage reads
+           checkpoint_last.pt)
   phi      phi slot usage (scripts/mt/phi_usage.py) of the ABC variants: fresh initialisation, the
            interval checkpoints (those not on an epoch end) and checkpoint_last.pt
   eval     scripts/mt/evaluate.sh on the test split with checkpoint_last.pt, beam 5, length
