@@ -1,0 +1,167 @@
+"""scripts/mt/compare_bible.py and its helpers: help, variants, log parsing, the phi statistics
+against hand-computed values, resuming rules. No training (the comparison itself takes hours on CPU)."""
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MT = REPO / "scripts" / "mt"
+sys.path.insert(0, str(MT))
+
+_STAMP = "2026-11-23 12:40:00 | INFO | "
+_VALID_FIELDS = "wps 4000 | wpb 2000 | bsz 60"
+_TRAIN_FIELDS = "wps 600 | ups 0.2 | wpb 2800 | bsz 78"
+LOG = "".join([
+    f"{_STAMP}valid | epoch 001 | valid on 'valid' subset | loss 9.5 | nll_loss 9.25 | ppl 608.87 | "
+    f"{_VALID_FIELDS} | num_updates 50\n",
+    f"{_STAMP}train | epoch 001 | loss 10.1 | nll_loss 10 | ppl 1024 | {_TRAIN_FIELDS} | num_updates 50 | "
+    "lr 1.25e-4 | gnorm 2 | train_wall 240 | wall 250\n",
+    "2026-11-23 12:44:00 | INFO | valid | epoch 002 | valid on 'valid' subset | loss 8.5 | nll_loss 8 | ppl 256 | "
+    f"{_VALID_FIELDS} | num_updates 100 | best_loss 8.5\n",
+    f"{_STAMP}train | epoch 002 | loss 9.1 | nll_loss 9 | ppl 512 | {_TRAIN_FIELDS} | num_updates 100 | "
+    "lr 2.5e-4 | gnorm 2 | train_wall 480 | wall 500\n",
+])
+
+
+@pytest.mark.parametrize("script", ["compare_bible.py", "phi_usage.py", "phi_init_train.py"])
+def test_help_prints_usage_and_does_nothing(script, tmp_path):
+    proc = subprocess.run([sys.executable, MT / script, "--help"], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0 and "usage:" in proc.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_variant_and_stage_are_named():
+    from compare_bible import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--out", "x", "--variants", "softmax,nope"])
+    with pytest.raises(SystemExit):
+        parse_args(["--out", "x", "--stages", "train,fly"])
+
+
+def test_variants_swap_one_position_at_a_time():
+    from bible_variants import VARIANTS
+
+    assert VARIANTS["abc_cross_32"].fairseq_args == ("--decoder-self-attn", "softmax")
+    assert VARIANTS["abc_causal_8"].fairseq_args == ("--decoder-cross-attn", "softmax")
+    assert VARIANTS["abc_32_8"].uses_phi() and not VARIANTS["softmax"].uses_phi()
+    assert not VARIANTS["random_32_8"].uses_phi()
+
+
+def test_valid_curve_and_interpolation():
+    from training_curves import first_update_reaching, loss_at, train_wall_seconds, valid_curve
+
+    curve = valid_curve(LOG)
+    assert [(p.updates, p.epoch, p.loss, p.nll_loss) for p in curve] == [(50, 1, 9.5, 9.25), (100, 2, 8.5, 8.0)]
+    assert loss_at(curve, 75) == pytest.approx(9.0)
+    assert loss_at(curve, 100) == 8.5 and loss_at(curve, 150) is None
+    assert first_update_reaching(curve, 9.0) == 75 and first_update_reaching(curve, 1.0) is None
+    assert first_update_reaching(curve, 9.9) == 50
+    assert train_wall_seconds(LOG) == 480
+    resumed = valid_curve(LOG + LOG.replace("loss 8.5 |", "loss 8.4 |"))  # a repeated epoch keeps the last
+    assert len(resumed) == 2 and resumed[-1].loss == 8.4
+    plain = LOG.replace("2026-11-23 12:44:00 | INFO | valid | ", "INFO:valid:")  # Python's default log format
+    assert valid_curve(plain) == curve
+
+
+def test_phi_statistics_uniform_and_copying_slots():
+    torch = pytest.importorskip("torch")
+    from phi_usage import phi_statistics
+
+    B, H, N, n = 2, 3, 5, 4
+    valid = torch.ones(B, N, dtype=torch.bool)
+    valid[1, :2] = False  # left padding: 3 real tokens
+    uniform = phi_statistics(torch.zeros(B, H, N, n), valid)
+    assert uniform["slot_entropy"] == pytest.approx(1.0)
+    assert uniform["tokens_per_slot"] == pytest.approx((5 + 3) / 2)
+    assert uniform["slots_per_token"] == pytest.approx(n)
+    assert uniform["memory_rank"] == pytest.approx((1 / 4 + 1 / 3) / 2)  # every slot the same mean
+    assert uniform["sequences"] == 2 and uniform["tokens"] == pytest.approx(4.0)
+
+    # slot j copies token j (large logit on one token per slot): one token per slot, distinct slots
+    copy = torch.full((1, H, N, n), -50.0)
+    for j in range(n):
+        copy[0, :, j, j] = 50.0
+    stats = phi_statistics(copy, torch.ones(1, N, dtype=torch.bool))
+    assert stats["slot_entropy"] == pytest.approx(0.0, abs=1e-6)
+    assert stats["tokens_per_slot"] == pytest.approx(1.0)
+    assert stats["memory_rank"] == pytest.approx(1.0)
+    assert stats["distinct_top_slots"] == pytest.approx(1.0)
+    # tokens 0..3 write to one slot each; token 4 writes equally everywhere
+    assert stats["slots_per_token"] == pytest.approx((4 * 1.0 + n) / N)
+    spread = torch.zeros(1, 1, N, n).normal_(generator=torch.Generator().manual_seed(0)) * 3.0
+    row = phi_statistics(spread, torch.ones(1, N, dtype=torch.bool))
+    phi = torch.softmax(spread[0, 0].double(), dim=0)
+    assert row["slot_entropy"] == pytest.approx(float(-(phi * phi.log()).sum(0).mean() / math.log(N)))
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_a_foreign_run_folder_is_an_error_and_left_alone(tmp_path):
+    data = tmp_path / "data"
+    _write(data / "eval" / "prep.json", "{}")
+    foreign = _write(tmp_path / "out" / "runs" / "softmax" / "notes.txt", "mine")
+    proc = subprocess.run([sys.executable, MT / "compare_bible.py", "--out", tmp_path / "out", "--data", data,
+                           "--variants", "softmax", "--stages", "train"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "not created by this script" in proc.stderr
+    assert foreign.read_text() == "mine" and sorted(p.name for p in foreign.parent.iterdir()) == ["notes.txt"]
+
+
+def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
+    from compare_bible import main
+
+    data = tmp_path / "data"
+    _write(data / "eval" / "prep.json", "{}")
+    _write(tmp_path / "out" / "runs" / "softmax" / "train.log", LOG)
+    _write(tmp_path / "out" / "runs" / "abc_32_8" / "train.log", LOG.replace("loss 8.5 |", "loss 9.2 |"))
+    _write(tmp_path / "out" / "runs" / "softmax" / "eval" / "test_u50" / "result.json", '{"bleu": 3.5}')
+    _write(tmp_path / "out" / "runs" / "softmax" / "eval" / "test_u100" / "result.json", '{"bleu": 5.0}')
+    summary = tmp_path / "summary"
+    main(["--out", str(tmp_path / "out"), "--data", str(data), "--variants", "softmax,abc_32_8",
+          "--stages", "summary", "--summary-dir", str(summary)])
+    import json
+
+    result = json.loads((summary / "compare_bible.json").read_text())
+    assert result["models"]["abc_32_8"]["valid_loss_at"]["100"] == pytest.approx(9.2)
+    assert result["catch_up"]["abc_32_8"]["softmax_updates_to_reach_it"] == 65  # 9.5 -> 8.5 crosses 9.2 at 65
+    table = (summary / "compare_bible.md").read_text()
+    assert "| abc_32_8 | 100 | - | 9.200 |" in table
+    assert "| softmax | 100 | 3.50 @50, 5.00 @100 | 8.500 |" in table
+    assert result["models"]["softmax"]["bleu"] == 5.0
+
+    other = tmp_path / "other"
+    _write(other / "compare_bible.md", "someone else's")
+    with pytest.raises(SystemExit):
+        main(["--out", str(tmp_path / "out"), "--data", str(data), "--variants", "softmax",
+              "--stages", "summary", "--summary-dir", str(other)])
+    assert (other / "compare_bible.md").read_text() == "someone else's"
+
+
+def test_phi_init_gain_scales_w_phi_and_the_wrapper_runs_the_harness(tmp_path):
+    torch = pytest.importorskip("torch")
+    from phi_init_train import install_wrapper, patch_phi_init
+
+    from abc_fairseq.strategies.phi import PhiProjection
+
+    torch.manual_seed(0)
+    plain = PhiProjection(64, 4, 8).weight.detach().clone()
+    original = patch_phi_init(3.0)
+    try:
+        torch.manual_seed(0)
+        scaled = PhiProjection(64, 4, 8).weight.detach()
+    finally:
+        PhiProjection.__init__ = original
+    assert torch.equal(scaled, 3.0 * plain)
+    folder = install_wrapper(tmp_path / "bin", 3.0)
+    text = (folder / "fairseq-train").read_text()
+    assert "ABC_PHI_INIT_GAIN=3.0" in text and "phi_init_train.py" in text
+    proc = subprocess.run([folder / "python", "-c", "print(6 * 7)"], capture_output=True, text=True)
+    assert proc.stdout.strip() == "42"
