@@ -31,7 +31,7 @@ parse_options "" "$@"
 src="${DEFAULT_CORPUS_DIR:-$here}"
 dest="${POSITIONAL[0]:-$repo/data-bin/default_corpus}"
 workers="${PREPROCESS_WORKERS:-2}"
-check_positive_int PREPROCESS_WORKERS "$workers"
+posint PREPROCESS_WORKERS "$workers"
 
 # --- inputs -----------------------------------------------------------------------------------
 for split in train valid test; do

@@ -47,9 +47,9 @@ bpe_size=30000 window=4 workers="$(nproc 2>/dev/null || echo 1)" download_only=0
 parse_options "--dest:dest --downloads:downloads --mirror:mirror --url:url --bpe-size:bpe_size --window:window
     --workers:workers --download-only:download_only=1" "$@"
 no_positional
-check_positive_int --bpe-size "$bpe_size"
-check_positive_int --window "$window"
-check_positive_int --workers "$workers"
+posint --bpe-size "$bpe_size"
+posint --window "$window"
+posint --workers "$workers"
 [ -z "$mirror" ] || [ -d "$mirror" ] || die "--mirror $mirror is not a directory"
 archive="$(basename "${url%%\?*}")"
 case "$archive" in en-es.tgz|es-en.tgz) ;; *) die "--url must end in en-es.tgz or es-en.tgz, got '$archive'" ;; esac

@@ -1,20 +1,18 @@
 # shellcheck shell=bash
-# Shared helpers of the data_prep recipes (sourced, never executed). Each function is documented
-# where it is defined; the names are deliberately plain so that scripts/lib/common.sh can share them.
+# Helpers of the data_prep recipes (sourced, never executed). The pieces every shell entry point
+# needs come from scripts/lib/common.sh, sourced below: log/warn/die, usage (the script's header
+# comment, its --help text), unknown_option, posint FLAG VALUE, find_tool NAME REPO, lock_dir DIR.
+# This file adds only what is data_prep's own; each function is documented where it is defined.
 #
 #   PROG                      name in messages (default: <folder>/<script>, e.g. wikitext/prepare)
-#   log MSG / warn MSG / die MSG
-#   usage                     print the script's header comment (its --help text)
 #   parse_options SPEC ARGS   the one option parser: --help, unknown options, missing values
 #   require_arg FLAG VALUE    a flag's value is present and does not look like an option
-#   check_positive_int FLAG VALUE
 #   claim_dest DIR KNOWN...   make DIR this recipe's output directory, or refuse naming what is in it
 #   refuse_existing DIR FILE... / copy_new SRC DST FILE...   never overwrite a file
 #   publish_corpus SRC CORPUS OUT CHECK FILE...  the corpus makers' compare-or-write step
-#   lock_dir DIR              one run of a recipe at a time per output directory
 #   run_stage NAME DIR KEY FN build DIR in a temp directory, move it into place when complete
 #   fetch_file URL DEST OPTS  download/copy with resume and checksum verification (lib/fetch.py)
-#   hash_key / files_key / stage_key, find_tool / find_python / require_python_modules
+#   hash_key / files_key / stage_key, find_python / require_python_modules
 #
 # Safety rules these helpers enforce (the README's "Reliability" section states them):
 #   - nothing a recipe did not create is deleted or overwritten: an output directory must be
@@ -25,15 +23,9 @@
 PROG="${PROG:-$(basename "$(dirname "$0")")/$(basename "$0" .sh)}"
 OWNER_MARK=".data_prep_owner"
 STAGE_STAMP=".stage_key"
-
-log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
-warn() { printf '%s: WARNING: %s\n' "$PROG" "$*" >&2; }
-die() { printf '%s: ERROR: %s\n' "$PROG" "$*" >&2; exit 1; }
-
-# usage: the script's leading comment block (from line 2 to the first line that is not a comment).
-usage() {
-    awk 'NR == 1 { next } /^#/ { sub(/^# ?/, ""); print; next } { exit }' "$0"
-}
+SCRIPT_NAME="$PROG"
+# shellcheck source=scripts/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
 
 # require_arg FLAG VALUE: dies unless VALUE is given and does not start with '-' (so that a
 # forgotten value never swallows the next option, and an option is never taken as a path).
@@ -73,7 +65,7 @@ parse_options() {
         done
         [ "$matched" = 1 ] && continue
         case "$1" in
-            -*) die "unknown option '$1' (see --help)" ;;
+            -*) unknown_option "$1" ;;
             *) POSITIONAL+=("$1"); shift ;;
         esac
     done
@@ -82,11 +74,6 @@ parse_options() {
 # no_positional: dies naming the first positional argument, for scripts that take none.
 no_positional() {
     [ "${#POSITIONAL[@]}" -eq 0 ] || die "unexpected argument '${POSITIONAL[0]}' (see --help)"
-}
-
-# check_positive_int FLAG VALUE
-check_positive_int() {
-    [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"
 }
 
 # hash_key WORD... -> a sha256 of the words (one per line)
@@ -178,21 +165,6 @@ publish_corpus() {
     (cd "$out" && sha256sum "$@")
 }
 
-# lock_dir DIR: hold an exclusive lock on DIR/.lock for the rest of the script, so that two runs
-# of a recipe on one destination do not remove each other's temporary directories. A recipe run
-# by another on the same directory inherits the lock through DATA_PREP_LOCKED_DIR.
-lock_dir() {
-    mkdir -p "$1"
-    local dir
-    dir="$(cd "$1" && pwd)"
-    [ "${DATA_PREP_LOCKED_DIR:-}" != "$dir" ] || return 0
-    if command -v flock >/dev/null 2>&1; then
-        exec 9>"$dir/.lock"
-        flock -n 9 || die "another preparation is running on $dir (lock $dir/.lock is held)"
-    fi
-    export DATA_PREP_LOCKED_DIR="$dir"
-}
-
 # run_stage NAME DIR KEY FUNCTION [ARGS...]
 #   Runs "FUNCTION TMPDIR ARGS..." unless DIR is complete with KEY, then moves TMPDIR to DIR.
 #   TMPDIR sits next to DIR (.NAME.tmp.XXXXXX; leftovers of an interrupted run are removed). An
@@ -248,18 +220,6 @@ fetch_file() {
     local url="$1" dest="$2"
     shift 2
     "$py" -m data_prep.lib.fetch "$url" "$dest" "$@" ${mirror:+--mirror "$mirror"}
-}
-
-# find_tool NAME REPO -> path of a console script (PATH first, then the project venv)
-find_tool() {
-    local name="$1" repo="$2"
-    if command -v "$name" >/dev/null 2>&1; then
-        command -v "$name"
-    elif [ -x "${ABC_VENV:-$repo/.venv}/bin/$name" ]; then
-        printf '%s\n' "${ABC_VENV:-$repo/.venv}/bin/$name"
-    else
-        die "$name not found on PATH nor in ${ABC_VENV:-$repo/.venv}; run 'bash scripts/setup_env.sh' and activate the venv"
-    fi
 }
 
 # require_python_modules PYTHON MODULE... -> dies naming the missing module and the pip package

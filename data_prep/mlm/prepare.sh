@@ -57,8 +57,8 @@ case "$public" in
     wikitext-103-raw) [ -z "$train$valid" ] || die "--public-corpus replaces --train/--valid; give one or the other" ;;
     *) die "--public-corpus: unknown corpus '$public' (available: wikitext-103-raw)" ;;
 esac
-check_positive_int --shards "$shards"
-check_positive_int --workers "$workers"
+posint --shards "$shards"
+posint --workers "$workers"
 [[ "$seed" =~ ^[0-9]+$ ]] || die "--seed expects a number >= 0, got '$seed'"
 [ -z "$mirror" ] || [ -d "$mirror" ] || die "--mirror $mirror is not a directory"
 [ -z "$checksum_file" ] || [ -f "$checksum_file" ] || die "--checksum-file $checksum_file does not exist"

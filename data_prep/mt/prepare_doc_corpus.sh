@@ -43,9 +43,9 @@ no_positional
 [ -n "$raw" ] || die "--raw is required (see --help)"
 [ -n "$dest" ] || die "--dest is required (see --help)"
 [ -d "$raw" ] || die "--raw $raw is not a directory"
-check_positive_int --bpe-size "$bpe_size"
-check_positive_int --window "$window"
-check_positive_int --workers "$workers"
+posint --bpe-size "$bpe_size"
+posint --window "$window"
+posint --workers "$workers"
 [[ "$sep" =~ ^[^[:space:]]+$ ]] || die "--sep must be a single token without spaces, got '$sep'"
 [ "$src" != "$tgt" ] || die "--src and --tgt are both '$src'"
 

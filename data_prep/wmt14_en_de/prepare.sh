@@ -61,9 +61,9 @@ parse_options "--dest:dest --downloads:downloads --mirror:mirror --checksum-file
     --bpe-size:bpe_size --spm-sentences:spm_sentences --max-len:max_len --ratio:ratio --workers:workers
     --download-only:download_only=1" "$@"
 no_positional
-check_positive_int --bpe-size "$bpe_size"
-check_positive_int --max-len "$max_len"
-check_positive_int --workers "$workers"
+posint --bpe-size "$bpe_size"
+posint --max-len "$max_len"
+posint --workers "$workers"
 [[ "$spm_sentences" =~ ^[0-9]+$ ]] || die "--spm-sentences expects a number >= 0, got '$spm_sentences'"
 [[ "$ratio" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--ratio expects a number, got '$ratio'"
 case "$src-$tgt" in en-de|de-en) ;; *) die "--src/--tgt must be en and de, got '$src' and '$tgt'" ;; esac

@@ -1,17 +1,21 @@
 # shellcheck shell=bash
-# Shared pieces of the shell entry points under scripts/ (sourced, never executed):
+# Shared pieces of the shell entry points under scripts/ and data_prep/ (sourced, never executed;
+# data_prep/lib/common.sh sources this file and adds only the data_prep-specific helpers):
 #
 #   die MSG...            print "NAME: ERROR: MSG" to stderr and exit 1
 #   log MSG...            print "NAME: MSG" to stderr
+#   warn MSG...           print "NAME: WARNING: MSG" to stderr
 #   usage                 print the calling script's header comment (its --help text)
 #   answer_help ARGS...   if -h or --help is among ARGS (before a '--'), print usage and exit 0
 #   unknown_option ARG [HINT]  die naming ARG as an unknown option
 #   posint FLAG VALUE     die unless VALUE is a positive integer
 #   nonneg_int FLAG VALUE die unless VALUE is an integer >= 0
 #   need_tool TOOL        die unless TOOL is on PATH
+#   find_tool TOOL REPO   print the path of TOOL (PATH first, else the project venv), or die
 #   find_tools TOOL REPO  set BINDIR (where TOOL is: PATH, else the project venv) and PY (its python)
 #   take_lock DIR CMD...  refuse to share DIR with a live run (see below); CMD is recorded
 #   release_lock          mark the lock free at a normal end
+#   lock_dir DIR          take_lock for a whole script run, inherited by a nested run on DIR
 #   claim_dir DIR KIND ID refuse a DIR that holds another run's output (see below)
 #
 # NAME is $SCRIPT_NAME, by default the basename of the script that sourced this file.
@@ -20,6 +24,7 @@ SCRIPT_NAME="${SCRIPT_NAME:-$(basename "${BASH_SOURCE[${#BASH_SOURCE[@]}-1]}")}"
 
 die() { printf '%s: ERROR: %s\n' "$SCRIPT_NAME" "$*" >&2; exit 1; }
 log() { printf '%s: %s\n' "$SCRIPT_NAME" "$*" >&2; }
+warn() { printf '%s: WARNING: %s\n' "$SCRIPT_NAME" "$*" >&2; }
 
 # The help text is the header comment of the main script: from line 2 to the first line that is
 # not a comment (or an #SBATCH directive), with the leading '# ' removed.
@@ -54,15 +59,21 @@ need_tool() {  # TOOL
     command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH (activate the project venv: . scripts/setup_env.sh)"
 }
 
-find_tools() {  # TOOL REPO -> sets BINDIR and PY
+find_tool() {  # TOOL REPO -> prints its path
     local venv="${ABC_VENV:-$2/.venv}"
     if command -v "$1" >/dev/null 2>&1; then
-        BINDIR="$(dirname "$(command -v "$1")")"
+        command -v "$1"
     elif [ -x "$venv/bin/$1" ]; then
-        BINDIR="$venv/bin"
+        printf '%s\n' "$venv/bin/$1"
     else
         die "$1 not found on PATH nor in $venv; activate the venv (. scripts/setup_env.sh)"
     fi
+}
+
+find_tools() {  # TOOL REPO -> sets BINDIR and PY
+    local tool
+    tool="$(find_tool "$1" "$2")" || exit 1
+    BINDIR="$(dirname "$tool")"
     PY="$BINDIR/python"
     [ -x "$PY" ] || PY="$(command -v python3)"
 }
@@ -108,6 +119,19 @@ take_lock() {  # DIR COMMAND...
 # the flock itself ends with the process.
 release_lock() {
     [ -z "${ABC_LOCK_FILE:-}" ] || : >"$ABC_LOCK_FILE" 2>/dev/null || true
+}
+
+# lock_dir DIR: take_lock on DIR for the rest of the script (the record is emptied at its exit). A
+# script run by another on the same DIR (IWSLT -> mt/prepare_doc_corpus.sh) inherits the lock
+# through DATA_PREP_LOCKED_DIR instead of refusing its own parent.
+lock_dir() {  # DIR
+    mkdir -p "$1" || die "cannot create $1"
+    local dir
+    dir="$(cd "$1" && pwd)"
+    [ "${DATA_PREP_LOCKED_DIR:-}" != "$dir" ] || return 0
+    take_lock "$dir"
+    trap release_lock EXIT
+    export DATA_PREP_LOCKED_DIR="$dir"
 }
 
 # claim_dir DIR KIND ID: DIR holds the output of one run, named by the file DIR/.run (KIND and ID:
