@@ -33,12 +33,13 @@ def build(argv, seed: int = 1):
     return task, task.build_model(cfg.model)
 
 
-def run_module(module, *args, check: bool = True, timeout: int = 300):
-    """``python -m module args`` from the repository root on one thread, warnings off. Returns the
-    log (stdout + stderr); with ``check=False`` (returncode, log), else a failure raises."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    proc = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+def run_module(module, *args, check: bool = True, timeout: int = 300, stdin=None, env_extra=None):
+    """``python -m module args`` from the repository root on one thread, warnings off (plus
+    ``env_extra``), fed ``stdin``. Returns the log (stdout + stderr); with ``check=False``
+    (returncode, log), else a failure raises."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", **(env_extra or {}))
+    proc = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=timeout)
     log = proc.stdout + proc.stderr
     if check and proc.returncode != 0:
         raise AssertionError(f"{module} failed ({proc.returncode}):\n{log[-4000:]}")

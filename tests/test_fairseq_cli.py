@@ -9,12 +9,13 @@ import os
 import random
 import re
 import socket
-import subprocess
 import sys
 
 import pytest
 import torch
 from packaging.version import Version
+
+from fairseq_helpers import fairseq, run_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = sys.executable
@@ -26,21 +27,6 @@ LM_MODEL = ["--task", "language_modeling", "--arch", "abc_lm_small", "--decoder-
             "--tokens-per-sample", "32"]
 LM_TRAIN = ["--optimizer", "adam", "--lr", "1e-3", "--max-tokens", "256", "--no-epoch-checkpoints",
             "--log-format", "simple", "--log-interval", "1", "--num-workers", "0", "--seed", "3"]
-
-
-def run(module, *args, stdin=None, check=True, env_extra=None):
-    """Run ``python -m module args`` from the repository root; returns stdout + stderr."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", **(env_extra or {}))
-    proc = subprocess.run([PY, "-m", module, *map(str, args)], cwd=ROOT, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=300)
-    log = proc.stdout + proc.stderr
-    if check and proc.returncode != 0:
-        raise AssertionError(f"{module} failed ({proc.returncode}):\n{log[-4000:]}")
-    return log if check else (proc.returncode, log)
-
-
-def fairseq(tool, *args, **kwargs):
-    return run(f"fairseq_cli.{tool}", *args, **kwargs)
 
 
 def write_lines(path, lines):
@@ -138,7 +124,7 @@ def torchrun_train(lm_data, save_dir, max_update):
     launcher = ["torch.distributed.run", "--nproc_per_node", "2", "--master_port", free_port(),
                 "--no-python", "sh", "-c",
                 'exec "$ABC_PY" -m fairseq_cli.train "$@" --distributed-rank "$RANK"', "sh"]
-    return run(*launcher, lm_data / "bin", "--user-dir", "abc_fairseq", *LM_MODEL, *LM_TRAIN,
+    return run_module(*launcher, lm_data / "bin", "--user-dir", "abc_fairseq", *LM_MODEL, *LM_TRAIN,
                "--cpu", "--distributed-backend", "gloo", "--distributed-world-size", "2",
                "--distributed-init-method", "env://", "--distributed-no-spawn",
                "--ddp-backend", "legacy_ddp", "--max-update", max_update, "--save-dir", save_dir,

@@ -15,6 +15,8 @@ Memories, normalisers and every product accumulate in fp32.
 import triton
 import triton.language as tl
 
+from .layout import head_columns, sequence_program
+
 
 @triton.jit
 def memory_write_fwd(
@@ -26,12 +28,9 @@ def memory_write_fwd(
 ):
     """Grid (B * H, cdiv(n, BLOCK_S)). k, v, logits have a unit last stride; outputs are contiguous
     fp32: km [Z, n, D], vm [Z, n, DV], lse [Z, n]."""
-    z = tl.program_id(0)
-    b = z // H
-    h = z % H
+    z, b, h = sequence_program(H)
     slots = tl.program_id(1) * BLOCK_S + tl.arange(0, BLOCK_S)
-    cols_k = tl.arange(0, BLOCK_D)
-    cols_v = tl.arange(0, BLOCK_DV)
+    cols_k, cols_v = head_columns(BLOCK_D, BLOCK_DV)
     slot_ok = slots < n
 
     run_max = tl.full([BLOCK_S], float("-inf"), tl.float32)
@@ -82,13 +81,10 @@ def memory_write_bwd(
 ):
     """Grid (B * H, cdiv(N, BLOCK_N)); BLOCK_S covers all n slots. dkm [Z, n, D], dvm [Z, n, DV],
     c [Z, n], lse [Z, n] contiguous fp32; dk, dv, dl contiguous [Z, N, *] in the inputs' dtypes."""
-    z = tl.program_id(0)
-    b = z // H
-    h = z % H
+    z, b, h = sequence_program(H)
     rows = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     slots = tl.arange(0, BLOCK_S)
-    cols_k = tl.arange(0, BLOCK_D)
-    cols_v = tl.arange(0, BLOCK_DV)
+    cols_k, cols_v = head_columns(BLOCK_D, BLOCK_DV)
     in_range = rows < N
     row_ok = in_range
     if HAS_PAD:

@@ -12,6 +12,8 @@ registers without atomics.
 import triton
 import triton.language as tl
 
+from .layout import head_columns, sequence_program
+
 
 @triton.jit
 def _slot_scores(q_ptr, km_ptr, z, b, h, rows, row_ok, slots, slot_ok, cols_k, sq_b, sq_h, sq_m, n,
@@ -36,13 +38,10 @@ def memory_read_fwd(
 ):
     """Grid (B * H, cdiv(M, BLOCK_M)). km [Z, n, D], vm [Z, n, DV] contiguous fp32; out [Z, M, DV]
     contiguous in q's dtype; lse [Z, M] fp32 (log-sum-exp of each row's scores)."""
-    z = tl.program_id(0)
-    b = z // H
-    h = z % H
+    z, b, h = sequence_program(H)
     rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)
     slots = tl.arange(0, BLOCK_S)
-    cols_k = tl.arange(0, BLOCK_D)
-    cols_v = tl.arange(0, BLOCK_DV)
+    cols_k, cols_v = head_columns(BLOCK_D, BLOCK_DV)
     row_ok = rows < M
     slot_ok = slots < n
     _, _, scores = _slot_scores(q_ptr, km_ptr, z, b, h, rows, row_ok, slots, slot_ok, cols_k,
@@ -73,12 +72,9 @@ def memory_read_bwd(
 ):
     """Grid (B * H,). do [Z, M, DV] contiguous; dq [Z, M, D] contiguous in q's dtype; dkm, dvm
     [Z, n, D|DV] contiguous fp32."""
-    z = tl.program_id(0)
-    b = z // H
-    h = z % H
+    z, b, h = sequence_program(H)
     slots = tl.arange(0, BLOCK_S)
-    cols_k = tl.arange(0, BLOCK_D)
-    cols_v = tl.arange(0, BLOCK_DV)
+    cols_k, cols_v = head_columns(BLOCK_D, BLOCK_DV)
     slot_ok = slots < n
     value_memory = tl.load(vm_ptr + z * n * DV + slots[:, None] * DV + cols_v[None, :],
                            mask=slot_ok[:, None] & (cols_v[None, :] < DV), other=0.0)

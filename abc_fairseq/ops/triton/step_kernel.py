@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from ..state import ABCState
+from .layout import head_columns, sequence_program
 
 
 @triton.jit
@@ -25,12 +26,9 @@ def causal_step_kernel(
 ):
     """Grid (B * H,). q, k, v, logits: one token per sequence, unit last stride; the state
     (km [Z, n, D], vm [Z, n, DV], g [Z, n]) and its successor are contiguous fp32; out [Z, DV]."""
-    z = tl.program_id(0)
-    b = z // H
-    h = z % H
+    z, b, h = sequence_program(H)
     slots = tl.arange(0, BLOCK_S)
-    cols_k = tl.arange(0, BLOCK_D)
-    cols_v = tl.arange(0, BLOCK_DV)
+    cols_k, cols_v = head_columns(BLOCK_D, BLOCK_DV)
     slot_ok = slots < n
     key_tile = slot_ok[:, None] & (cols_k[None, :] < D)
     value_tile = slot_ok[:, None] & (cols_v[None, :] < DV)

@@ -1,0 +1,18 @@
+"""``triton.jit`` helpers shared by the bidirectional and decoding-step kernels: which sequence a
+program serves, and the column ranges of its head tiles."""
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def sequence_program(H):
+    """(z, b, h): the sequence z = b * H + h this program serves (grid axis 0)."""
+    z = tl.program_id(0)
+    return z, z // H, z % H
+
+
+@triton.jit
+def head_columns(BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr):
+    """Column ranges of key-width and value-width tiles."""
+    return tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
