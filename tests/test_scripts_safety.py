@@ -3,6 +3,7 @@ nothing else, unknown options are named, a folder that holds something else is l
 a second run on a live run's output folder refuses and names the holder (scripts/lib/common.sh).
 Nothing here trains: every case stops before fairseq would start."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -138,18 +139,25 @@ def test_lock_refuses_a_second_run_and_names_the_holder(tmp_path):
         (tmp_path / "run" / ".lock").read_text()
 
 
+@contextlib.contextmanager
+def live_run(folder, mark):
+    """``folder`` marked as ``mark``'s and locked by a live process while the block runs."""
+    folder.mkdir()
+    (folder / ".run").write_text(mark + "\n")
+    holder = hold_lock(folder)
+    try:
+        yield holder
+    finally:
+        stop(holder)
+
+
 def test_quickstart_refuses_while_another_quickstart_runs(tmp_path):
     out = tmp_path / "qs"
-    out.mkdir()
-    (out / ".run").write_text("quickstart lm-comparison\n")
-    holder = hold_lock(out)
-    try:
+    with live_run(out, "quickstart lm-comparison") as holder:
         proc = run(["bash", REPO / "scripts" / "quickstart.sh"], QUICKSTART_DIR=out, QUICKSTART_DATA=tmp_path / "data")
         assert proc.returncode != 0 and "pid=%d" % holder.pid in proc.stderr
         assert sorted(p.name for p in out.iterdir()) == [".lock", ".run"]  # no model folder, no results
         assert not (tmp_path / "data").exists()  # the corpus was not even prepared
-    finally:
-        stop(holder)
 
 
 def lm_data(tmp_path):
@@ -161,16 +169,11 @@ def lm_data(tmp_path):
 
 def test_lm_training_refuses_a_live_runs_save_dir(tmp_path):
     save = tmp_path / "ckpt"
-    save.mkdir()
-    (save / ".run").write_text("lm-train --row abc_n64\n")
-    holder = hold_lock(save)
-    try:
+    with live_run(save, "lm-train --row abc_n64") as holder:
         proc = run(["bash", REPO / "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--cpu", "--data",
                     lm_data(tmp_path), "--save-dir", save])
         assert proc.returncode != 0 and "pid=%d" % holder.pid in proc.stderr
         assert sorted(p.name for p in save.iterdir()) == [".lock", ".run"]
-    finally:
-        stop(holder)
 
 
 def test_lm_training_refuses_another_rows_or_foreign_save_dir(tmp_path):
