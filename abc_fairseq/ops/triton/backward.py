@@ -20,8 +20,8 @@ import triton.language as tl
 
 from .exact import exact_columns, exact_mix, exact_read
 from .forward import chunk_scores
-from .tiles import (causal, chunk_factors, memory_tile, mm, mm_in, normalisers, row_tile,
-                    slot_softmax, slot_vector, store_memory_tile, store_row_tile)
+from .tiles import (causal, chunk_factors, chunk_program, memory_tile, mm, mm_in, normalisers,
+                    row_tile, slot_softmax, slot_vector, store_memory_tile, store_row_tile)
 
 
 @triton.jit
@@ -29,13 +29,8 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
                 dq_ptr, ds_ptr, pr_ptr, dg_ptr, rev_ptr, scale, keep_scale, N, n, d, dv, nc,
                 C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                 PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr):
-    z = tl.program_id(0).to(tl.int64)  # axis 0: up to 2**31 - 1 sequences x heads
-    c = tl.program_id(1)
+    z, c, rows, slots, cols_k, cols_v = chunk_program(C, NP, D, DV)
     IN = q_ptr.dtype.element_ty
-    rows = c * C + tl.arange(0, C)
-    slots = tl.arange(0, NP)
-    cols_k = tl.arange(0, D)
-    cols_v = tl.arange(0, DV)
     l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     steep = first_steep < N
@@ -90,13 +85,8 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_pt
                    dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, scale, N, n, d, dv, nc,
                    C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                    PREC: tl.constexpr, SAFE: tl.constexpr):
-    z = tl.program_id(0).to(tl.int64)  # axis 0: up to 2**31 - 1 sequences x heads
-    c = tl.program_id(1)
+    z, c, rows, slots, cols_k, cols_v = chunk_program(C, NP, D, DV)
     IN = q_ptr.dtype.element_ty
-    rows = c * C + tl.arange(0, C)
-    slots = tl.arange(0, NP)
-    cols_k = tl.arange(0, D)
-    cols_v = tl.arange(0, DV)
     l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     leave = tl.exp(l - slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)[None, :])  # H, <= 1

@@ -11,21 +11,16 @@ import triton
 import triton.language as tl
 
 from .exact import exact_mix, exact_read
-from .tiles import (causal, chunk_factors, memory_tile, mm, mm_in, normalisers, row_tile,
-                    slot_softmax, slot_vector, store_memory_tile, store_row_tile)
+from .tiles import (causal, chunk_factors, chunk_program, memory_tile, mm, mm_in, normalisers,
+                    row_tile, slot_softmax, slot_vector, store_memory_tile, store_row_tile)
 
 
 @triton.jit
 def chunk_sums_kernel(k_ptr, v_ptr, l_ptr, eend_ptr, mem_ptr, N, n, d, dv, nc,
                       C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                       PREC: tl.constexpr):
-    z = tl.program_id(0).to(tl.int64)  # axis 0: up to 2**31 - 1 sequences x heads
-    c = tl.program_id(1)
+    z, c, rows, slots, cols_k, cols_v = chunk_program(C, NP, D, DV)
     IN = k_ptr.dtype.element_ty
-    rows = c * C + tl.arange(0, C)
-    slots = tl.arange(0, NP)
-    cols_k = tl.arange(0, D)
-    cols_v = tl.arange(0, DV)
     l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
     e_end = slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)
     leave = tl.trans(tl.exp(l - e_end[None, :]))  # [NP, C], <= 1
@@ -54,13 +49,8 @@ def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_pt
                   scale, keep_scale, N, n, d, dv, nc,
                   C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                   PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr):
-    z = tl.program_id(0).to(tl.int64)  # axis 0: up to 2**31 - 1 sequences x heads
-    c = tl.program_id(1)
+    z, c, rows, slots, cols_k, cols_v = chunk_program(C, NP, D, DV)
     IN = q_ptr.dtype.element_ty
-    rows = c * C + tl.arange(0, C)
-    slots = tl.arange(0, NP)
-    cols_k = tl.arange(0, D)
-    cols_v = tl.arange(0, DV)
     l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     q = row_tile(q_ptr, z, N, rows, d, cols_k, 0.0)

@@ -14,6 +14,8 @@ so that W_ti = exp(l_i - g_t) = E_i F_t inside the chunk, and R_t rescales the c
 import triton
 import triton.language as tl
 
+from .layout import head_columns
+
 
 @triton.jit
 def row_tile(base, z, N, rows, width, cols, fill):
@@ -104,3 +106,13 @@ def mm_in(a, b, IN: tl.constexpr, PREC: tl.constexpr):
     """a @ b with both operands in the input dtype IN, fp32 accumulation: for inputs and
     weights bounded by ~1 (tensor cores in half precision)."""
     return tl.dot(a.to(IN), b.to(IN), out_dtype=tl.float32, input_precision=PREC)
+
+
+@triton.jit
+def chunk_program(C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr):
+    """(z, c, rows, slots, cols_k, cols_v) of the program serving chunk c (grid axis 1) of
+    sequence z (axis 0, int64: up to 2**31 - 1 sequences x heads)."""
+    z = tl.program_id(0).to(tl.int64)
+    c = tl.program_id(1)
+    cols_k, cols_v = head_columns(D, DV)
+    return z, c, c * C + tl.arange(0, C), tl.arange(0, NP), cols_k, cols_v
