@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 import abc_fairseq  # noqa: F401 (registers abc_transformer)
 from abc_fairseq.models import ABCTransformerModel
 from abc_fairseq.modules import ABCMultiheadAttention, ABCTransformerEncoderLayer, phi_parameter_overhead
-from abc_fairseq.strategies import PhiProjection
+from abc_fairseq.strategies import STRATEGIES, PhiProjection
 from fairseq import tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.modules import MultiheadAttention
@@ -52,6 +52,12 @@ def mt(mt_dir):
 def mt_all_abc(mt_dir):
     """ABC in all three positions (the paper's MLP-exp-all)."""
     return build(mt_dir, *TINY, *ENCODER_ABC)
+
+
+@pytest.fixture(scope="module")
+def mt_window(mt_dir):
+    """Table 7's Window row: window in cross (the last n source tokens) and causal attention."""
+    return build(mt_dir, *TINY, "--decoder-cross-attn", "window", "--decoder-self-attn", "window")
 
 
 def sources(task, lengths, seed=0):
@@ -211,12 +217,27 @@ def test_dictconfig_model_config_keeps_abc_options(mt_dir):
     (["--encoder-attn", "flash"], "argument --encoder-attn: invalid choice: 'flash'"),
     (["--decoder-cross-attn", "performer"], "argument --decoder-cross-attn: invalid choice: 'performer'"),
     (["--decoder-self-attn", "ABC"], "argument --decoder-self-attn: invalid choice: 'ABC'"),
-    # A strategy the position does not support (issue 11): refused here, not at model build.
-    (["--decoder-cross-attn", "window"], "argument --decoder-cross-attn: invalid choice: 'window'"),
+    # A strategy setting out of range, with a strategy that uses it: refused here, not at model build.
+    (["--decoder-self-attn", "compressive", "--compressive-ratio", "0"],
+     "argument --compressive-ratio: must be a positive number of tokens per slot"),
 ])
 def test_bad_flags_fail_at_parsing(mt_dir, capsys, flags, message):
     argv = [mt_dir, "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny", *flags]
     assert message in parse_error(argv, capsys)
+
+
+def test_strategy_without_the_positions_mode_fails_at_parsing(mt_dir, capsys, monkeypatch):
+    """A strategy the position does not support (issue 11) is refused by argparse, not at model
+    build. Every registered strategy now has every mode (window got its cross form, issue 15), so
+    the check is shown on window with its cross mode taken away, as it was declared before."""
+    window = STRATEGIES["window"]
+    monkeypatch.setattr(window, "modes", window.modes - {"cross"})
+    argv = [mt_dir, "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny",
+            "--decoder-cross-attn", "window"]
+    assert "argument --decoder-cross-attn: invalid choice: 'window'" in parse_error(argv, capsys)
+    monkeypatch.undo()
+    args = parse_args(argv)  # with its cross form, the same command line parses
+    assert (args.decoder_cross_attn, args.encoder_attn) == ("window", "softmax")
 
 
 def test_bad_values_that_skip_argparse_fail_at_build(mt_dir):
@@ -229,7 +250,7 @@ def test_bad_values_that_skip_argparse_fail_at_build(mt_dir):
 
 
 # ----------------------------------------------------------------------------- numerics
-@pytest.mark.parametrize("which", ["mt", "mt_all_abc"])
+@pytest.mark.parametrize("which", ["mt", "mt_all_abc", "mt_window"])
 def test_incremental_decoding_equals_full_forward(which, request):
     """float64: the decoder fed one token at a time (fairseq's incremental API) gives the full
     forward pass's log-probs; the cross memory is built once from the encoder output and cached."""
@@ -279,7 +300,7 @@ def test_beam_search_scores_equal_teacher_forcing(mt_dir):
     assert len(lengths) >= 3  # and hypotheses ended at different steps
 
 
-@pytest.mark.parametrize("which", ["mt", "mt_all_abc"])
+@pytest.mark.parametrize("which", ["mt", "mt_all_abc", "mt_window"])
 def test_left_padded_batch_translates_like_single_sentences(which, request):
     task, model = request.getfixturevalue(which)
     src, src_lengths, sentences = sources(task, [3, 8, 5], seed=4)
