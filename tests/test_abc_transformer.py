@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 import abc_fairseq  # noqa: F401 (registers abc_transformer)
 from abc_fairseq.models import ABCTransformerModel
 from abc_fairseq.modules import ABCMultiheadAttention, ABCTransformerEncoderLayer, phi_parameter_overhead
-from abc_fairseq.strategies import STRATEGIES, PhiProjection
+from abc_fairseq.strategies import PhiProjection
 from fairseq import tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.modules import MultiheadAttention
@@ -217,27 +217,13 @@ def test_dictconfig_model_config_keeps_abc_options(mt_dir):
     (["--encoder-attn", "flash"], "argument --encoder-attn: invalid choice: 'flash'"),
     (["--decoder-cross-attn", "performer"], "argument --decoder-cross-attn: invalid choice: 'performer'"),
     (["--decoder-self-attn", "ABC"], "argument --decoder-self-attn: invalid choice: 'ABC'"),
-    # A strategy setting out of range, with a strategy that uses it: refused here, not at model build.
+    # A setting out of range: refused here, not at model build (a mode the strategy lacks: test_strategies_mt).
     (["--decoder-self-attn", "compressive", "--compressive-ratio", "0"],
      "argument --compressive-ratio: must be a positive number of tokens per slot"),
 ])
 def test_bad_flags_fail_at_parsing(mt_dir, capsys, flags, message):
     argv = [mt_dir, "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny", *flags]
     assert message in parse_error(argv, capsys)
-
-
-def test_strategy_without_the_positions_mode_fails_at_parsing(mt_dir, capsys, monkeypatch):
-    """A strategy the position does not support (issue 11) is refused by argparse, not at model
-    build. Every registered strategy now has every mode (window got its cross form, issue 15), so
-    the check is shown on window with its cross mode taken away, as it was declared before."""
-    window = STRATEGIES["window"]
-    monkeypatch.setattr(window, "modes", window.modes - {"cross"})
-    argv = [mt_dir, "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny",
-            "--decoder-cross-attn", "window"]
-    assert "argument --decoder-cross-attn: invalid choice: 'window'" in parse_error(argv, capsys)
-    monkeypatch.undo()
-    args = parse_args(argv)  # with its cross form, the same command line parses
-    assert (args.decoder_cross_attn, args.encoder_attn) == ("window", "softmax")
 
 
 def test_bad_values_that_skip_argparse_fail_at_build(mt_dir):
