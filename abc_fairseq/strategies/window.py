@@ -111,7 +111,7 @@ class SlidingWindow(Strategy):
         at = order.gather(1, rank.clamp(0, max(N - 1, 0)))  # where that token sits in the input
         memory = {"written": filled[:, None, :].expand(B, H, n).to(work)}
         for name, rows in (("key_memory", k), ("value_memory", v)):
-            memory[name] = gather_rows(rows.to(work), at).masked_fill(~filled[:, None, :, None], 0.0)
+            memory[name] = gather_rows(rows, at).to(work).masked_fill(~filled[:, None, :, None], 0.0)
         return memory
 
     def read(self, q, memory: Memory):
