@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
+from abc_fairseq.strategies.random_slots import hashed_slots
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -17,11 +18,11 @@ H, D, N_SLOTS, C_IN = 2, 4, 4, 6
 OPTIONS = StrategyOptions(linformer_max_positions=24, compressive_ratio=2)
 
 
-def make(name, mode="causal", n=N_SLOTS, seed=0, options=OPTIONS):
+def make(name, mode="causal", n=N_SLOTS, seed=0, options=OPTIONS, dropout=0.0):
     torch.manual_seed(seed)
     cls = get_strategy(name)
     shared = cls.build_shared(C_IN, H, n, options)
-    strategy = cls(H, D, n, mode, shared=shared, options=options)
+    strategy = cls(H, D, n, mode, shared=shared, options=options, dropout=dropout)
     if shared is not None:
         shared.double()
     return strategy.double().eval()
@@ -68,3 +69,27 @@ def run_bidirectional(strategy, q, k, v, x, valid):
 def gate(strategy, k):
     """Gated linear attention's gate sigmoid(W k + b), from de Brebisson & Vincent."""
     return torch.sigmoid(torch.einsum("bhnd,hed->bhne", k, strategy.gate_weight) + strategy.gate_bias[:, None])
+
+
+def reference_phi(name, strategy, x, valid, k):
+    """phi [B, H, N, n] computed position by position from the strategy's definition."""
+    B, N = x.shape[:2]
+    phi = torch.zeros(B, H, N, N_SLOTS, dtype=torch.float64)
+    for b in range(B):
+        rank = 0
+        for t in range(N):
+            if valid is not None and not valid[b, t]:
+                continue
+            for h in range(H):
+                if name == "linformer":
+                    phi[b, h, t] = strategy.shared.weight[h, :, rank]
+                elif name == "random":
+                    slot = hashed_slots(torch.tensor([[rank]]), H, N_SLOTS, strategy.slot_seed)[0, h, 0]
+                    phi[b, h, t, slot] = 1.0
+                elif name == "global" and rank < N_SLOTS:
+                    phi[b, h, t, rank] = 1.0
+                elif name == "cluster":
+                    similarity = strategy.centroids[h].double() @ (k[b, h, t] / k[b, h, t].norm())
+                    phi[b, h, t, similarity.argmax()] = 1.0
+            rank += 1
+    return phi

@@ -54,6 +54,12 @@ def mt_all_abc(mt_dir):
     return build(mt_dir, *TINY, *ENCODER_ABC)
 
 
+@pytest.fixture(scope="module")
+def mt_window(mt_dir):
+    """Table 7's Window row: window in cross (the last n source tokens) and causal attention."""
+    return build(mt_dir, *TINY, "--decoder-cross-attn", "window", "--decoder-self-attn", "window")
+
+
 def sources(task, lengths, seed=0):
     """Left-padded source batch [B, max(lengths)] (each sentence ends with eos, as fairseq's data
     does), its lengths, and the unpadded sentences."""
@@ -211,8 +217,9 @@ def test_dictconfig_model_config_keeps_abc_options(mt_dir):
     (["--encoder-attn", "flash"], "argument --encoder-attn: invalid choice: 'flash'"),
     (["--decoder-cross-attn", "performer"], "argument --decoder-cross-attn: invalid choice: 'performer'"),
     (["--decoder-self-attn", "ABC"], "argument --decoder-self-attn: invalid choice: 'ABC'"),
-    # A strategy the position does not support (issue 11): refused here, not at model build.
-    (["--decoder-cross-attn", "window"], "argument --decoder-cross-attn: invalid choice: 'window'"),
+    # A setting out of range: refused here, not at model build (a mode the strategy lacks: test_strategies_mt).
+    (["--decoder-self-attn", "compressive", "--compressive-ratio", "0"],
+     "argument --compressive-ratio: must be a positive number of tokens per slot"),
 ])
 def test_bad_flags_fail_at_parsing(mt_dir, capsys, flags, message):
     argv = [mt_dir, "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny", *flags]
@@ -229,7 +236,7 @@ def test_bad_values_that_skip_argparse_fail_at_build(mt_dir):
 
 
 # ----------------------------------------------------------------------------- numerics
-@pytest.mark.parametrize("which", ["mt", "mt_all_abc"])
+@pytest.mark.parametrize("which", ["mt", "mt_all_abc", "mt_window"])
 def test_incremental_decoding_equals_full_forward(which, request):
     """float64: the decoder fed one token at a time (fairseq's incremental API) gives the full
     forward pass's log-probs; the cross memory is built once from the encoder output and cached."""
@@ -279,7 +286,7 @@ def test_beam_search_scores_equal_teacher_forcing(mt_dir):
     assert len(lengths) >= 3  # and hypotheses ended at different steps
 
 
-@pytest.mark.parametrize("which", ["mt", "mt_all_abc"])
+@pytest.mark.parametrize("which", ["mt", "mt_all_abc", "mt_window"])
 def test_left_padded_batch_translates_like_single_sentences(which, request):
     task, model = request.getfixturevalue(which)
     src, src_lengths, sentences = sources(task, [3, 8, 5], seed=4)

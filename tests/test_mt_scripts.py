@@ -103,14 +103,21 @@ def test_average_checkpoints(tmp_path):
     assert proc.returncode != 0 and "4 epoch checkpoints" in proc.stderr
 
 
+def _result(root, name, bleu, dataset, model, cross, causal, split, checkpoint, beam, decode="sentence",
+            encoder=None):
+    """A result.json as evaluate.sh writes it, with train.sh's run.json inside."""
+    d = root / name
+    d.mkdir()
+    (d / "result.json").write_text(json.dumps({
+        "bleu": bleu, "split": split, "checkpoint": checkpoint, "beam": beam, "decode": decode,
+        "signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
+        "run": {"dataset": dataset, "model": model, "cross_memory": cross, "causal_memory": causal,
+                "encoder_memory": encoder}}))
+
+
 def test_collect_results_builds_the_paper_tables(tmp_path):
-    def result(name, bleu, dataset, model, cross, causal, split, checkpoint, beam, decode="sentence"):
-        d = tmp_path / name
-        d.mkdir()
-        (d / "result.json").write_text(json.dumps({
-            "bleu": bleu, "split": split, "checkpoint": checkpoint, "beam": beam, "decode": decode,
-            "signature": "nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0",
-            "run": {"dataset": dataset, "model": model, "cross_memory": cross, "causal_memory": causal}}))
+    def result(*args, **kwargs):
+        _result(tmp_path, *args, **kwargs)
 
     result("base", 27.0, "wmt14", "softmax", None, None, "test", "x/average_last5.pt", 5)
     result("abc", 26.5, "wmt14", "abc", 32, 8, "test", "x/average_last5.pt", 5)
@@ -128,3 +135,71 @@ def test_collect_results_builds_the_paper_tables(tmp_path):
     row8 = next(line for line in out.splitlines() if line.startswith("| 8 |"))
     assert row8.split("|")[2].strip() == "- / 24.7" and row8.split("|")[3].strip() == "25.0 / 25.2"
     assert "Other evaluations" in out and "| tiny | abc |" in out
+
+
+def test_collect_results_builds_table7(tmp_path):
+    """Table 7 (ABC variants, WMT14 test): every paper row with its number, ours beside it; the
+    encoder-too run (MLP-exp-all) is its own row and stays out of Table 3a."""
+    test = ("test", "x/average_last5.pt", 5)
+    _result(tmp_path, "base", 27.0, "wmt14", "softmax", None, None, *test)
+    _result(tmp_path, "window", 26.0, "wmt14", "window", 32, 32, *test)
+    _result(tmp_path, "sigmoid", 26.6, "wmt14", "abc-sigmoid", 32, 8, *test)
+    _result(tmp_path, "exp", 27.2, "wmt14", "abc", 32, 32, *test)
+    _result(tmp_path, "all", 26.9, "wmt14", "abc", 32, 32, *test, encoder=32)
+    _result(tmp_path, "rd", 25.0, "wmt14", "random", 32, 32, *test)
+    out = _run([sys.executable, REPO / "scripts/mt/collect_results.py", tmp_path]).stdout
+    table7 = out[out.index("### Table 7"):].split("\n\n")[1].splitlines()
+    assert table7[2:] == [
+        "| BASE | - | - | - | 27.0 | 27.2 |",
+        "| Window | 32 | 32 | - | 26.0 | 26.3 |",
+        "| Cluster | 32 | 32 | - | - | 26.8 |",
+        "| MLP-ReLU | 32 | 8 | - | - | - |",
+        "| MLP-ReLU | 32 | 32 | - | - | 26.4 |",
+        "| MLP-sigmoid | 32 | 8 | - | 26.6 | 26.8 |",
+        "| MLP-sigmoid | 32 | 32 | - | - | 27.0 |",
+        "| MLP-exp | 32 | 8 | - | - | 27.1 |",
+        "| MLP-exp | 32 | 32 | - | 27.2 | 27.3 |",
+        "| MLP-exp-all | 32 | 32 | 32 | 26.9 | 27.0 |"]
+    table3a = out[out.index("### Table 3a"):out.index("### Table 3b")]
+    assert "| ABC_MLP | 32 | 32 | 27.2 | 27.3 |" in table3a and "26.9" not in table3a  # the -all run is Table 7's
+    assert "| window | 32 | 32 | 26.0 | - |" in table3a and "| ABC_RD | 32 | 32 | 25.0 | 25.7 |" in table3a
+    assert "Other evaluations" not in out
+
+
+def test_every_table7_row_launches_from_train_sh(tmp_path):
+    """Each row of Table 7 is a train.sh command (--model, --cross-memory, --causal-memory and, for
+    MLP-exp-all, --encoder-memory) whose fairseq-train arguments fairseq's parser accepts; the
+    Window row was refused before window had a cross-attention form."""
+    import importlib.util
+    import shlex
+
+    from fairseq_helpers import parse
+
+    spec = importlib.util.spec_from_file_location("collect_results", REPO / "scripts/mt/collect_results.py")
+    collect_results = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(collect_results)
+
+    data = _fake_data(tmp_path)
+    for model, cross, causal, encoder in collect_results.PAPER_7:
+        flags = ["--model", model]
+        if model != "softmax":
+            flags += ["--cross-memory", cross, "--causal-memory", causal]
+        if encoder:
+            flags += ["--encoder-memory", encoder]
+        if model == "window" or encoder:  # through train.sh (seconds each); the rest: the same flags, parsed here
+            proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "wmt14", "--data", data, "--save-dir",
+                         tmp_path / "ck", "--gpus", "1", "--dry-run", *flags])
+            argv = shlex.split(proc.stdout.splitlines()[0])[1:]
+        else:
+            attention = ["--decoder-cross-attn", model, "--decoder-self-attn", model, "--encoder-attn", "softmax"]
+            if model != "softmax":
+                attention += ["--decoder-cross-memory", cross, "--decoder-self-memory", causal]
+            argv = [data, "--task", "translation", "--arch", "abc_transformer_wmt_en_de", "--user-dir",
+                    REPO / "abc_fairseq", *attention]
+        args = parse([str(a) for a in argv])
+        expected = ("softmax",) * 3 if model == "softmax" else (model, model, model if encoder else "softmax")
+        assert (args.decoder_cross_attn, args.decoder_self_attn, args.encoder_attn) == expected
+        if model != "softmax":
+            assert (args.decoder_cross_memory, args.decoder_self_memory) == (cross, causal)
+        if encoder:
+            assert args.encoder_memory == encoder

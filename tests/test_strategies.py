@@ -7,9 +7,8 @@ import torch
 
 from abc_fairseq.ops import reference_abc, reference_causal_abc
 from abc_fairseq.strategies import reference as ref
-from abc_fairseq.strategies.random_slots import hashed_slots
 from strategies_helpers import (BIDIRECTIONAL, CAUSAL, H, N_SLOTS, OPTIONS, gate, inputs, left_padded, make,
-                                run_bidirectional, steps)
+                                reference_phi, run_bidirectional, steps)
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
 
@@ -87,30 +86,6 @@ def test_decoding_state_has_constant_size(name):
 
 
 # ------------------------------------------------------------------------ naive references (causal)
-def _phi_reference(name, strategy, x, valid, k):
-    """phi [B, H, N, n] computed position by position from the strategy's definition."""
-    B, N = x.shape[:2]
-    phi = torch.zeros(B, H, N, N_SLOTS, dtype=torch.float64)
-    for b in range(B):
-        rank = 0
-        for t in range(N):
-            if valid is not None and not valid[b, t]:
-                continue
-            for h in range(H):
-                if name == "linformer":
-                    phi[b, h, t] = strategy.shared.weight[h, :, rank]
-                elif name == "random":
-                    slot = hashed_slots(torch.tensor([[rank]]), H, N_SLOTS, strategy.slot_seed)[0, h, 0]
-                    phi[b, h, t, slot] = 1.0
-                elif name == "global" and rank < N_SLOTS:
-                    phi[b, h, t, rank] = 1.0
-                elif name == "cluster":
-                    similarity = strategy.centroids[h].double() @ (k[b, h, t] / k[b, h, t].norm())
-                    phi[b, h, t, similarity.argmax()] = 1.0
-            rank += 1
-    return phi
-
-
 def reference_causal(name, strategy, q, k, v, x, valid):
     if name in ("abc", "abc-relu", "abc-sigmoid"):
         assert valid is None
@@ -118,7 +93,7 @@ def reference_causal(name, strategy, q, k, v, x, valid):
         logits = strategy.shared(x).view(B, N, H, N_SLOTS).permute(0, 2, 1, 3)
         return reference_causal_abc(q, k, v, strategy.log_alpha(logits), scale=strategy.scale)
     if name in ("linformer", "random", "global", "cluster"):
-        phi = _phi_reference(name, strategy, x, valid, k)
+        phi = reference_phi(name, strategy, x, valid, k)
         return ref.reference_slot_causal(q, k, v, phi, strategy.scale, normalize=name == "cluster",
                                          mask_empty=name != "linformer")
     if name == "compressive":
@@ -195,7 +170,8 @@ def test_bidirectional_sees_the_whole_sequence(name, mode):
     strategy = make(name, mode)
     q, k, v, x = inputs(2, 10)
     changed = [t.clone() for t in (k, v)]
-    later = {"window": 1, "global": N_SLOTS - 1}.get(name, -1)  # a local window, the global prefix
+    # a local window (encoder window), the global prefix; window cross reads the last n tokens
+    later = {"window": 1 if mode == "encoder" else -1, "global": N_SLOTS - 1}.get(name, -1)
     for t in changed:
         t[:, :, later] += 5.0
     a = run_bidirectional(strategy, q, k, v, x, None)
@@ -234,3 +210,31 @@ def test_window_sizes_against_the_reference(n):
     torch.testing.assert_close(got, ref.reference_window_causal(q, k, v, valid, n, strategy.scale),
                                rtol=0, atol=1e-10)
     torch.testing.assert_close(steps(strategy, q, k, v, x, valid)[0], got, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("n", [1, 3, 4, 9, 12])
+def test_window_cross_reads_the_last_n_real_source_tokens(n):
+    """Cross attention: every query reads the queue fed the whole (left-padded) source, i.e. softmax
+    attention over the last n real source tokens; a shorter source leaves slots out of the softmax;
+    the padding, whatever it holds, changes nothing."""
+    strategy = make("window", "cross", n=n)
+    q = inputs(3, 5, seed=n)[0]
+    _, k, v, x = inputs(3, 9, seed=n + 1)
+    valid = left_padded(3, 9, (0, 3, 8))  # real lengths 9, 6 and 1: n above, at and below them
+    got = strategy.read(q, strategy.memory(k, v, x, valid))
+    torch.testing.assert_close(got, ref.reference_window_cross(q, k, v, valid, n, strategy.scale), rtol=0, atol=1e-10)
+    for b, pad in enumerate((0, 3, 8)):
+        alone = strategy.read(q[b:b + 1], strategy.memory(k[b:b + 1, :, pad:], v[b:b + 1, :, pad:], x[b:b + 1, pad:],
+                                                          None))
+        torch.testing.assert_close(got[b:b + 1], alone, rtol=0, atol=1e-10)
+    noisy = [t.clone() for t in (k, v)]
+    for t in noisy:
+        t[~valid[:, None, :, None].expand_as(t)] = 1e4
+    torch.testing.assert_close(strategy.read(q, strategy.memory(*noisy, x, valid)), got, rtol=0, atol=0)
+    if n < 9:  # sequence 0 (9 real tokens): the token just before its last n is not read, the oldest kept is
+        for position, read in ((9 - n - 1, False), (9 - n, True)):
+            changed = [t.clone() for t in (k, v)]
+            for t in changed:
+                t[0, :, position] += 5.0
+            out = strategy.read(q, strategy.memory(*changed, x, valid))
+            assert torch.equal(out[0], got[0]) != read

@@ -10,6 +10,7 @@ import abc_fairseq  # noqa: F401 (registers abc_transformer)
 from abc_fairseq.modules import ABCMultiheadAttention
 from abc_fairseq.strategies import STRATEGIES
 from fairseq_helpers import build as build_model
+from fairseq_helpers import parse, parse_error
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
 VOCAB = 30  # the words of conftest's mt_dir dictionaries
@@ -67,3 +68,18 @@ def test_translation_model_with_each_strategy(mt_dir, name):
 
     alone = model(src[1:, 3:], lengths[1:], prev[1:])[0]
     torch.testing.assert_close(full[1:], alone, rtol=0, atol=1e-10)
+
+
+def test_strategy_without_the_positions_mode_fails_at_parsing(mt_dir, capsys, monkeypatch):
+    """A strategy the position does not support (issue 11) is refused by argparse, not at model
+    build. Every registered strategy now has every mode (window got its cross form, issue 15), so
+    the check is shown on window with its cross mode taken away, as it was declared before."""
+    window = STRATEGIES["window"]
+    monkeypatch.setattr(window, "modes", window.modes - {"cross"})
+    argv = [mt_dir, "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny",
+            "--decoder-cross-attn", "window"]
+    assert "argument --decoder-cross-attn: invalid choice: 'window'" in parse_error(argv, capsys)
+    monkeypatch.undo()
+    args = parse(argv)  # with its cross form, the same command line parses
+    assert (args.decoder_cross_attn, args.encoder_attn) == ("window", "softmax")
+

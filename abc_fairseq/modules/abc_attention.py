@@ -21,13 +21,14 @@ IncrementalState = Dict[str, Dict[str, Optional[Tensor]]]
 _warned_dropout = False
 
 
-def _warn_dropout_once(dropout: float) -> None:
+def _warn_dropout_once(dropout: float, strategy: str) -> None:
     global _warned_dropout
     if dropout > 0 and not _warned_dropout:
         _warned_dropout = True
         logger.warning(
-            "attention_dropout=%g is not applied by ABC attention (see ABCMultiheadAttention); "
-            "softmax attention layers of the same model still use it", dropout,
+            "attention_dropout=%g is not applied by %s attention (a kernel attention: it computes no "
+            "probabilities to drop, see docs/strategies.md); softmax attention layers of the same model "
+            "still use it", dropout, strategy,
         )
 
 
@@ -61,10 +62,11 @@ class ABCMultiheadAttention(nn.Module):
     - ``attn_mask``: a bounded memory has no per-key scores to mask. In causal mode the standard
       future mask fairseq passes is checked and otherwise ignored (causality is built in); any
       other mask, or a mask in the other modes, raises.
-    - attention dropout: ``dropout`` is handed to the strategy, which applies it to the read
-      probabilities over the memory slots in training where its ops support it
-      (``Strategy.applies_dropout``); where not, it is NOT applied (one warning is logged when it
-      is > 0). Residual and FFN dropout are unaffected.
+    - attention dropout: ``dropout`` is handed to the strategy, which applies it in training to
+      the probabilities it reads its memory with (the softmax over slots, window or clusters). The
+      kernel attentions (``elu``, ``rfa``, ``t2r``, ``linear``, ``gated-linear``) compute no such
+      probabilities and apply none (``Strategy.applies_dropout`` is False; one warning is logged
+      when it is > 0). Residual and FFN dropout are unaffected.
     - no attention weights are returned (``(out, None)``); ``before_softmax`` is unsupported;
       ``add_bias_kv``, ``add_zero_attn``, xFormers and cross-self-attention are rejected.
 
@@ -131,7 +133,7 @@ class ABCMultiheadAttention(nn.Module):
         self.strategy_spec = spec  # a plain attribute: the shared module belongs to the model
         self.strategy = spec.build(self.head_dim, self.mode, scale=self.scaling, dropout=dropout)
         if not self.strategy.applies_dropout():
-            _warn_dropout_once(dropout)
+            _warn_dropout_once(dropout, self.strategy.name)
 
         self.k_proj = quant_noise(nn.Linear(self.kdim, embed_dim, bias=bias), q_noise, qn_block_size)
         self.v_proj = quant_noise(nn.Linear(self.vdim, embed_dim, bias=bias), q_noise, qn_block_size)

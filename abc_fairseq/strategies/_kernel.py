@@ -9,6 +9,10 @@ The memory is S [D x d] plus z [D]: D, the feature size, plays the part of the n
 Training: one chunked prefix-sum pass (``causal_linear_attention``) plus a cumulative sum of the
 key features, O(N (C (D + d) + D d)) time, O(N (C + D)) memory. Decoding state: S and z per head.
 Padding has f(k) = 0 and v = 0: it is never written.
+
+Attention dropout: none. There is no softmax over slots to drop from: the weights
+f(q_t) . f(k_i) / f(q_t)^T z_t are never formed (that is the point of the linear form), and dropping
+entries of f(q_t) instead would be feature dropout, not the attention dropout softmax applies.
 """
 
 from typing import ClassVar, Optional, Tuple
@@ -26,6 +30,10 @@ class KernelAttention(Strategy):
     """Subclasses define ``query_features`` and ``key_features`` (in the work dtype)."""
 
     normalized: ClassVar[bool] = True
+
+    @classmethod
+    def applies_dropout(cls) -> bool:
+        return False  # no probabilities over slots (module docstring); the attention module warns
 
     def query_features(self, q: torch.Tensor) -> torch.Tensor:
         """q [B, H, M, d] -> f(q) [B, H, M, D]."""

@@ -11,12 +11,17 @@ slot at all (only padding so far) outputs 0.
 The causal form never materialises K~_t: scores are the linear-attention sum
 s_t = sum_{i<=t} (q_t . k_i) phi_i, and outputs o_t = sum_{i<=t} (w_t . phi_i) v_i with w_t = p_t (/ z_t):
 two chunked passes of ``causal_linear_attention``, linear time and memory in N.
+
+Attention dropout (training): p_t is multiplied by a keep mask over the n slots and divided by
+1 - rate (``ops.dropout.drop``) before it reads the values; slot j of the mask is slot j of the
+memory (mask [B, H, M, n], row t, slot j).
 """
 
 from typing import ClassVar, Optional, Tuple
 
 import torch
 
+from ..ops.dropout import drop
 from ._common import all_valid, masked_softmax, token_ranks, compute_dtype
 from ._linear import causal_linear_attention, linear_state_update
 from .base import Memory, State, Strategy
@@ -28,9 +33,10 @@ def _normalised(scores: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
     return torch.where(safe, scores / torch.where(safe, z, torch.ones_like(z)), torch.zeros_like(scores))
 
 
-def causal_slot_attention(q, k, v, phi, scale: float, normalize: bool = False,
-                          mask_empty: bool = False) -> torch.Tensor:
-    """q, k, v: [B, H, N, d]; phi: [B, H, N, n] (0 at padding). Returns [B, H, N, d] in q's dtype."""
+def causal_slot_attention(q, k, v, phi, scale: float, normalize: bool = False, mask_empty: bool = False,
+                          keep: Optional[torch.Tensor] = None, dropout_p: float = 0.0) -> torch.Tensor:
+    """q, k, v: [B, H, N, d]; phi: [B, H, N, n] (0 at padding); keep: dropout keep mask [B, H, N, n]
+    at rate ``dropout_p``, or None. Returns [B, H, N, d] in q's dtype."""
     out_dtype, work = q.dtype, compute_dtype(q.dtype)
     q, k, v, phi = (t.to(work) for t in (q, k, v, phi))
     scores = causal_linear_attention(q * scale, k, phi)  # [B, H, N, n]
@@ -38,7 +44,7 @@ def causal_slot_attention(q, k, v, phi, scale: float, normalize: bool = False,
     if normalize:
         scores = _normalised(scores, z)
     allowed = (phi != 0).cumsum(dim=2) > 0 if mask_empty else None
-    probs = masked_softmax(scores, allowed)
+    probs = drop(masked_softmax(scores, allowed), keep, dropout_p)
     if normalize:
         probs = _normalised(probs, z)
     return causal_linear_attention(probs, phi, v).to(out_dtype)
@@ -73,15 +79,18 @@ def slot_memory(k, v, phi, normalize: bool = False) -> Memory:
             "written": ((phi != 0).sum(dim=2) > 0).to(work)}
 
 
-def slot_read(q, memory: Memory, scale: float, normalize: bool = False, mask_empty: bool = False) -> torch.Tensor:
-    """q [B, H, M, d] reads a slot memory (``slot_memory`` / ``slot_step`` state)."""
+def slot_read(q, memory: Memory, scale: float, normalize: bool = False, mask_empty: bool = False,
+              keep: Optional[torch.Tensor] = None, dropout_p: float = 0.0) -> torch.Tensor:
+    """q [B, H, M, d] reads a slot memory (``slot_memory`` / ``slot_step`` state); keep: dropout
+    keep mask [B, H, M, n] at rate ``dropout_p``, or None."""
     key_memory, value_memory = memory["key_memory"], memory["value_memory"]
     if normalize:
         z = memory["normalizer"][..., None]
         key_memory, value_memory = _normalised(key_memory, z), _normalised(value_memory, z)
     scores = scale * torch.matmul(q.to(key_memory.dtype), key_memory.transpose(-1, -2))
     allowed = memory["written"][:, :, None, :] > 0 if mask_empty else None
-    return torch.matmul(masked_softmax(scores, allowed), value_memory).to(q.dtype)
+    probs = drop(masked_softmax(scores, allowed), keep, dropout_p)
+    return torch.matmul(probs, value_memory).to(q.dtype)
 
 
 class SlotStrategy(Strategy):
@@ -92,6 +101,10 @@ class SlotStrategy(Strategy):
 
     normalize: ClassVar[bool] = False  # divide the slots by sum(phi) (means rather than sums)
     mask_empty: ClassVar[bool] = False  # leave slots no token has written out of the softmax
+
+    @classmethod
+    def applies_dropout(cls) -> bool:
+        return True  # over the n slot probabilities, causal and read forms (training only)
 
     def control(self, ranks: torch.Tensor, valid: torch.Tensor, k: torch.Tensor, dtype) -> torch.Tensor:
         """phi [B, H, N, n], 0 at padding, for tokens of rank ``ranks`` [B, N] (among the real tokens
@@ -105,7 +118,9 @@ class SlotStrategy(Strategy):
     def causal(self, q, k, v, x, valid):
         valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
         phi = self.control(token_ranks(valid), valid, k, q.dtype)
-        out = causal_slot_attention(q, k, v, phi, self.scale, self.normalize, self.mask_empty)
+        keep = self.keep_mask(phi.shape, q.device)
+        out = causal_slot_attention(q, k, v, phi, self.scale, self.normalize, self.mask_empty, keep,
+                                    self.read_dropout())
         self.written(k.detach(), phi)
         return out
 
@@ -125,4 +140,5 @@ class SlotStrategy(Strategy):
         return memory
 
     def read(self, q, memory: Memory):
-        return slot_read(q, memory, self.scale, self.normalize, self.mask_empty)
+        keep = self.keep_mask((*q.shape[:3], memory["key_memory"].shape[2]), q.device)
+        return slot_read(q, memory, self.scale, self.normalize, self.mask_empty, keep, self.read_dropout())

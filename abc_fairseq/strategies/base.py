@@ -23,6 +23,8 @@ from typing import ClassVar, Dict, FrozenSet, Mapping, Optional, Tuple
 import torch
 import torch.nn as nn
 
+from ..ops.dropout import dropout_keep_mask
+
 State = Dict[str, torch.Tensor]
 Memory = Dict[str, torch.Tensor]
 
@@ -159,6 +161,14 @@ class Strategy(nn.Module, ControlModule):
     def read_dropout(self) -> float:
         """The dropout probability of the read over memory slots: ``dropout`` in training, else 0."""
         return self.dropout if self.training else 0.0
+
+    def keep_mask(self, shape: Tuple[int, ...], device) -> Optional[torch.Tensor]:
+        """Attention dropout's keep mask over the read probabilities, bool ``shape`` = [B, H, M, n]
+        (query row, memory slot; True = keep, drawn from torch's RNG), or None when nothing is
+        dropped (evaluation, or rate 0). The forms that apply dropout draw it here, in this one
+        layout per strategy (its docstring says which slot is which), and map it onto whatever
+        blocks they compute; tests replace it to give a fixed mask."""
+        return dropout_keep_mask(self.read_dropout(), None, shape, device)
 
     @property
     def shared(self) -> Optional[nn.Module]:

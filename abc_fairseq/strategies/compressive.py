@@ -17,6 +17,10 @@ of its tokens, so all L tokens are kept in at most n slots (Table 1: e_{floor(n 
 
 Causal training: banded attention over pooled blocks, O(N n d) time and O(N (n + d)) memory.
 Decoding state per head: n slots of K~, V~ [n, d] and a token counter.
+
+Attention dropout (training): the keep mask is [B, H, M, n] in the decoding state's slot order:
+causal slot j < n - 1 is the completed block n - 1 - j blocks before the row's own, slot n - 1 the
+row's partial block; encoder / cross slot j is slot floor(n r / L) = j.
 """
 
 from typing import Optional, Tuple
@@ -24,6 +28,7 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 
+from ..ops.dropout import drop
 from ..ops.nonfinite import zero_safe_matmul
 from ._band import pad_rows, with_neighbours
 from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, token_ranks,
@@ -37,8 +42,10 @@ RATIO = Setting("compressive_ratio", "tokens per slot",
                 default=4, metavar="C")
 
 
-def pooled_causal_attention(q, k, v, ratio: int, slots: int, scale: float) -> torch.Tensor:
-    """Causal compressive attention on left-aligned rows: q, k, v [B, H, N, d] -> [B, H, N, d].
+def pooled_causal_attention(q, k, v, ratio: int, slots: int, scale: float,
+                            keep: Optional[torch.Tensor] = None, dropout_p: float = 0.0) -> torch.Tensor:
+    """Causal compressive attention on left-aligned rows: q, k, v [B, H, N, d] -> [B, H, N, d];
+    keep: dropout keep mask [B, H, N, n] (slots as in the module docstring) at rate ``dropout_p``.
 
     Rows are grouped S = max(n - 1, 1) blocks at a time; a group reads the pooled blocks of its own
     and the previous group (a band of 2 S blocks), plus each row's own partial block.
@@ -64,6 +71,10 @@ def pooled_causal_attention(q, k, v, ratio: int, slots: int, scale: float) -> to
     allowed = ((behind >= 1) & (behind <= slots - 1))[None, None, None] & exists[:, :, :, None, :]
     allowed = torch.cat([allowed, torch.ones_like(allowed[..., :1])], dim=-1)
     probs = masked_softmax(torch.cat([band, own], dim=-1), allowed)
+    if keep is not None:  # band column -> slot n - 1 - behind, own partial block -> slot n - 1
+        entry = torch.cat([(slots - 1 - behind).clamp(0, slots - 1), torch.full_like(behind[:, :1], slots - 1)], -1)
+        rows_keep = pad_rows(keep.to(q.dtype), rows).view(B, H, groups, rows, slots)
+        probs = drop(probs, rows_keep.gather(-1, entry[None, None, None].expand(B, H, groups, -1, -1)), dropout_p)
     out = zero_safe_matmul(probs[..., :-1], values, allowed[..., :-1], summary=v)
     out = out + probs[..., -1:] * partial_v
     return out.reshape(B, H, padded, d)[:, :, :N]
@@ -78,6 +89,10 @@ class CompressiveMeanPool(Strategy):
 
     settings = (RATIO,)
 
+    @classmethod
+    def applies_dropout(cls) -> bool:
+        return True  # over the n slot probabilities, causal and read forms (training only)
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.ratio = self.options.get(RATIO)
@@ -89,8 +104,12 @@ class CompressiveMeanPool(Strategy):
         out_dtype, work = q.dtype, compute_dtype(q.dtype)
         valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
         order, _ = compaction(valid)
+        keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)
+        if keep is not None:
+            keep = gather_rows(keep, order)
         q, k, v = (gather_rows(t.to(work), order) for t in (q, k, v))
-        out = scatter_rows(pooled_causal_attention(q, k, v, self.ratio, self.memory_size, self.scale), order)
+        out = pooled_causal_attention(q, k, v, self.ratio, self.memory_size, self.scale, keep, self.read_dropout())
+        out = scatter_rows(out, order)
         return zero_padding_rows(out, valid).to(out_dtype)
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
@@ -134,4 +153,6 @@ class CompressiveMeanPool(Strategy):
         return slot_memory(k, v, phi, normalize=True)
 
     def read(self, q, memory: Memory):
-        return slot_read(q, memory, self.scale, normalize=True, mask_empty=True)
+        keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)
+        return slot_read(q, memory, self.scale, normalize=True, mask_empty=True, keep=keep,
+                         dropout_p=self.read_dropout())

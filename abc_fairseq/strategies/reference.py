@@ -1,7 +1,9 @@
 """Naive forms written straight from the equations, O(N^2) or worse: oracles for the tests.
 
 Each builds the memory of every step t explicitly (Eq. 3-5 of the paper) and reads it with
-Eq. 4, looping over positions; use them on small inputs only.
+Eq. 4, looping over positions; use them on small inputs only. ``keep`` (bool [B, H, M, n], in the
+slot order each strategy's docstring gives) and ``p``: attention dropout, the read probabilities
+times keep / (1 - p).
 """
 
 from typing import List, Optional
@@ -9,16 +11,26 @@ from typing import List, Optional
 import torch
 
 
-def _read(q_t, key_memory, value_memory, scale, allowed=None):
-    """q_t [B, H, d]; memories [B, H, n, d]; allowed [B, H, n] bool or None; empty -> 0."""
+def _dropped(probs, keep, p):
+    return probs if keep is None else probs * keep.to(probs.dtype) / (1.0 - p)
+
+
+def _read(q_t, key_memory, value_memory, scale, allowed=None, keep=None, p=0.0):
+    """q_t [B, H, d]; memories [B, H, n, d]; allowed, keep [B, H, n] bool or None; empty -> 0."""
     scores = scale * torch.einsum("bhnd,bhd->bhn", key_memory, q_t)
     if allowed is not None:
         scores = scores.masked_fill(~allowed, float("-inf"))
-    probs = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    probs = _dropped(torch.softmax(scores, dim=-1).nan_to_num(0.0), keep, p)
     return torch.einsum("bhn,bhnd->bhd", probs, value_memory)
 
 
-def reference_slot_causal(q, k, v, phi, scale, normalize=False, mask_empty=False):
+def _softmax_read(q, keys, values, scale, keep=None, p=0.0):
+    """q [H, M, d] attends to keys, values [H, w, d]; keep [H, M, w] or None."""
+    probs = torch.softmax(scale * torch.einsum("hwd,hmd->hmw", keys, q), dim=-1)
+    return torch.einsum("hmw,hwd->hmd", _dropped(probs, keep, p), values)
+
+
+def reference_slot_causal(q, k, v, phi, scale, normalize=False, mask_empty=False, keep=None, p=0.0):
     """K~_t = sum_{i<=t} phi_i (x) k_i (/ sum_{i<=t} phi_i per slot); q, k, v [B, H, N, d], phi [B, H, N, n]."""
     outs = []
     for t in range(q.shape[2]):
@@ -30,7 +42,22 @@ def reference_slot_causal(q, k, v, phi, scale, normalize=False, mask_empty=False
             key_memory = torch.where(z != 0, key_memory / z.where(z != 0, torch.ones_like(z)), 0.0)
             value_memory = torch.where(z != 0, value_memory / z.where(z != 0, torch.ones_like(z)), 0.0)
         allowed = (weights != 0).any(dim=2) if mask_empty else None
-        outs.append(_read(q[:, :, t], key_memory, value_memory, scale, allowed))
+        outs.append(_read(q[:, :, t], key_memory, value_memory, scale, allowed,
+                          None if keep is None else keep[:, :, t], p))
+    return torch.stack(outs, dim=2)
+
+
+def reference_slot_bidirectional(q, k, v, phi, scale, normalize=False, mask_empty=False, keep=None, p=0.0):
+    """Every query reads K~ = sum_i phi_i (x) k_i (/ sum_i phi_i); q [B, H, M, d], phi [B, H, N, n]."""
+    key_memory = torch.einsum("bhin,bhid->bhnd", phi, k)
+    value_memory = torch.einsum("bhin,bhid->bhnd", phi, v)
+    if normalize:
+        z = phi.sum(dim=2)[..., None]
+        key_memory = torch.where(z != 0, key_memory / z.where(z != 0, torch.ones_like(z)), 0.0)
+        value_memory = torch.where(z != 0, value_memory / z.where(z != 0, torch.ones_like(z)), 0.0)
+    allowed = (phi != 0).any(dim=2) if mask_empty else None
+    outs = [_read(q[:, :, m], key_memory, value_memory, scale, allowed, None if keep is None else keep[:, :, m], p)
+            for m in range(q.shape[2])]
     return torch.stack(outs, dim=2)
 
 
@@ -38,22 +65,40 @@ def _real_positions(valid: Optional[torch.Tensor], b: int, N: int) -> List[int]:
     return [i for i in range(N) if valid is None or bool(valid[b, i])]
 
 
-def reference_window_causal(q, k, v, valid, n, scale):
-    """Row t reads the last n real tokens at or before t (Eq. 9); padding rows output 0."""
+def _keep_rows(keep, b, rows, slots):
+    """keep[b] at query rows ``rows`` (an index or a slice) and memory slots ``slots``: [H, (M,) s]."""
+    return None if keep is None else keep[b][:, rows][..., slots]
+
+
+def reference_window_causal(q, k, v, valid, n, scale, keep=None, p=0.0):
+    """Row t reads the last n real tokens at or before t (Eq. 9); padding rows output 0. The queue
+    holds them in slots n - w .. n - 1 (oldest first) when w <= n tokens are in it."""
     B, H, N, d = q.shape
     out = torch.zeros_like(q)
     for b in range(B):
         real = _real_positions(valid, b, N)
         for t in real:
             window = [i for i in real if i <= t][-n:]
-            K, V = k[b, :, window], v[b, :, window]  # [H, w, d]
-            probs = torch.softmax(scale * torch.einsum("hwd,hd->hw", K, q[b, :, t]), dim=-1)
-            out[b, :, t] = torch.einsum("hw,hwd->hd", probs, V)
+            mask = _keep_rows(keep, b, [t], list(range(n - len(window), n)))
+            out[b, :, t] = _softmax_read(q[b, :, [t]], k[b, :, window], v[b, :, window], scale, mask, p)[:, 0]
     return out
 
 
-def reference_local_window(q, k, v, valid, n, scale):
-    """Encoder window: real token of rank r reads real ranks r - floor((n-1)/2) .. r + ceil((n-1)/2)."""
+def reference_window_cross(q, k, v, valid, n, scale, keep=None, p=0.0):
+    """Cross attention: every query reads the last n real source tokens (the queue after the whole
+    source, oldest in slot n - w); q [B, H, M, d], k, v [B, H, N, d]."""
+    out = torch.zeros_like(q)
+    for b in range(q.shape[0]):
+        window = _real_positions(valid, b, k.shape[2])[-n:]
+        if window:
+            mask = _keep_rows(keep, b, slice(None), list(range(n - len(window), n)))
+            out[b] = _softmax_read(q[b], k[b, :, window], v[b, :, window], scale, mask, p)
+    return out
+
+
+def reference_local_window(q, k, v, valid, n, scale, keep=None, p=0.0):
+    """Encoder window: real token of rank r reads real ranks r - floor((n-1)/2) .. r + ceil((n-1)/2)
+    (slot j: rank r - floor((n-1)/2) + j)."""
     B, H, N, d = q.shape
     left = (n - 1) // 2
     right = n - 1 - left
@@ -61,9 +106,11 @@ def reference_local_window(q, k, v, valid, n, scale):
     for b in range(B):
         real = _real_positions(valid, b, N)
         for rank, t in enumerate(real):
-            window = real[max(0, rank - left): rank + right + 1]
-            probs = torch.softmax(scale * torch.einsum("hwd,hd->hw", k[b, :, window], q[b, :, t]), dim=-1)
-            out[b, :, t] = torch.einsum("hw,hwd->hd", probs, v[b, :, window])
+            first = max(0, rank - left)
+            window = real[first: rank + right + 1]
+            slots = [first - (rank - left) + j for j in range(len(window))]
+            mask = _keep_rows(keep, b, [t], slots)
+            out[b, :, t] = _softmax_read(q[b, :, [t]], k[b, :, window], v[b, :, window], scale, mask, p)[:, 0]
     return out
 
 
@@ -79,34 +126,34 @@ def reference_kernel_causal(fq, fk, values, normalized=True, denominator=None):
     return torch.stack(outs, dim=2)
 
 
-def reference_compressive_causal(q, k, v, valid, n, c, scale):
+def reference_compressive_causal(q, k, v, valid, n, c, scale, keep=None, p=0.0):
     """Real token of rank r (from 0) reads the means of blocks max(0, b-n+1)..b-1 of c real tokens and
-    the sum / c of its own block so far, b = r // c (Eq. 14 with a FIFO of n slots); padding rows 0."""
+    the sum / c of its own block so far, b = r // c (Eq. 14 with a FIFO of n slots); padding rows 0.
+    Slot n - 1 - (b - j) holds block j < b, slot n - 1 the row's own block."""
     B, H, N, d = q.shape
     out = torch.zeros_like(q)
     for b in range(B):
         real = _real_positions(valid, b, N)
         for rank, t in enumerate(real):
             block = rank // c
-            slots = [real[j * c:(j + 1) * c] for j in range(max(0, block - n + 1), block)]
-            slots.append(real[block * c: rank + 1])
+            earlier = range(max(0, block - n + 1), block)
+            slots = [real[j * c:(j + 1) * c] for j in earlier] + [real[block * c: rank + 1]]
             K = torch.stack([k[b, :, members].sum(dim=1) / c for members in slots], dim=1)  # [H, s, d]
             V = torch.stack([v[b, :, members].sum(dim=1) / c for members in slots], dim=1)
-            probs = torch.softmax(scale * torch.einsum("hsd,hd->hs", K, q[b, :, t]), dim=-1)
-            out[b, :, t] = torch.einsum("hs,hsd->hd", probs, V)
+            mask = _keep_rows(keep, b, [t], [n - 1 - (block - j) for j in earlier] + [n - 1])
+            out[b, :, t] = _softmax_read(q[b, :, [t]], K, V, scale, mask, p)[:, 0]
     return out
 
 
-def reference_compressive_bidirectional(q, k, v, valid, n, scale):
+def reference_compressive_bidirectional(q, k, v, valid, n, scale, keep=None, p=0.0):
     """Every query reads n slots: slot j holds the mean of real ranks r with floor(n r / L) = j."""
     B, H, M, d = q.shape
     out = torch.zeros_like(q)
     for b in range(B):
         real = _real_positions(valid, b, k.shape[2])
         groups = [[t for r, t in enumerate(real) if (n * r) // len(real) == j] for j in range(n)]
-        groups = [g for g in groups if g]
-        K = torch.stack([k[b, :, g].mean(dim=1) for g in groups], dim=1)
-        V = torch.stack([v[b, :, g].mean(dim=1) for g in groups], dim=1)
-        probs = torch.softmax(scale * torch.einsum("hsd,hmd->hms", K, q[b]), dim=-1)
-        out[b] = torch.einsum("hms,hsd->hmd", probs, V)
+        slots = [j for j in range(n) if groups[j]]
+        K = torch.stack([k[b, :, groups[j]].mean(dim=1) for j in slots], dim=1)
+        V = torch.stack([v[b, :, groups[j]].mean(dim=1) for j in slots], dim=1)
+        out[b] = _softmax_read(q[b], K, V, scale, _keep_rows(keep, b, slice(None), slots), p)
     return out

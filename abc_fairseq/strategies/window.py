@@ -7,11 +7,23 @@ rather than over zero rows. Padding is never pushed (the window counts real toke
 padding row outputs 0.
 
 Encoder self attention: a local window, each token attends to the n real tokens at offsets
--floor((n-1)/2) .. ceil((n-1)/2) around it (clipped at the ends). Not defined for cross attention:
-there is no alignment between decoder and encoder positions to centre a window on.
+-floor((n-1)/2) .. ceil((n-1)/2) around it (clipped at the ends).
+
+Cross attention (the paper does not spell it out; this is §3.3 read over a source sequence): the
+decoder reads the FIFO queue after the whole source has been pushed into it, i.e. the last n real
+source tokens, K~ = (k_{L-n+1}, ..., k_L) and likewise V~ for a source of L real tokens (padding is
+never pushed; fairseq's sources are left-padded). Every decoder position reads the same memory: a
+bidirectional memory, built once from the encoder output and cached for decoding like any other
+cross memory. A source shorter than n leaves slots 1 .. n - L empty, and they are left out of the
+softmax, as in causal attention.
 
 Training (parallel form): banded attention in blocks, O(N n d) time and O(N n) memory. Decoding
-state per head: the queue K~, V~ [n, d] and a token counter.
+state per head: the queue K~, V~ [n, d] and a token counter. Cross memory: K~, V~ [n, d] and the
+slots' occupancy [n].
+
+Attention dropout (training): the keep mask is [B, H, M, n] in queue order, slot j of row t holding
+the key n - 1 - j real tokens before t (causal; slot n - 1 is t itself), the key j - floor((n-1)/2)
+tokens after t (encoder) or the source token of rank L - n + j (cross).
 """
 
 import math
@@ -19,18 +31,23 @@ from typing import Optional, Tuple
 
 import torch
 
+from ..ops.dropout import drop
 from ..ops.nonfinite import zero_safe_matmul
 from ._band import band_offsets, pad_rows, with_neighbours
 from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, compute_dtype,
                       zero_padding_rows)
-from .base import State, Strategy
+from ._slots import slot_read
+from .base import Memory, State, Strategy
 from .registry import register
 
 
-def banded_attention(q, k, v, lengths, scale: float, lo: int, hi: int) -> torch.Tensor:
+def banded_attention(q, k, v, lengths, scale: float, lo: int, hi: int,
+                     keep: Optional[torch.Tensor] = None, dropout_p: float = 0.0) -> torch.Tensor:
     """Softmax attention of row t over rows i with lo <= t - i <= hi and i < length.
 
     q, k, v: [B, H, N, d] left-aligned (row i < lengths[b] real); returns [B, H, N, d].
+    keep: dropout keep mask [B, H, N, hi - lo + 1] (left-aligned rows; entry j of row t is the key
+    t - hi + j) at rate ``dropout_p``, or None.
     """
     B, H, N, _ = q.shape
     reach = max(abs(lo), abs(hi), 1)
@@ -45,25 +62,37 @@ def banded_attention(q, k, v, lengths, scale: float, lo: int, hi: int) -> torch.
     offsets = band_offsets(block, before, after, q.device)
     allowed = ((offsets >= lo) & (offsets <= hi))[None, None, None] & real[:, :, :, None, :]
     scores = scale * torch.matmul(qb.view(B, H, blocks, block, -1), keys.transpose(-1, -2))
-    out = zero_safe_matmul(masked_softmax(scores, allowed), values, allowed, summary=v)
+    probs = masked_softmax(scores, allowed)
+    if keep is not None:  # entry hi - (t - i) of row t's mask, for every band column
+        entry = (hi - offsets).clamp(0, hi - lo)[None, None, None]
+        rows = pad_rows(keep.to(q.dtype), block).view(B, H, blocks, block, -1)
+        probs = drop(probs, rows.gather(-1, entry.expand(B, H, blocks, -1, -1)), dropout_p)
+    out = zero_safe_matmul(probs, values, allowed, summary=v)
     return out.reshape(B, H, blocks * block, -1)[:, :, :N]
 
 
 @register
 class SlidingWindow(Strategy):
-    """Window of the last n tokens (causal) or a local window of n tokens (encoder). No parameters."""
+    """Window of the last n tokens (causal), a local window of n tokens (encoder), the last n source
+    tokens (cross). No parameters."""
 
     name = "window"
     paper = "§3.3, Eq. 9-11 (Table 1: Sliding-window)"
-    modes = frozenset({"causal", "encoder"})
+
+    @classmethod
+    def applies_dropout(cls) -> bool:
+        return True  # over the n window probabilities, every form but decoding (training only)
 
     def _banded(self, q, k, v, valid, lo: int, hi: int):
         out_dtype, work = q.dtype, compute_dtype(q.dtype)
         valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
         order, lengths = compaction(valid)
+        keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)
+        if keep is not None:
+            keep = gather_rows(keep, order)
         q, k, v = (gather_rows(t.to(work), order) for t in (q, k, v))
-        out = scatter_rows(banded_attention(q, k, v, lengths, self.scale, lo, hi), order)
-        return zero_padding_rows(out, valid).to(out_dtype)
+        out = banded_attention(q, k, v, lengths, self.scale, lo, hi, keep, self.read_dropout())
+        return zero_padding_rows(scatter_rows(out, order), valid).to(out_dtype)
 
     def causal(self, q, k, v, x, valid):
         return self._banded(q, k, v, valid, 0, self.memory_size - 1)
@@ -71,6 +100,23 @@ class SlidingWindow(Strategy):
     def encode(self, q, k, v, x, valid):
         left = (self.memory_size - 1) // 2
         return self._banded(q, k, v, valid, -(self.memory_size - 1 - left), left)
+
+    def memory(self, k, v, x, valid) -> Memory:
+        """The queue after the whole source: slot j holds the real token of rank L - n + j (j < n)."""
+        B, H, N, _ = k.shape
+        n, work = self.memory_size, compute_dtype(k.dtype)
+        order, lengths = compaction(all_valid(valid, B, N, k.device))
+        rank = lengths[:, None] - n + torch.arange(n, device=k.device)[None, :]  # [B, n]
+        filled = rank >= 0
+        at = order.gather(1, rank.clamp(0, max(N - 1, 0)))  # where that token sits in the input
+        memory = {"written": filled[:, None, :].expand(B, H, n).to(work)}
+        for name, rows in (("key_memory", k), ("value_memory", v)):
+            memory[name] = gather_rows(rows, at).to(work).masked_fill(~filled[:, None, :, None], 0.0)
+        return memory
+
+    def read(self, q, memory: Memory):
+        keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)
+        return slot_read(q, memory, self.scale, mask_empty=True, keep=keep, dropout_p=self.read_dropout())
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
         B, H, _, d = q.shape

@@ -12,6 +12,9 @@ evaluate.sh; each carries the run description train.sh saved in run.json) and pr
 - Table 3b: IWSLT14 ES-EN document-level test SacreBLEU, same layout;
 - Table 5: WMT14 EN-DE development SacreBLEU (greedy, no averaging), causal memory in rows,
   cross memory in columns;
+- Table 7: the ABC variants on the WMT14 EN-DE test (Table 3a's setting): Window, Cluster,
+  MLP-ReLU (``--model abc-relu``), MLP-sigmoid (``abc-sigmoid``), MLP-exp (``abc``) per cross /
+  causal memory size, and MLP-exp-all (``--model abc --encoder-memory 32``: ABC in the encoder too);
 - any other result (other datasets, splits or settings) in a plain list.
 
 The paper's numbers are shown next to ours where the configuration matches. When one
@@ -33,6 +36,13 @@ ROW_ORDER = ["softmax", "random", "linformer", "abc"]
 PAPER_5 = {(8, 8): 24.7, (16, 8): 25.2, (32, 8): 25.6, (64, 8): 25.5, (16, 16): 25.4, (32, 16): 25.7,
            (64, 16): 25.6, (32, 32): 25.7, (64, 32): 25.8, (64, 64): 25.8}
 MEMORY_SIZES = (8, 16, 32, 64)
+# Table 7, keyed (model, cross n, causal n, encoder n). MLP-ReLU 32/8 did not converge in the paper.
+PAPER_7 = {("softmax", None, None, None): 27.2, ("window", 32, 32, None): 26.3, ("cluster", 32, 32, None): 26.8,
+           ("abc-relu", 32, 8, None): None, ("abc-relu", 32, 32, None): 26.4, ("abc-sigmoid", 32, 8, None): 26.8,
+           ("abc-sigmoid", 32, 32, None): 27.0, ("abc", 32, 8, None): 27.1, ("abc", 32, 32, None): 27.3,
+           ("abc", 32, 32, 32): 27.0}
+ROW_NAMES_7 = {"softmax": "BASE", "window": "Window", "cluster": "Cluster", "abc-relu": "MLP-ReLU",
+               "abc-sigmoid": "MLP-sigmoid", "abc": "MLP-exp"}
 
 
 def find_results(dirs):
@@ -55,35 +65,46 @@ def find_results(dirs):
     return results
 
 
-def describe(r):
+def describe(r, table=None):
+    """The row of a result: (model, cross n, causal n), with the encoder n appended for Table 7."""
     run = r.get("run", {})
     model = run.get("model")
     if model == "softmax":
-        return ("softmax", None, None)
-    return (model, run.get("cross_memory"), run.get("causal_memory"))
+        row = ("softmax", None, None)
+    else:
+        row = (model, run.get("cross_memory"), run.get("causal_memory"))
+    if table == "7":
+        row += (None if model == "softmax" else run.get("encoder_memory"),)
+    return row
 
 
 def classify(r):
-    """Which table a result belongs to, or None."""
+    """The tables a result belongs to (a list, empty for none)."""
     run = r.get("run", {})
     dataset, split = run.get("dataset"), r.get("split")
     averaged = "average_last" in os.path.basename(str(r.get("checkpoint", "")))
-    if r.get("copy_source") or run.get("encoder_memory"):
-        return None
+    if r.get("copy_source"):
+        return []
     if dataset == "wmt14" and split == "test" and averaged and r.get("beam", 0) > 1:
-        return "3a"
+        variant = run.get("model") in ROW_NAMES_7
+        if run.get("encoder_memory"):
+            return ["7"] if variant else []
+        return ["3a", "7"] if variant else ["3a"]
+    if run.get("encoder_memory"):
+        return []
     if dataset == "iwslt14_doc" and split == "test" and averaged and r.get("beam", 0) > 1 and r.get("decode") == "doc":
-        return "3b"
+        return ["3b"]
     if dataset == "wmt14" and split == "valid" and not averaged and r.get("beam") == 1 and run.get("model") == "abc":
-        return "5"
-    return None
+        return ["5"]
+    return []
 
 
 def latest(results):
     """One result per (table, configuration): the most recent."""
     best = {}
     for r in sorted(results, key=lambda r: r["_mtime"]):
-        best[(classify(r), describe(r))] = r
+        for table in classify(r):
+            best[(table, describe(r, table))] = r
     return best
 
 
@@ -123,16 +144,29 @@ def table5(rows):
     return lines
 
 
+def table7(rows):
+    lines = ["### Table 7: ABC variants, WMT14 EN-DE test (ABC in the decoder; MLP-exp-all also in the encoder)",
+             "", "| phi | Cross n | Causal n | Encoder n | BLEU | Paper |", "|---|---:|---:|---:|---:|---:|"]
+    order = list(ROW_NAMES_7)
+
+    def rank(key):
+        return (order.index(key[0]), key[3] or 0, key[1] or 0, key[2] or 0)
+
+    for key in sorted(set(rows) | set(PAPER_7), key=rank):
+        model, cross, causal, encoder = key
+        name = ROW_NAMES_7[model] + ("-all" if encoder else "")
+        ours = rows[key]["bleu"] if key in rows else None
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (name, cross or "-", causal or "-", encoder or "-", fmt(ours),
+                                                         fmt(PAPER_7.get(key))))
+    return lines
+
+
 def render(results):
     best = latest(results)
-    tables = {"3a": {}, "3b": {}, "5": {}}
-    others = []
+    tables = {"3a": {}, "3b": {}, "5": {}, "7": {}}
     for (table, key), r in best.items():
-        if table in tables:
-            tables[table][key] = r
-    for r in results:
-        if classify(r) is None:
-            others.append(r)
+        tables[table][key] = r
+    others = [r for r in results if not classify(r)]
     out = ["## Machine translation results (SacreBLEU)", ""]
     out += table3(tables["3a"], PAPER_3A, "Table 3a: WMT14 EN-DE test (beam 5, length penalty 0.6, "
                                           "average of the last 5 epoch checkpoints)")
@@ -140,6 +174,9 @@ def render(results):
     out += table3(tables["3b"], PAPER_3B, "Table 3b: IWSLT14 ES-EN document-level test (predicted target context)")
     out += ["", "(Paper: Linformer 128/64 fails to converge on IWSLT14.)", ""]
     out += table5(tables["5"])
+    out += [""]
+    out += table7(tables["7"])
+    out += ["", "(Paper: MLP-ReLU 32/8 fails to converge.)"]
     if others:
         out += ["", "### Other evaluations", "", "| Dataset | Model | Cross n | Causal n | Split | Checkpoint | Beam | BLEU | Result |",
                 "|---|---|---:|---:|---|---|---:|---:|---|"]
