@@ -75,11 +75,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--updates", dest="repeats", type=cli.positive_int, default=10,
                         help="timed updates per case, after the untimed memory update and --warmup; the "
                              "median is reported")
+    parser.add_argument("--rounds", type=cli.positive_int, default=1,
+                        help="run every case this many times, round after round, each in a fresh process, and "
+                             "pool the timed updates (shared machines drift; memory is the first round's)")
     parser.add_argument("--warmup", type=cli.non_negative_int, default=3,
                         help="untimed updates before the timed ones (after the memory update)")
-    parser.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default=None,
-                        help="training precision: float16 = fairseq's --fp16, bfloat16 = --bf16 "
-                             "(default: float16 on cuda, float32 on cpu)")
+    parser.add_argument("--dtype", choices=["float32", "float16"], default=None,
+                        help="training precision: float16 = fairseq's --fp16 (fairseq 0.12's --bf16 means TPU, "
+                             "so bfloat16 is not offered; default: float16 on cuda, float32 on cpu)")
     parser.add_argument("--fp16", dest="dtype", action="store_const", const="float16",
                         help="the same as --dtype float16")
     parser.add_argument("--device", default="cpu",
@@ -102,7 +105,7 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     if args.dtype is None:
         args.dtype = "float16" if on_cuda else "float32"
     if args.dtype != "float32" and not on_cuda:
-        parser.error(f"--dtype {args.dtype} (fairseq's --fp16/--bf16 trainer) needs --device cuda")
+        parser.error(f"--dtype {args.dtype} (fairseq's --fp16 trainer) needs --device cuda")
     if args.embed_dim and args.heads and args.embed_dim % args.heads:
         parser.error(f"--embed-dim {args.embed_dim} must be divisible by --heads {args.heads}")
     if args.vocab is not None and args.vocab < 8:
@@ -214,14 +217,14 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         f"{sizes}; vocabulary {config.get('vocab') or 'per kind (see notes)'}"
         f"{extra_flags}; "
         f"{config['dtype']} on {config['device']}; median of {config['repeats']} updates after "
-        f"{config['warmup']} warmup; threads {threads_of(rows)}; torch {env['torch']}; CPU {env['cpu_model']}.",
+        f"{config['warmup']} warmup{driver.rounds_note(config)}; threads {threads_of(rows)}; torch {env['torch']}; CPU {env['cpu_model']}.",
         "",
         markdown_table(HEADERS, table_rows, right_align=(False, True, False) + (True,) * 6),
         "",
         "Notes:",
         "",
         "- One update = `fairseq.trainer.Trainer.train_step([sample])` with the model, criterion and Adam "
-        "built by fairseq's training parser (`--fp16` / `--bf16` for half precision): forward, backward, "
+        "built by fairseq's training parser (`--fp16` for half precision): forward, backward, "
         "loss scaling and the optimizer step. Random tokens, no padding.",
         "- tokens/s = target tokens per update / median update time; speed vs softmax = ABC's tokens/s / "
         "its softmax pair's (above 1 is faster); memory vs softmax = ABC's peak / softmax's (below 1 is smaller).",
@@ -229,6 +232,8 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         f"untimed update, optimizer state included (probe: {', '.join(memory_probes) or '-'}).",
         f"- default vocabulary: {DEFAULT_VOCAB['lm']} for the LMs (WikiText-103), {DEFAULT_VOCAB['mt']} for MT "
         "(a joined BPE); loss: fairseq's logged training loss (base 2) of the first and last update.",
+        f"- The {TARGET_SPEED}x target is for a GPU with `--fp16` at the architectures' own sizes; on a CPU or "
+        "with smaller models it says nothing about the paper's claim.",
     ]
     return "\n".join(lines + failures)
 

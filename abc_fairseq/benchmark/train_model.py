@@ -2,7 +2,7 @@
 ``Trainer`` on synthetic batches.
 
 The model, criterion and optimizer come from fairseq's training parser, exactly as
-``fairseq-train`` builds them (``--fp16`` / ``--bf16`` for half precision, ``--cpu`` on the CPU),
+``fairseq-train`` builds them (``--fp16`` for half precision, ``--cpu`` on the CPU),
 with a task constructed around a synthetic dictionary instead of a data directory, so nothing is
 read from disk. One call is ``trainer.train_step([sample])``: forward, backward, gradient
 all-reduce bookkeeping, loss scaling and the optimizer step of one update. The batches are random
@@ -24,7 +24,7 @@ LM_FLAGS = ["--task", "language_modeling", "--criterion", "adaptive_loss", "--dd
 MT_FLAGS = ["--task", "translation", "--source-lang", "src", "--target-lang", "tgt", "--share-all-embeddings",
             "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1"]
 OPTIMIZER_FLAGS = ["--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", "1e-4", "--clip-norm", "0.0"]
-HALF_FLAGS = {"float32": [], "float16": ["--fp16"], "bfloat16": ["--bf16"]}
+HALF_FLAGS = {"float32": [], "float16": ["--fp16"]}
 # Each model-size flag of the suite and the fairseq flags it sets (LM: decoder only).
 SIZE_FLAGS = {
     "layers": {"lm": ["--decoder-layers"], "mt": ["--encoder-layers", "--decoder-layers"]},
