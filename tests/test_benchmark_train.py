@@ -11,8 +11,8 @@ from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, run_and_lo
 
 from abc_fairseq.benchmark.__main__ import build_parser
 from abc_fairseq.benchmark.train import CASES, check_targets
-from abc_fairseq.benchmark.train_model import synthetic_sample
 from abc_fairseq.benchmark.synthetic import synthetic_dictionary
+from abc_fairseq.benchmark.train_model import synthetic_sample
 
 LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2
 TINY = ["--vocab", "64", "--layers", "1", "--embed-dim", "32", "--heads", "2", "--ffn-dim", "32",
@@ -45,7 +45,8 @@ def test_every_case_trains_through_fairseq_with_its_attention(tiny_run):
         assert all(math.isfinite(loss) and loss > 0 for loss in info["losses"])
         assert info["parameters_changed"] is True
     for case in ("abc_lm_wiki103", "abc_transformer_wmt_en_de"):
-        assert any(m.startswith("ABCMultiheadAttention(mode=causal, strategy=abc") for m in rows[case]["info"]["attention"])
+        modules = rows[case]["info"]["attention"]
+        assert any(m.startswith("ABCMultiheadAttention(mode=causal, strategy=abc") for m in modules)
         assert rows[case]["info"]["parameters"] > rows[CASES[case][1]]["info"]["parameters"]  # + W_phi
         assert rows[case]["speed_vs_softmax"] > 0 and rows[case]["memory_vs_softmax"] > 0
     assert any("mode=cross" in m for m in rows["abc_transformer_wmt_en_de"]["info"]["attention"])

@@ -132,7 +132,7 @@ def finetune_sentence_prediction(cls_data, save, device_flags):
     return counted_fairseq("train", cls_data, *FINETUNE, *device_flags, "--save-dir", save)
 
 
-def test_abc_transformer_trains_in_fp16_on_the_kernels_and_translates_with_beam_search(bible_run, tmp_path):
+def test_abc_transformer_trains_in_fp16_on_the_kernels_and_beam_searches(bible_run, tmp_path):  # noqa: F811
     data = bible_run["data"]
     log, calls = train_translation(data, tmp_path / "ckpt", GPU)
     losses = logged_losses(log)

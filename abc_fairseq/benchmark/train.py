@@ -217,7 +217,8 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         f"{sizes}; vocabulary {config.get('vocab') or 'per kind (see notes)'}"
         f"{extra_flags}; "
         f"{config['dtype']} on {config['device']}; median of {config['repeats']} updates after "
-        f"{config['warmup']} warmup{driver.rounds_note(config)}; threads {threads_of(rows)}; torch {env['torch']}; CPU {env['cpu_model']}.",
+        f"{config['warmup']} warmup{driver.rounds_note(config)}; threads {threads_of(rows)}; "
+        f"torch {env['torch']}; CPU {env['cpu_model']}.",
         "",
         markdown_table(HEADERS, table_rows, right_align=(False, True, False) + (True,) * 6),
         "",
