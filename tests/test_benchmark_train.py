@@ -15,10 +15,11 @@ from abc_fairseq.benchmark.synthetic import synthetic_dictionary
 from abc_fairseq.benchmark.train_model import synthetic_sample
 
 LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2
-TINY = ["--vocab", "64", "--layers", "1", "--embed-dim", "32", "--heads", "2", "--ffn-dim", "32",
-        "--lm-length", str(LM_LENGTH), "--mt-length", str(MT_LENGTH), "--batch", str(BATCH), "--updates", "2",
-        "--warmup", "1", "--threads", "1", "--max-memory-gib", "0",
-        "--lm-args", "--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40"]
+LM_ARGS = "--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40"
+TINY_MODELS = ["--vocab", "64", "--layers", "1", "--embed-dim", "32", "--heads", "2", "--ffn-dim", "32",
+               "--lm-length", str(LM_LENGTH), "--mt-length", str(MT_LENGTH), "--updates", "2", "--warmup", "1",
+               "--threads", "1", "--max-memory-gib", "0", "--lm-args", LM_ARGS]
+TINY = ["--batch", str(BATCH), *TINY_MODELS]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_every_case_trains_through_fairseq_with_its_attention(tiny_run):
         assert rows[case]["info"]["attention"] == ["MultiheadAttention"]
         assert rows[case]["speed_vs_softmax"] is None
     assert record["config"]["dtype"] == "float32"  # the CPU default
-    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark train --vocab 64")
+    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark train --batch 2 --vocab 64")
 
 
 def test_report_table_targets_and_plot(tiny_run):
@@ -100,11 +101,11 @@ def test_synthetic_batches_are_shifted_like_fairseqs():
 def test_tokens_per_batch_divides_into_each_cases_length():
     from abc_fairseq.benchmark import train
 
-    args = build_parser().parse_args(["train", *TINY, "--tokens-per-batch", "48"])
+    args = build_parser().parse_args(["train", *TINY_MODELS, "--tokens-per-batch", "48"])
     train.validate(args, args._parser)
     shapes = [(m.spec["params"]["batch"], m.spec["params"]["length"]) for m in train.measurements(args)]
     assert shapes == [(3, 16), (3, 16), (4, 12), (4, 12)]
-    assert [m.spec["params"]["model_args"] for m in train.measurements(args)][1:3] == [TINY[-1], ""]
+    assert [m.spec["params"]["model_args"] for m in train.measurements(args)][1:3] == [LM_ARGS, ""]
 
 
 def test_help_does_nothing_else(tmp_path):
@@ -120,6 +121,7 @@ def test_help_does_nothing_else(tmp_path):
     (["--device", "cpu", "--dtype", "float16"], "--dtype"),
     (["--fp16"], "--dtype"),
     (["--batch", "0"], "--batch"),
+    (["--batch", "2", "--tokens-per-batch", "64"], "--tokens-per-batch"),
     (["--embed-dim", "30", "--heads", "4"], "--embed-dim"),
     (["--lm-args", "--adaptive-input-cutoff '20"], "--lm-args"),
     (["--cases", "transformer_lm"], "--cases"),

@@ -28,7 +28,8 @@ Whole-model training throughput through fairseq's trainer: ABC vs softmax LM and
 Trains each case for a few updates with fairseq.trainer.Trainer on random tokens (a synthetic
 dictionary: nothing is downloaded), each in a fresh process: abc_lm_wiki103 vs
 transformer_lm_wiki103 on --lm-length token samples, abc_transformer_wmt_en_de vs
-transformer_wmt_en_de on --mt-length token sentence pairs, --batch sequences per update for both.
+transformer_wmt_en_de on --mt-length token sentence pairs, --tokens-per-batch (or --batch sequences)
+per update for both.
 Model, criterion and optimizer (Adam) are built from fairseq's own training flags, --fp16 on CUDA
 by default. Reports target tokens per second, peak memory increase of the first update and ABC
 relative to its softmax pair. The size flags (--layers, --embed-dim, --heads, --ffn-dim, --vocab)
@@ -44,17 +45,19 @@ CASES = {
 }
 DEFAULT_VOCAB = {"lm": 267744, "mt": 32768}  # WikiText-103's word vocabulary; a joined WMT BPE
 TARGET_SPEED = 0.85  # ABC's training throughput relative to softmax's
+DEFAULT_TOKENS_PER_BATCH = 4096  # fairseq's WikiText-103 and WMT recipes' --max-tokens per GPU
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The suite's flags."""
     parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES), metavar="CASE",
                         help=f"architectures to train, from: {', '.join(CASES)}")
-    parser.add_argument("--batch", type=cli.positive_int, default=8,
-                        help="sequences (LM samples, MT sentence pairs) per update, the same for ABC and softmax")
-    parser.add_argument("--tokens-per-batch", type=cli.positive_int, default=None,
-                        help="instead of --batch: target tokens per update, divided into sequences of each "
-                             "case's length (rounded down, at least one)")
+    parser.add_argument("--tokens-per-batch", type=cli.positive_int, default=DEFAULT_TOKENS_PER_BATCH,
+                        help="target tokens per update, divided into sequences of each case's length (rounded "
+                             "down, at least one): 8 x 512 LM samples, 64 x 64 MT pairs by default; the same "
+                             "batch for ABC and its softmax pair")
+    parser.add_argument("--batch", type=cli.positive_int, default=None,
+                        help="instead of --tokens-per-batch: sequences (LM samples, MT sentence pairs) per update")
     parser.add_argument("--lm-length", type=cli.positive_int, default=512, help="tokens per LM sample")
     parser.add_argument("--mt-length", type=cli.positive_int, default=64,
                         help="source and target tokens per MT sentence pair (</s> included)")
@@ -100,6 +103,8 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     import shlex
 
     args.cases = list(dict.fromkeys(args.cases))
+    if args.batch and args.tokens_per_batch != DEFAULT_TOKENS_PER_BATCH:
+        parser.error("--batch and --tokens-per-batch set the same thing: give one of them")
     cli.check_device_and_memory(args, parser)
     on_cuda = args.device.startswith("cuda")
     if args.dtype is None:
@@ -120,7 +125,7 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
 def shape_of(args: argparse.Namespace, kind: str):
     """(sequences per update, tokens per sequence) of a case kind."""
     length = args.lm_length if kind == "lm" else args.mt_length
-    batch = max(1, args.tokens_per_batch // length) if args.tokens_per_batch else args.batch
+    batch = args.batch if args.batch else max(1, args.tokens_per_batch // length)
     return batch, length
 
 
