@@ -75,7 +75,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "'--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40' with a small --vocab")
     parser.add_argument("--mt-args", default="",
                         help="more fairseq-train flags for the MT cases, one shell-quoted string")
-    parser.add_argument("--updates", dest="repeats", type=cli.positive_int, default=10,
+    parser.add_argument("--updates", dest="repeats", metavar="UPDATES", type=cli.positive_int, default=10,
                         help="timed updates per case, after the untimed memory update and --warmup; the "
                              "median is reported")
     parser.add_argument("--rounds", type=cli.positive_int, default=1,
