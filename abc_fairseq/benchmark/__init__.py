@@ -20,6 +20,8 @@ Suites (the worker side of each in its ``*_methods`` / ``*_model`` module):
   MHA, flash-linear-attention's ABC, every strategy); targets in ``attention_targets``.
 - ``decode``: greedy decoding speed and attention state, softmax vs ABC, RFA, T2R (Figures 1-2).
 - ``encode``: RoBERTa-base text encoding, softmax (fused, unfused) vs Linformer vs ABC (Table 4).
+- ``train``: whole-model training throughput and memory through fairseq's trainer, ABC vs softmax
+  (WikiText-103 LM and WMT MT architectures; issue 14), worker side in ``train_model``.
 
 To add a suite ``foo``: write ``abc_fairseq/benchmark/foo.py`` with ``NAME``, ``DESCRIPTION``,
 ``add_arguments(parser)``, ``validate(args, parser)``, ``measurements(args)`` (the cases, each a

@@ -1,0 +1,130 @@
+"""Tests of ``python -m abc_fairseq.benchmark train`` at tiny sizes on the CPU (no timing thresholds:
+the 0.85x target is for GPUs)."""
+
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, run_and_load
+
+from abc_fairseq.benchmark.__main__ import build_parser
+from abc_fairseq.benchmark.train import CASES, check_targets
+from abc_fairseq.benchmark.synthetic import synthetic_dictionary
+from abc_fairseq.benchmark.train_model import synthetic_sample
+
+LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2
+LM_ARGS = "--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40"
+TINY_MODELS = ["--vocab", "64", "--layers", "1", "--embed-dim", "32", "--heads", "2", "--ffn-dim", "32",
+               "--lm-length", str(LM_LENGTH), "--mt-length", str(MT_LENGTH), "--updates", "2", "--warmup", "1",
+               "--threads", "1", "--max-memory-gib", "0", "--lm-args", LM_ARGS]
+TINY = ["--batch", str(BATCH), *TINY_MODELS]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out_dir = tmp_path_factory.mktemp("train")
+    proc, record = run_and_load("train", out_dir, *TINY)
+    return proc, out_dir, record, {row["method"]: row for row in record["results"]}
+
+
+def test_every_case_trains_through_fairseq_with_its_attention(tiny_run):
+    _, _, record, rows = tiny_run
+    assert record["complete"] is True and list(rows) == list(CASES)
+    for case, row in rows.items():
+        info = row["info"]
+        assert row["status"] == "ok", f"{case}: {row.get('message')}"
+        assert row["tokens_per_s"] > 0 and row["peak_mib"] > 0 and row["ms_per_update"] > 0
+        length = LM_LENGTH if CASES[case][0] == "lm" else MT_LENGTH
+        assert (row["batch"], row["N"], info["tokens_per_update"]) == (BATCH, length, BATCH * length)
+        assert row["tokens_per_s"] == pytest.approx(BATCH * length / row["update_s"])
+        assert info["arch"] == case and info["fairseq_argv"][info["fairseq_argv"].index("--arch") + 1] == case
+        assert "--cpu" in info["fairseq_argv"] and "--fp16" not in info["fairseq_argv"]
+        # memory update + 1 warmup + 2 timed, every one applied (fp32: no overflow skips)
+        assert len(info["losses"]) == 4 and info["overflows"] == 0
+        assert all(math.isfinite(loss) and loss > 0 for loss in info["losses"])
+        assert info["parameters_changed"] is True
+    for case in ("abc_lm_wiki103", "abc_transformer_wmt_en_de"):
+        modules = rows[case]["info"]["attention"]
+        assert any(m.startswith("ABCMultiheadAttention(mode=causal, strategy=abc") for m in modules)
+        assert rows[case]["info"]["parameters"] > rows[CASES[case][1]]["info"]["parameters"]  # + W_phi
+        assert rows[case]["speed_vs_softmax"] > 0 and rows[case]["memory_vs_softmax"] > 0
+    assert any("mode=cross" in m for m in rows["abc_transformer_wmt_en_de"]["info"]["attention"])
+    for case in ("transformer_lm_wiki103", "transformer_wmt_en_de"):
+        assert rows[case]["info"]["attention"] == ["MultiheadAttention"]
+        assert rows[case]["speed_vs_softmax"] is None
+    assert record["config"]["dtype"] == "float32"  # the CPU default
+    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark train --batch 2 --vocab 64")
+
+
+def test_report_table_targets_and_plot(tiny_run):
+    proc, out_dir, record, _ = tiny_run
+    text = (out_dir / "train.md").read_text()
+    assert "| case" in text and "| abc_lm_wiki103" in text and "| transformer_wmt_en_de" in text
+    assert "tokens/s" in text and "speed vs softmax" in text and "mode=cross, memory_size=32" in text
+    assert "## Targets (informational)" in proc.stdout
+    assert [t["name"] for t in record["targets"]] == [
+        "abc_lm_wiki103 trains at >= 0.85x transformer_lm_wiki103's throughput",
+        "abc_transformer_wmt_en_de trains at >= 0.85x transformer_wmt_en_de's throughput"]
+    assert all(t["status"] in ("PASS", "FAIL") for t in record["targets"])
+    assert (out_dir / "train.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_targets_logic():
+    def at(seconds):
+        return {"status": "ok", "update_s": seconds}
+
+    rows = {"transformer_lm_wiki103": at(1.0), "abc_lm_wiki103": at(1.0 / 0.86),
+            "transformer_wmt_en_de": at(1.0), "abc_transformer_wmt_en_de": at(1.0 / 0.84)}
+    assert [t["status"] for t in check_targets(rows)] == ["PASS", "FAIL"]
+    rows["abc_lm_wiki103"] = {"status": "oom"}
+    rows["transformer_wmt_en_de"] = {"status": "crashed"}
+    assert [t["status"] for t in check_targets(rows)] == ["FAIL", "SKIP"]
+    assert [t["status"] for t in check_targets({})] == ["SKIP", "SKIP"]
+
+
+def test_synthetic_batches_are_shifted_like_fairseqs():
+    dictionary = synthetic_dictionary(64)
+    generator = torch.Generator().manual_seed(0)
+    lm = synthetic_sample({"kind": "lm", "batch": 3, "length": 5}, dictionary, generator)
+    assert lm["net_input"]["src_tokens"].shape == lm["target"].shape == (3, 5) and lm["ntokens"] == 15
+    assert torch.equal(lm["net_input"]["src_tokens"][:, 1:], lm["target"][:, :-1])
+    mt = synthetic_sample({"kind": "mt", "batch": 3, "length": 5}, dictionary, generator)
+    source, previous, target = mt["net_input"]["src_tokens"], mt["net_input"]["prev_output_tokens"], mt["target"]
+    eos = dictionary.eos()
+    assert (source[:, -1] == eos).all() and (target[:, -1] == eos).all() and (previous[:, 0] == eos).all()
+    assert torch.equal(previous[:, 1:], target[:, :-1])
+    assert (source[:, :-1] >= dictionary.nspecial).all() and (target[:, :-1] >= dictionary.nspecial).all()
+
+
+def test_tokens_per_batch_divides_into_each_cases_length():
+    from abc_fairseq.benchmark import train
+
+    args = build_parser().parse_args(["train", *TINY_MODELS, "--tokens-per-batch", "48"])
+    train.validate(args, args._parser)
+    shapes = [(m.spec["params"]["batch"], m.spec["params"]["length"]) for m in train.measurements(args)]
+    assert shapes == [(3, 16), (3, 16), (4, 12), (4, 12)]
+    assert [m.spec["params"]["model_args"] for m in train.measurements(args)][1:3] == [LM_ARGS, ""]
+
+
+def test_help_does_nothing_else(tmp_path):
+    out_dir = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "train", "--help", "--out-dir",
+                           str(out_dir)], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "--tokens-per-batch" in proc.stdout and "--lm-args" in proc.stdout
+    assert "fairseq.trainer.Trainer" in proc.stdout
+    assert not out_dir.exists() and "[1/" not in proc.stderr
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["--device", "cpu", "--dtype", "float16"], "--dtype"),
+    (["--fp16"], "--dtype"),
+    (["--batch", "0"], "--batch"),
+    (["--batch", "2", "--tokens-per-batch", "64"], "--tokens-per-batch"),
+    (["--embed-dim", "30", "--heads", "4"], "--embed-dim"),
+    (["--lm-args", "--adaptive-input-cutoff '20"], "--lm-args"),
+    (["--cases", "transformer_lm"], "--cases"),
+])
+def test_bad_flags_are_named(argv, flag, capsys):
+    assert_flag_named("train", argv, flag, capsys)
