@@ -254,17 +254,6 @@ def _fairseq(tool, *args):
 
 # fairseq 0.12's --bf16 implies --tpu (it asks torch_xla for the device), so mixed precision on a
 # GPU means fp16 with its loss scaler; bf16 inputs are covered by the op tests above.
-@pytest.fixture(scope="module")
-def default_corpus(tmp_path_factory):
-    """The embedded corpus binarised into a fresh directory (a new GPU machine has no data-bin)."""
-    dest = tmp_path_factory.mktemp("data-bin") / "default_corpus"
-    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
-    proc = subprocess.run(["bash", os.path.join(ROOT, "data_prep", "default_corpus", "prepare.sh"), str(dest)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return str(dest)
-
-
 @pytest.mark.parametrize("precision", ["--fp16", "--memory-efficient-fp16"])
 def test_abc_lm_trains_and_scores_in_mixed_precision(tmp_path, precision, default_corpus):
     data = default_corpus

@@ -12,7 +12,8 @@ causal chunk kernel, the memory write and read, the decoding step) and prints th
 - ``abc_roberta``: masked-LM training with ``--fp16`` on the embedded default corpus, and a
   GLUE-style sentence-prediction fine-tune on the labelled set the RoBERTa CPU tests build.
 
-The data fixtures are the CPU tests' own (imported, not copied).
+The data fixtures (``default_corpus``, ``bible_run``, ``roberta_data``) are the CPU tests' own, in
+conftest.py.
 """
 
 import json
@@ -26,9 +27,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from test_cuda import default_corpus  # noqa: F401  (fixture: the embedded corpus, binarised)
-from test_mt_train_bible import bible_run  # noqa: F401  (fixture: the Bible corpus, prepared)
-from test_roberta import data as roberta_data  # noqa: F401  (fixture: MLM corpus + labelled set)
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -132,7 +130,7 @@ def finetune_sentence_prediction(cls_data, save, device_flags):
     return counted_fairseq("train", cls_data, *FINETUNE, *device_flags, "--save-dir", save)
 
 
-def test_abc_transformer_trains_in_fp16_on_the_kernels_and_beam_searches(bible_run, tmp_path):  # noqa: F811
+def test_abc_transformer_trains_in_fp16_on_the_kernels_and_beam_searches(bible_run, tmp_path):
     data = bible_run["data"]
     log, calls = train_translation(data, tmp_path / "ckpt", GPU)
     losses = logged_losses(log)
@@ -146,7 +144,7 @@ def test_abc_transformer_trains_in_fp16_on_the_kernels_and_beam_searches(bible_r
     assert calls.get("causal_step", 0) > 0 and calls.get("memory_read", 0) > 0, calls
 
 
-def test_abc_roberta_pretrains_in_fp16_on_the_kernels(default_corpus, tmp_path):  # noqa: F811
+def test_abc_roberta_pretrains_in_fp16_on_the_kernels(default_corpus, tmp_path):
     log, calls = train_masked_lm(default_corpus, tmp_path / "mlm", GPU)
     losses = logged_losses(log)
     assert all(math.isfinite(x) for x in losses) and losses[-1] < losses[0], log[-3000:]
@@ -154,7 +152,7 @@ def test_abc_roberta_pretrains_in_fp16_on_the_kernels(default_corpus, tmp_path):
     assert (tmp_path / "mlm" / "checkpoint_last.pt").is_file()
 
 
-def test_abc_roberta_finetunes_sentence_prediction_in_fp16_on_the_kernels(roberta_data, tmp_path):  # noqa: F811
+def test_abc_roberta_finetunes_sentence_prediction_in_fp16_on_the_kernels(roberta_data, tmp_path):
     log, calls = finetune_sentence_prediction(roberta_data / "cls", tmp_path / "cls", GPU)
     assert all(math.isfinite(x) for x in logged_losses(log))
     accuracy = logged_losses(log, "accuracy")

@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,24 +23,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts" / "mt"))
 
 
-def _env(**extra):
-    env = dict(os.environ)
-    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    env["PYTHON"] = sys.executable
-    env.pop("DATA_PREP_LOCKED_DIR", None)
-    env.update(extra)
-    return env
-
-
-def _run(cmd, check=True):
-    proc = subprocess.run([str(c) for c in cmd], cwd=REPO, env=_env(), capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        raise AssertionError("command failed (%d): %s\n--- stderr ---\n%s" % (proc.returncode, cmd, proc.stderr[-5000:]))
-    return proc
-
-
-def _lines(path):
-    return Path(path).read_text(encoding="utf-8").splitlines()
+from mt_helpers import BIBLE, _lines, _run  # noqa: E402
 
 
 # --- the committed corpus -------------------------------------------------------------------------
@@ -144,17 +126,6 @@ def test_forced_prefix_is_followed_by_a_real_beam_search(tmp_path):
 
 
 # --- end to end: prepare, train, translate, score -------------------------------------------------
-
-@pytest.fixture(scope="module")
-def bible_run(tmp_path_factory):
-    # The Moses steps need sacremoses (pinned in requirements.txt).
-    pytest.importorskip("sacremoses", reason="sacremoses is not installed (pip install sacremoses)")
-    work = tmp_path_factory.mktemp("bible")
-    dest = work / "prep"
-    _run(["bash", REPO / "data_prep/mt/prepare_doc_corpus.sh", "--raw", BIBLE, "--dest", dest,
-          "--bpe-size", "2000", "--window", "1", "--workers", "2"])
-    return {"work": work, "data": dest / "bin"}
-
 
 def test_bible_prepared_like_iwslt(bible_run):
     data = bible_run["data"]

@@ -7,7 +7,6 @@ checkpoints refused, ABC runs in eval mode, softmax setting equals fairseq's RoB
 """
 
 import argparse
-import random
 
 import pytest
 import torch
@@ -36,48 +35,18 @@ def load(path):
     return torch.load(path, map_location="cpu")
 
 
-def write_lines(path, lines):
-    path.write_text("".join(line + "\n" for line in lines))
-
-
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    """A binarised MLM corpus and a labelled set (label = whether w0 occurs) sharing its dictionary."""
-    path = tmp_path_factory.mktemp("roberta")
-    rng = random.Random(0)
-    words = [f"w{i}" for i in range(60)]
-
-    def sentence():
-        return [rng.choice(words) for _ in range(rng.randint(6, 24))]
-
-    for split, n in (("train", 300), ("valid", 30)):
-        write_lines(path / f"{split}.txt", [" ".join(sentence()) for _ in range(n)])
-    fairseq("preprocess", "--only-source", "--trainpref", path / "train.txt", "--validpref",
-            path / "valid.txt", "--destdir", path / "mlm", "--workers", "1")
-    for split, n in (("train", 64), ("valid", 16)):
-        rows = [sentence() for _ in range(n)]
-        write_lines(path / f"{split}.input0", [" ".join(r) for r in rows])
-        write_lines(path / f"{split}.label", [str(int("w0" in r)) for r in rows])
-    fairseq("preprocess", "--only-source", "--srcdict", path / "mlm" / "dict.txt", "--trainpref",
-            path / "train.input0", "--validpref", path / "valid.input0", "--destdir", path / "cls" / "input0",
-            "--workers", "1")
-    fairseq("preprocess", "--only-source", "--trainpref", path / "train.label", "--validpref",
-            path / "valid.label", "--destdir", path / "cls" / "label", "--workers", "1")
-    return path
-
-
-@pytest.fixture(scope="module")
-def softmax_checkpoint(data):
+def softmax_checkpoint(roberta_data):
     """fairseq's own ``roberta`` (softmax), trained for a few updates."""
-    save = data / "softmax"
-    fairseq("train", data / "mlm", *MLM, "--arch", "roberta", *DIMS, *TRAIN, "--max-update", "4",
+    save = roberta_data / "softmax"
+    fairseq("train", roberta_data / "mlm", *MLM, "--arch", "roberta", *DIMS, *TRAIN, "--max-update", "4",
             "--save-dir", save)
     return save / "checkpoint_best.pt"
 
 
 @pytest.fixture(scope="module")
-def converted(data, softmax_checkpoint):
-    out = data / "abc_converted.pt"
+def converted(roberta_data, softmax_checkpoint):
+    out = roberta_data / "abc_converted.pt"
     log = run("abc_fairseq.convert_roberta", "--input", softmax_checkpoint, "--output", out,
               "--encoder-attn", "abc", "--encoder-memory", "8")
     return out, log
@@ -98,10 +67,10 @@ def test_conversion_keeps_every_pretrained_tensor_bit_identical(softmax_checkpoi
     assert state["last_optimizer_state"] is None
 
 
-def test_continued_pretraining_from_converted_checkpoint(data, converted):
+def test_continued_pretraining_from_converted_checkpoint(roberta_data, converted):
     out, _ = converted
-    save = data / "abc_from_converted"
-    log = fairseq("train", data / "mlm", "--user-dir", "abc_fairseq", *MLM, "--arch", "abc_roberta_tiny",
+    save = roberta_data / "abc_from_converted"
+    log = fairseq("train", roberta_data / "mlm", "--user-dir", "abc_fairseq", *MLM, "--arch", "abc_roberta_tiny",
                   *DIMS, "--encoder-memory", "8", *TRAIN, "--max-update", "3", "--restore-file", out,
                   *RESET, "--save-dir", save)
     assert "Loaded checkpoint" in log
@@ -113,10 +82,10 @@ def test_continued_pretraining_from_converted_checkpoint(data, converted):
 
 
 @pytest.fixture(scope="module")
-def restored_abc(data, softmax_checkpoint):
+def restored_abc(roberta_data, softmax_checkpoint):
     """Continued MLM pretraining straight from the softmax checkpoint (--restore-file)."""
-    save = data / "abc_restored"
-    log = fairseq("train", data / "mlm", "--user-dir", "abc_fairseq", *MLM, "--arch", "abc_roberta_tiny",
+    save = roberta_data / "abc_restored"
+    log = fairseq("train", roberta_data / "mlm", "--user-dir", "abc_fairseq", *MLM, "--arch", "abc_roberta_tiny",
                   *DIMS, "--encoder-attn", "abc", "--encoder-memory", "8", *TRAIN, "--max-update", "3",
                   "--restore-file", softmax_checkpoint, *RESET, "--save-dir", save)
     return save / "checkpoint_best.pt", log
@@ -129,10 +98,10 @@ def test_restore_file_loads_softmax_roberta_strictly(restored_abc):
     assert PHI_KEY in load(checkpoint)["model"]
 
 
-def test_finetune_sentence_prediction(data, restored_abc):
+def test_finetune_sentence_prediction(roberta_data, restored_abc):
     checkpoint, _ = restored_abc
-    save = data / "abc_cls"
-    log = fairseq("train", data / "cls", "--user-dir", "abc_fairseq", "--task", "sentence_prediction",
+    save = roberta_data / "abc_cls"
+    log = fairseq("train", roberta_data / "cls", "--user-dir", "abc_fairseq", "--task", "sentence_prediction",
                   "--criterion", "sentence_prediction", "--num-classes", "2", "--init-token", "0",
                   "--separator-token", "2", "--max-positions", "64", "--arch", "abc_roberta_tiny", *DIMS,
                   "--encoder-memory", "8", *TRAIN, "--max-update", "4", "--restore-file", checkpoint, *RESET,
