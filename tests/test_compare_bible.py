@@ -200,3 +200,20 @@ def test_phi_init_gain_scales_w_phi_and_the_wrapper_runs_the_harness(tmp_path):
     assert "ABC_PHI_INIT_GAIN=3.0" in text and "phi_init_train.py" in text
     proc = subprocess.run([folder / "python", "-c", "print(6 * 7)"], capture_output=True, text=True)
     assert proc.stdout.strip() == "42"
+
+
+def test_phi_and_eval_stages_name_each_seed_run(tmp_path):
+    data = tmp_path / "data"
+    _write(data / "eval" / "prep.json", "{}")
+    out = tmp_path / "out"
+    for name in ("abc_32_8", "abc_32_8_seed2"):
+        _write(out / "logs" / f"{name}.train.log", LOG)
+        _write(out / "runs" / name / "checkpoint_last.pt", "")
+    proc = subprocess.run([sys.executable, MT / "compare_bible.py", "--out", out, "--data", data,
+                           "--variants", "abc_32_8", "--seeds", "1,2", "--stages", "phi,eval", "--dry-run"],
+                          capture_output=True, text=True, check=True)
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 4 and all("phi_usage.py" in line for line in lines[:2])
+    for line, name in zip(lines[2:], ("abc_32_8", "abc_32_8_seed2")):
+        assert "evaluate.sh" in line and f"--save-dir {out / 'runs' / name} " in line
+        assert line.endswith("--tag test_u100")  # the budget its log reached

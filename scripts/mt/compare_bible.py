@@ -229,29 +229,29 @@ def _wait(item) -> None:
 
 # ----------------------------------------------------------------------------------- phi and eval
 def phi_stats(args) -> None:
-    for run in args.runs:
-        run_dir = run_dir_of(run, args)
+    for job in args.runs:
+        run_dir = run_dir_of(job, args)
         # Interval checkpoints falling on an epoch end are not written by fairseq: checkpoint_last too.
         checkpoints = sorted(run_dir.glob("checkpoint_*_*.pt")) + sorted(run_dir.glob("checkpoint_last.pt"))
         output = run_dir / "phi_usage.json"
-        if not run.variant.uses_phi() or not checkpoints:
+        if not job.variant.uses_phi() or not checkpoints:
             continue
         if output.is_file() and output.stat().st_mtime > max(c.stat().st_mtime for c in checkpoints):
-            log(f"{run.name}: phi usage up to date")
+            log(f"{job.name}: phi usage up to date")
             continue
         cmd = [sys.executable, HERE / "phi_usage.py", "--data", args.data, "--output", output, "--fresh", *checkpoints]
         run(cmd, args)
 
 
 def evaluate(args) -> None:
-    for run in args.runs:
-        run_dir = run_dir_of(run, args)
+    for job in args.runs:  # not "run": that is the function below
+        run_dir = run_dir_of(job, args)
         if not (run_dir / "checkpoint_last.pt").is_file():
-            log(f"{run.name}: no checkpoint_last.pt, not evaluated")
+            log(f"{job.name}: no checkpoint_last.pt, not evaluated")
             continue
         cmd = ["bash", REPO / "scripts/mt/evaluate.sh", "--data", args.data, "--save-dir", run_dir, "--split", "test",
                "--checkpoint", run_dir / "checkpoint_last.pt", "--cpu", "--beam", "5", "--lenpen", "0.6",
-               "--tag", f"test_u{trained_updates(log_of(run, args))}"]
+               "--tag", f"test_u{trained_updates(log_of(job, args))}"]
         run(cmd, args)
 
 
