@@ -168,7 +168,8 @@ def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
     assert means["abc_32_8"]["bleu_spread_at"]["100"] == pytest.approx(1.0)
     assert means["abc_32_8"]["valid_loss_at"]["100"] == pytest.approx(9.0)
     assert means["abc_32_8"]["valid_loss_spread_at"]["100"] == pytest.approx(0.4)
-    assert "| abc_32_8, mean of seeds 1, 2 | 100 | 2.50 @100 (seeds differ by 1.00) | 9.000 | mean of abc_32_8, abc_32_8_seed2 |" in table
+    assert ("| abc_32_8, mean of seeds 1, 2 | 100 | 2.50 @100 (seeds differ by 1.00) | 9.000 "
+            "| mean of abc_32_8, abc_32_8_seed2 |") in table
     assert "| softmax | 100 | 3.50 @50, 5.00 @100 | 8.500 |" in table
     assert result["models"]["softmax"]["bleu"] == 5.0
 

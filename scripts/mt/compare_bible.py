@@ -224,7 +224,7 @@ def train(args) -> None:
 def _wait(item) -> None:
     run, proc = item
     if proc.wait() != 0:
-        die(f"{run.name}: training failed (exit {proc.returncode}); see its train.log")
+        die(f"{run.name}: training failed (exit {proc.returncode}); see logs/{run.name}.train.log under --out")
 
 
 # ----------------------------------------------------------------------------------- phi and eval
