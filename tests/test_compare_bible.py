@@ -41,6 +41,25 @@ def test_unknown_variant_and_stage_are_named():
         parse_args(["--out", "x", "--variants", "softmax,nope"])
     with pytest.raises(SystemExit):
         parse_args(["--out", "x", "--stages", "train,fly"])
+    for bad in ("0", "1,x", ""):
+        with pytest.raises(SystemExit):
+            parse_args(["--out", "x", "--seeds", bad])
+
+
+def test_seeds_get_their_own_run_folders_and_train_seed(tmp_path):
+    data = tmp_path / "data"
+    _write(data / "eval" / "prep.json", "{}")
+    proc = subprocess.run([sys.executable, MT / "compare_bible.py", "--out", tmp_path / "out", "--data", data,
+                           "--variants", "softmax,abc_32_8_attdrop", "--seeds", "1,2", "--stages", "train",
+                           "--dry-run"], capture_output=True, text=True, check=True)
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 4
+    runs = tmp_path / "out" / "runs"
+    expected = [("softmax", "1"), ("softmax_seed2", "2"), ("abc_32_8_attdrop", "1"), ("abc_32_8_attdrop_seed2", "2")]
+    for line, (name, seed) in zip(lines, expected):
+        assert f"--save-dir {runs / name} " in line and f" --seed {seed} " in line
+    assert all(line.endswith("--attention-dropout 0.1") for line in lines[2:])
+    assert not (tmp_path / "out").exists()  # a dry run creates nothing
 
 
 def test_variants_swap_one_position_at_a_time():
@@ -49,6 +68,9 @@ def test_variants_swap_one_position_at_a_time():
     assert VARIANTS["abc_cross_32"].fairseq_args == ("--decoder-self-attn", "softmax")
     assert VARIANTS["abc_causal_8"].fairseq_args == ("--decoder-cross-attn", "softmax")
     assert VARIANTS["abc_32_8"].uses_phi() and not VARIANTS["softmax"].uses_phi()
+    # attention dropout is the only difference from abc_32_8, as softmax_attdrop from softmax
+    assert VARIANTS["abc_32_8_attdrop"].train_args == VARIANTS["abc_32_8"].train_args
+    assert VARIANTS["abc_32_8_attdrop"].fairseq_args == VARIANTS["softmax_attdrop"].fairseq_args
     assert not VARIANTS["random_32_8"].uses_phi()
 
 
@@ -120,20 +142,34 @@ def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
 
     data = tmp_path / "data"
     _write(data / "eval" / "prep.json", "{}")
-    _write(tmp_path / "out" / "runs" / "softmax" / "train.log", LOG)
-    _write(tmp_path / "out" / "runs" / "abc_32_8" / "train.log", LOG.replace("loss 8.5 |", "loss 9.2 |"))
+    logs = tmp_path / "out" / "logs"
+    _write(logs / "softmax.train.log", LOG)
+    _write(logs / "abc_32_8.train.log", LOG.replace("loss 8.5 |", "loss 9.2 |"))
+    _write(logs / "abc_32_8_seed2.train.log", LOG.replace("loss 8.5 |", "loss 8.8 |"))
+    _write(tmp_path / "out" / "runs" / "abc_32_8" / "eval" / "test_u100" / "result.json", '{"bleu": 2.0}')
+    _write(tmp_path / "out" / "runs" / "abc_32_8_seed2" / "eval" / "test_u100" / "result.json", '{"bleu": 3.0}')
     _write(tmp_path / "out" / "runs" / "softmax" / "eval" / "test_u50" / "result.json", '{"bleu": 3.5}')
     _write(tmp_path / "out" / "runs" / "softmax" / "eval" / "test_u100" / "result.json", '{"bleu": 5.0}')
     summary = tmp_path / "summary"
     main(["--out", str(tmp_path / "out"), "--data", str(data), "--variants", "softmax,abc_32_8",
-          "--stages", "summary", "--summary-dir", str(summary)])
+          "--seeds", "1,2", "--stages", "summary", "--summary-dir", str(summary)])
     import json
 
     result = json.loads((summary / "compare_bible.json").read_text())
     assert result["models"]["abc_32_8"]["valid_loss_at"]["100"] == pytest.approx(9.2)
     assert result["catch_up"]["abc_32_8"]["softmax_updates_to_reach_it"] == 65  # 9.5 -> 8.5 crosses 9.2 at 65
     table = (summary / "compare_bible.md").read_text()
-    assert "| abc_32_8 | 100 | - | 9.200 |" in table
+    assert "| abc_32_8 | 100 | 2.00 @100 | 9.200 |" in table
+    assert "| abc_32_8_seed2 | 100 | 3.00 @100 | 8.800 |" in table
+    means = result["seed_means"]
+    assert list(means) == ["abc_32_8"]  # softmax has one seed here: no mean row
+    assert means["abc_32_8"]["seeds"] == [1, 2]
+    assert means["abc_32_8"]["bleu_at"]["100"] == pytest.approx(2.5)
+    assert means["abc_32_8"]["bleu_spread_at"]["100"] == pytest.approx(1.0)
+    assert means["abc_32_8"]["valid_loss_at"]["100"] == pytest.approx(9.0)
+    assert means["abc_32_8"]["valid_loss_spread_at"]["100"] == pytest.approx(0.4)
+    assert ("| abc_32_8, mean of seeds 1, 2 | 100 | 2.50 @100 (seeds differ by 1.00) | 9.000 "
+            "| mean of abc_32_8, abc_32_8_seed2 |") in table
     assert "| softmax | 100 | 3.50 @50, 5.00 @100 | 8.500 |" in table
     assert result["models"]["softmax"]["bleu"] == 5.0
 
@@ -165,3 +201,20 @@ def test_phi_init_gain_scales_w_phi_and_the_wrapper_runs_the_harness(tmp_path):
     assert "ABC_PHI_INIT_GAIN=3.0" in text and "phi_init_train.py" in text
     proc = subprocess.run([folder / "python", "-c", "print(6 * 7)"], capture_output=True, text=True)
     assert proc.stdout.strip() == "42"
+
+
+def test_phi_and_eval_stages_name_each_seed_run(tmp_path):
+    data = tmp_path / "data"
+    _write(data / "eval" / "prep.json", "{}")
+    out = tmp_path / "out"
+    for name in ("abc_32_8", "abc_32_8_seed2"):
+        _write(out / "logs" / f"{name}.train.log", LOG)
+        _write(out / "runs" / name / "checkpoint_last.pt", "")
+    proc = subprocess.run([sys.executable, MT / "compare_bible.py", "--out", out, "--data", data,
+                           "--variants", "abc_32_8", "--seeds", "1,2", "--stages", "phi,eval", "--dry-run"],
+                          capture_output=True, text=True, check=True)
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 4 and all("phi_usage.py" in line for line in lines[:2])
+    for line, name in zip(lines[2:], ("abc_32_8", "abc_32_8_seed2")):
+        assert "evaluate.sh" in line and f"--save-dir {out / 'runs' / name} " in line
+        assert line.endswith("--tag test_u100")  # the budget its log reached

@@ -1,6 +1,6 @@
 """The table and the catch-up figures of compare_bible.py's summary (standard library only)."""
 
-from typing import Dict
+from typing import Dict, List
 
 from training_curves import ValidPoint, first_update_reaching
 
@@ -23,6 +23,36 @@ def catch_up(rows: Dict[str, dict], reference: str = "softmax") -> Dict[str, dic
     return out
 
 
+def seed_means(rows: Dict[str, dict]) -> Dict[str, dict]:
+    """For each variant trained with several seeds: the mean (and max - min spread) of its runs' BLEU
+    and validation loss, at the budgets and updates every one of its runs has."""
+    by_variant: Dict[str, List[str]] = {}
+    for name, row in rows.items():
+        by_variant.setdefault(row.get("variant", name), []).append(name)
+    out = {}
+    for variant, names in by_variant.items():
+        if len(names) < 2:
+            continue
+        entry = {"runs": names, "seeds": [rows[n].get("seed") for n in names],
+                 "updates": min(rows[n]["updates"] for n in names)}
+        for key in ("bleu_at", "valid_loss_at"):
+            common = [u for u in rows[names[0]][key] if all(rows[n][key].get(u) is not None for n in names)]
+            values = {u: [rows[n][key][u] for n in names] for u in common}
+            entry[key] = {u: sum(v) / len(v) for u, v in values.items()}
+            entry[key.replace("_at", "_spread_at")] = {u: max(v) - min(v) for u, v in values.items()}
+        out[variant] = entry
+    return out
+
+
+def _mean_row(variant: str, entry: dict, shown: List[int]) -> str:
+    scores = ", ".join(f"{b:.2f} @{u} (seeds differ by {entry['bleu_spread_at'][u]:.2f})"
+                       for u, b in entry["bleu_at"].items())
+    cells = [f"{variant}, mean of seeds {', '.join(map(str, entry['seeds']))}", str(entry["updates"]), scores or "-"]
+    cells += [f"{entry['valid_loss_at'][str(u)]:.3f}" if str(u) in entry["valid_loss_at"] else "-" for u in shown]
+    cells += ["mean of " + ", ".join(entry["runs"])]
+    return "| " + " | ".join(cells) + " |"
+
+
 def markdown(rows: Dict[str, dict], summary: dict) -> str:
     shown = [u for u in REPORT_UPDATES if any(str(u) in r["valid_loss_at"] for r in rows.values())]
     head = ["model", "updates", "test BLEU"] + [f"valid loss @{u}" for u in shown] + ["what"]
@@ -34,6 +64,7 @@ def markdown(rows: Dict[str, dict], summary: dict) -> str:
         cells += [f"{r['valid_loss_at'][str(u)]:.3f}" if str(u) in r["valid_loss_at"] else "-" for u in shown]
         cells += [r["description"]]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += [_mean_row(variant, entry, shown) for variant, entry in summary.get("seed_means", {}).items()]
     lines.append("")
     lines.append("valid loss: label-smoothed cross entropy in bits on the valid split (fairseq's log), linearly "
                  "interpolated between epoch ends. BLEU: SacreBLEU on the test split, checkpoint_last.pt, beam 5, "

@@ -51,6 +51,8 @@ VARIANTS: Dict[str, Variant] = {v.name: v for v in (
     Variant("softmax_attdrop", "softmax everywhere, attention dropout 0.1",
             ("--model", "softmax"), ("--attention-dropout", "0.1")),
     Variant("abc_32_8", "ABC_MLP cross 32 + causal 8 (the paper's WMT model)", _abc(32, 8)),
+    Variant("abc_32_8_attdrop", "ABC_MLP cross 32 + causal 8, attention dropout 0.1 (on the slot probabilities)",
+            _abc(32, 8), ("--attention-dropout", "0.1")),
     Variant("abc_cross_32", "ABC_MLP cross 32 only, softmax causal", _abc(32, 8),
             ("--decoder-self-attn", "softmax")),
     Variant("abc_causal_8", "ABC_MLP causal 8 only, softmax cross", _abc(32, 8),
@@ -72,6 +74,29 @@ VARIANTS: Dict[str, Variant] = {v.name: v for v in (
 )}
 
 DEFAULT_VARIANTS = ("softmax", "abc_32_8")
+
+
+class Run(NamedTuple):
+    """One training of a variant with one seed: OUT/runs/NAME, NAME = the variant's name for seed 1
+    (train.sh's default, the earlier single-seed runs) and NAME_seedS otherwise."""
+
+    variant: Variant
+    seed: int = 1
+
+    @property
+    def name(self) -> str:
+        return self.variant.name if self.seed == 1 else f"{self.variant.name}_seed{self.seed}"
+
+
+def parse_seed_list(text: str) -> List[int]:
+    """Comma-separated positive integers -> seeds (duplicates dropped); anything else raises ValueError."""
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        seeds = []
+    if not seeds or min(seeds) < 1:
+        raise ValueError(f"--seeds: expected comma-separated positive integers, got '{text}'")
+    return list(dict.fromkeys(seeds))
 
 
 def parse_variant_list(text: str) -> List[Variant]:

@@ -9,7 +9,8 @@ train every variant with identical settings and budget, decode and score it, and
 Stages (``--stages``, default all, in this order):
   prepare  data_prep/mt/prepare_doc_corpus.sh on data_prep/bible_es_en (Moses + truecase, 2000
            shared BPE, sentence level) into OUT/prep, unless --data names prepared data
-  train    scripts/mt/train.sh per variant into OUT/runs/NAME (see bible_variants.py: 3+3 layers,
+  train    scripts/mt/train.sh per variant and seed into OUT/runs/NAME (NAME_seedS for a seed S other
+           than 1), its log in OUT/logs/NAME.train.log (see bible_variants.py: 3+3 layers,
            width 256, 4 heads, lr 1e-3, 400 warm-up updates, 4096 tokens per update, validation
            every epoch; --save-interval-updates 100 is passed, but with ~50 updates per epoch
            fairseq writes none of them, as they fall on epoch ends: the phi stage reads
@@ -19,7 +20,7 @@ Stages (``--stages``, default all, in this order):
   eval     scripts/mt/evaluate.sh on the test split with checkpoint_last.pt, beam 5, length
            penalty 0.6, SacreBLEU
   summary  SUMMARY_DIR/compare_bible.{json,md,png}: BLEU, validation loss at fixed updates, the
-           curves (validation loss against updates)
+           curves (validation loss against updates); with several seeds, also their mean
 
 Resuming: every stage skips what is done. A run folder is reused only when the train command it
 recorded equals this script's (the --max-update value aside: a larger budget continues the run,
@@ -40,8 +41,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
-from bible_variants import DEFAULT_VARIANTS, MODEL_ARGS, SCHEDULE, VARIANTS, Variant, parse_variant_list  # noqa: E402
-from bible_report import GENERATOR, REPORT_UPDATES, catch_up, markdown  # noqa: E402
+from bible_variants import (DEFAULT_VARIANTS, MODEL_ARGS, SCHEDULE, VARIANTS, Run, Variant,  # noqa: E402
+                            parse_seed_list, parse_variant_list)
+from bible_report import GENERATOR, REPORT_UPDATES, catch_up, markdown, seed_means  # noqa: E402
 from training_curves import loss_at, plot_curves, train_wall_seconds, valid_curve  # noqa: E402
 
 STAGES = ("prepare", "train", "phi", "eval", "summary")
@@ -63,6 +65,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--data", type=Path, help="prepared fairseq data (a recipe's DEST/bin); default OUT/prep/bin")
     p.add_argument("--variants", default=",".join(DEFAULT_VARIANTS),
                    help="comma-separated names (default %(default)s); known: " + ", ".join(VARIANTS))
+    p.add_argument("--seeds", default="1", help="comma-separated training seeds (default %(default)s); seed 1 runs "
+                   "in OUT/runs/NAME, seed S in OUT/runs/NAME_seedS")
     p.add_argument("--max-update", type=int, default=600, help="updates per run (default %(default)s)")
     p.add_argument("--stages", default=",".join(STAGES), help="comma-separated subset of " + ", ".join(STAGES))
     p.add_argument("--jobs", type=int, default=1, choices=(1, 2), help="trainings run at once (default 1)")
@@ -80,6 +84,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.stages = stages
     try:
         args.variants = parse_variant_list(args.variants)
+        args.seeds = parse_seed_list(args.seeds)
     except ValueError as err:
         p.error(str(err))
     if args.max_update < 1:
@@ -90,7 +95,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.out = args.out.resolve()
     args.data = (args.data or args.out / "prep" / "bin").resolve()
     args.summary_dir = (args.summary_dir or args.out / "summary").resolve()
+    args.runs = [Run(variant, seed) for variant in args.variants for seed in args.seeds]
     return args
+
+
+def run_dir_of(run: Run, args) -> Path:
+    return args.out / "runs" / run.name
+
+
+def log_of(run: Run, args) -> Path:
+    """The training log, outside the run folder: train.sh claims only an empty (or its own) folder."""
+    return args.out / "logs" / f"{run.name}.train.log"
 
 
 def child_env(threads: int, first_on_path: Optional[Path] = None) -> Dict[str, str]:
@@ -132,11 +147,11 @@ def run(cmd, args, log_file: Optional[Path] = None) -> None:
 
 
 # ----------------------------------------------------------------------------------------- train
-def train_command(variant: Variant, args, dry_run: bool = False) -> List[str]:
-    run_dir = args.out / "runs" / variant.name
+def train_command(run: Run, args, dry_run: bool = False) -> List[str]:
+    variant = run.variant
     cmd = ["bash", str(REPO / "scripts/mt/train.sh"), "--dataset", "tiny", "--data", str(args.data),
-           "--save-dir", str(run_dir), "--cpu", "--arch", "abc_transformer", *SCHEDULE,
-           "--max-update", str(args.max_update), *variant.train_args]
+           "--save-dir", str(run_dir_of(run, args)), "--cpu", "--arch", "abc_transformer", *SCHEDULE,
+           "--max-update", str(args.max_update), "--seed", str(run.seed), *variant.train_args]
     if dry_run:
         cmd.append("--dry-run")
     return cmd + ["--", *MODEL_ARGS, *LOG_ARGS, *variant.fairseq_args, *args.extra_train_args.split()]
@@ -159,49 +174,46 @@ def _comparable(command: str) -> str:
     return re.sub(r"--max-update \d+", "--max-update N", command.strip())
 
 
-def check_run_dir(variant: Variant, args) -> None:
+def check_run_dir(run: Run, args) -> None:
     """A run folder is ours when its recorded command is the one we would run (budget aside)."""
-    run_dir = args.out / "runs" / variant.name
+    run_dir = run_dir_of(run, args)
     if not run_dir.exists() or not any(run_dir.iterdir()):
         return
     recorded = run_dir / "train_command.txt"
     if not recorded.is_file():
         die(f"{run_dir} exists and was not created by this script (no train_command.txt); move it away")
-    wanted = subprocess.run(train_command(variant, args, dry_run=True), cwd=REPO, env=train_env(variant, args),
+    wanted = subprocess.run(train_command(run, args, dry_run=True), cwd=REPO, env=train_env(run.variant, args),
                             capture_output=True, text=True, check=True).stdout
     if _comparable(recorded.read_text()) != _comparable(wanted):
         die(f"{run_dir} holds a run with other settings ({recorded}); choose another --out")
 
 
-def trained_updates(run_dir: Path) -> int:
-    log_file = run_dir / "train.log"
+def trained_updates(log_file: Path) -> int:
     curve = valid_curve(log_file.read_text(encoding="utf-8", errors="replace")) if log_file.is_file() else []
     return curve[-1].updates if curve else 0
 
 
 def train(args) -> None:
     todo = []
-    for variant in args.variants:
-        run_dir = args.out / "runs" / variant.name
-        check_run_dir(variant, args)
-        if trained_updates(run_dir) >= args.max_update:
-            log(f"{variant.name}: trained ({trained_updates(run_dir)} updates)")
+    for run in args.runs:
+        check_run_dir(run, args)
+        if trained_updates(log_of(run, args)) >= args.max_update:
+            log(f"{run.name}: trained ({trained_updates(log_of(run, args))} updates)")
             continue
-        todo.append(variant)
+        todo.append(run)
     if args.dry_run:
-        for variant in todo:
-            gain = ("" if variant.phi_init_gain == 1.0
-                    else f"PATH=<phi_init_train.py wrapper, gain {variant.phi_init_gain:g}>:$PATH ")
-            print(gain + " ".join(niced(train_command(variant, args), args)))
+        for run in todo:
+            gain = run.variant.phi_init_gain
+            prefix = "" if gain == 1.0 else f"PATH=<phi_init_train.py wrapper, gain {gain:g}>:$PATH "
+            print(prefix + " ".join(niced(train_command(run, args), args)))
         return
     procs = []
-    for variant in todo:
-        run_dir = args.out / "runs" / variant.name
-        run_dir.mkdir(parents=True, exist_ok=True)
-        log(f"{variant.name}: training to {args.max_update} updates (log {run_dir / 'train.log'})")
-        out = open(run_dir / "train.log", "a", encoding="utf-8")
-        procs.append((variant, subprocess.Popen(niced(train_command(variant, args), args), cwd=REPO,
-                                                env=train_env(variant, args), stdout=out, stderr=subprocess.STDOUT)))
+    for run in todo:
+        log_of(run, args).parent.mkdir(parents=True, exist_ok=True)
+        log(f"{run.name}: training to {args.max_update} updates (log {log_of(run, args)})")
+        out = open(log_of(run, args), "a", encoding="utf-8")
+        procs.append((run, subprocess.Popen(niced(train_command(run, args), args), cwd=REPO,
+                                            env=train_env(run.variant, args), stdout=out, stderr=subprocess.STDOUT)))
         out.close()
         if len(procs) >= args.jobs:
             _wait(procs.pop(0))
@@ -210,45 +222,44 @@ def train(args) -> None:
 
 
 def _wait(item) -> None:
-    variant, proc = item
+    run, proc = item
     if proc.wait() != 0:
-        die(f"{variant.name}: training failed (exit {proc.returncode}); see its train.log")
+        die(f"{run.name}: training failed (exit {proc.returncode}); see logs/{run.name}.train.log under --out")
 
 
 # ----------------------------------------------------------------------------------- phi and eval
 def phi_stats(args) -> None:
-    for variant in args.variants:
-        run_dir = args.out / "runs" / variant.name
+    for job in args.runs:
+        run_dir = run_dir_of(job, args)
         # Interval checkpoints falling on an epoch end are not written by fairseq: checkpoint_last too.
         checkpoints = sorted(run_dir.glob("checkpoint_*_*.pt")) + sorted(run_dir.glob("checkpoint_last.pt"))
         output = run_dir / "phi_usage.json"
-        if not variant.uses_phi() or not checkpoints:
+        if not job.variant.uses_phi() or not checkpoints:
             continue
         if output.is_file() and output.stat().st_mtime > max(c.stat().st_mtime for c in checkpoints):
-            log(f"{variant.name}: phi usage up to date")
+            log(f"{job.name}: phi usage up to date")
             continue
         cmd = [sys.executable, HERE / "phi_usage.py", "--data", args.data, "--output", output, "--fresh", *checkpoints]
         run(cmd, args)
 
 
 def evaluate(args) -> None:
-    for variant in args.variants:
-        run_dir = args.out / "runs" / variant.name
+    for job in args.runs:  # not "run": that is the function below
+        run_dir = run_dir_of(job, args)
         if not (run_dir / "checkpoint_last.pt").is_file():
-            log(f"{variant.name}: no checkpoint_last.pt, not evaluated")
+            log(f"{job.name}: no checkpoint_last.pt, not evaluated")
             continue
         cmd = ["bash", REPO / "scripts/mt/evaluate.sh", "--data", args.data, "--save-dir", run_dir, "--split", "test",
                "--checkpoint", run_dir / "checkpoint_last.pt", "--cpu", "--beam", "5", "--lenpen", "0.6",
-               "--tag", f"test_u{trained_updates(run_dir)}"]
+               "--tag", f"test_u{trained_updates(log_of(job, args))}"]
         run(cmd, args)
 
 
 # -------------------------------------------------------------------------------------- summary
 def collect(args) -> Dict[str, dict]:
     rows = {}
-    for variant in args.variants:
-        run_dir = args.out / "runs" / variant.name
-        log_file = run_dir / "train.log"
+    for run in args.runs:
+        run_dir, log_file, variant = run_dir_of(run, args), log_of(run, args), run.variant
         if not log_file.is_file():
             continue
         text = log_file.read_text(encoding="utf-8", errors="replace")
@@ -259,7 +270,9 @@ def collect(args) -> Dict[str, dict]:
             bleu_at[int(result_file.parent.name[len("test_u"):])] = json.loads(result_file.read_text())
         result = bleu_at.get(updates, {})
         phi_file = run_dir / "phi_usage.json"
-        rows[variant.name] = {
+        rows[run.name] = {
+            "variant": variant.name,
+            "seed": run.seed,
             "description": variant.description,
             "train_args": list(variant.train_args) + list(variant.fairseq_args),
             "updates": updates,
@@ -286,7 +299,7 @@ def _ours(path: Path) -> bool:
 def summarise(args) -> None:
     rows = collect(args)
     if not rows:
-        die(f"no training logs under {args.out / 'runs'}: run the train stage first")
+        die(f"no training logs under {args.out / 'logs'}: run the train stage first")
     target = args.summary_dir
     json_path, md_path, png_path = (target / f"compare_bible.{ext}" for ext in ("json", "md", "png"))
     if not _ours(json_path) or (not json_path.exists() and (md_path.exists() or png_path.exists())):
@@ -294,6 +307,7 @@ def summarise(args) -> None:
     summary = {"generator": GENERATOR, "settings": {"model": list(MODEL_ARGS), "schedule": list(SCHEDULE),
                                                      "budget": args.max_update}, "models": rows}
     summary["catch_up"] = catch_up(rows)
+    summary["seed_means"] = seed_means(rows)
     if args.dry_run:
         print(markdown(rows, summary))
         return
