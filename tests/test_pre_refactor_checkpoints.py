@@ -30,9 +30,14 @@ ROBERTA = ["--task", "masked_lm", "--arch", "abc_roberta_tiny", "--encoder-layer
            "--tokens-per-sample", "16", "--dropout", "0"]
 
 
+# The positions each strategy supported when the fixture was written; a position added later (window
+# in cross attention) is a new model, not an old checkpoint, so those cases keep softmax there.
+MODES_AT_FIXTURE = {"window": ("causal", "encoder")}
+
+
 def _strategies():
     from abc_fairseq.strategies import STRATEGIES
-    return {name: sorted(cls.modes) for name, cls in STRATEGIES.items()}
+    return {name: sorted(MODES_AT_FIXTURE.get(name, cls.modes)) for name, cls in STRATEGIES.items()}
 
 
 def _mt_flags(name, modes):
