@@ -67,3 +67,17 @@ def zero_padding_rows(out: torch.Tensor, valid: Optional[torch.Tensor]) -> torch
     if valid is None:
         return out
     return out.masked_fill(~valid[:, None, :, None], 0.0)
+
+
+def on_real_rows(q, k, v, valid: Optional[torch.Tensor], keep: Optional[torch.Tensor], attend) -> torch.Tensor:
+    """``attend(q, k, v, lengths, keep)`` over every sequence's real tokens moved to its front (in
+    the work dtype), its output put back in place: q, k, v [B, H, N, *], valid [B, N] or None, keep
+    [B, H, N, n] (dropout keep mask in input row order) or None. Returns [B, H, N, dv] in q's
+    dtype, padding rows 0."""
+    out_dtype, work = q.dtype, compute_dtype(q.dtype)
+    valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
+    order, lengths = compaction(valid)
+    if keep is not None:
+        keep = gather_rows(keep, order)
+    q, k, v = (gather_rows(t.to(work), order) for t in (q, k, v))
+    return zero_padding_rows(scatter_rows(attend(q, k, v, lengths, keep), order), valid).to(out_dtype)

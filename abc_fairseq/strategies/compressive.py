@@ -31,8 +31,8 @@ import torch.nn.functional as F
 from ..ops.dropout import drop
 from ..ops.nonfinite import zero_safe_matmul
 from ._band import pad_rows, with_neighbours
-from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, token_ranks,
-                      compute_dtype, zero_padding_rows)
+from ._common import (all_valid, masked_softmax, on_real_rows, token_ranks, compute_dtype,
+                      zero_padding_rows)
 from ._slots import slot_memory, slot_read
 from .base import Memory, Setting, State, Strategy
 from .registry import register
@@ -101,16 +101,11 @@ class CompressiveMeanPool(Strategy):
         return f"{super().extra_repr()}, ratio={self.ratio}"
 
     def causal(self, q, k, v, x, valid):
-        out_dtype, work = q.dtype, compute_dtype(q.dtype)
-        valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
-        order, _ = compaction(valid)
-        keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)
-        if keep is not None:
-            keep = gather_rows(keep, order)
-        q, k, v = (gather_rows(t.to(work), order) for t in (q, k, v))
-        out = pooled_causal_attention(q, k, v, self.ratio, self.memory_size, self.scale, keep, self.read_dropout())
-        out = scatter_rows(out, order)
-        return zero_padding_rows(out, valid).to(out_dtype)
+        def attend(q, k, v, lengths, keep):
+            return pooled_causal_attention(q, k, v, self.ratio, self.memory_size, self.scale, keep,
+                                           self.read_dropout())
+
+        return on_real_rows(q, k, v, valid, self.keep_mask((*q.shape[:3], self.memory_size), q.device), attend)
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
         B, H, _, d = q.shape

@@ -34,7 +34,7 @@ import torch
 from ..ops.dropout import drop
 from ..ops.nonfinite import zero_safe_matmul
 from ._band import band_offsets, pad_rows, with_neighbours
-from ._common import (all_valid, compaction, gather_rows, masked_softmax, scatter_rows, compute_dtype,
+from ._common import (all_valid, compaction, gather_rows, masked_softmax, on_real_rows, compute_dtype,
                       zero_padding_rows)
 from ._slots import slot_read
 from .base import Memory, State, Strategy
@@ -84,15 +84,10 @@ class SlidingWindow(Strategy):
         return True  # over the n window probabilities, every form but decoding (training only)
 
     def _banded(self, q, k, v, valid, lo: int, hi: int):
-        out_dtype, work = q.dtype, compute_dtype(q.dtype)
-        valid = all_valid(valid, q.shape[0], q.shape[2], q.device)
-        order, lengths = compaction(valid)
-        keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)
-        if keep is not None:
-            keep = gather_rows(keep, order)
-        q, k, v = (gather_rows(t.to(work), order) for t in (q, k, v))
-        out = banded_attention(q, k, v, lengths, self.scale, lo, hi, keep, self.read_dropout())
-        return zero_padding_rows(scatter_rows(out, order), valid).to(out_dtype)
+        def attend(q, k, v, lengths, keep):
+            return banded_attention(q, k, v, lengths, self.scale, lo, hi, keep, self.read_dropout())
+
+        return on_real_rows(q, k, v, valid, self.keep_mask((*q.shape[:3], self.memory_size), q.device), attend)
 
     def causal(self, q, k, v, x, valid):
         return self._banded(q, k, v, valid, 0, self.memory_size - 1)
