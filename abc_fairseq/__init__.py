@@ -10,8 +10,9 @@
 
 Importing the package (``--user-dir abc_fairseq`` does) registers the models, lets fairseq
 load checkpoints under torch's weights-only ``torch.load`` (``checkpoint_compat``), names the
-newest intact checkpoint when one is truncated (``checkpoint_integrity``) and restores
-the one numpy 1.x alias fairseq 0.12 still needs (``numpy_compat``). Without fairseq installed
+newest intact checkpoint when one is truncated (``checkpoint_integrity``), restores
+the one numpy 1.x alias fairseq 0.12 still needs (``numpy_compat``) and destroys a gloo process
+group before the interpreter exits (``process_group_exit``). Without fairseq installed
 only the ops are available.
 """
 
@@ -22,7 +23,9 @@ if importlib.util.find_spec("fairseq") is not None:
     from .checkpoint_compat import allow_fairseq_checkpoints
     from .checkpoint_integrity import guard_checkpoint_loading
     from .numpy_compat import restore_numpy_compat_long
+    from .process_group_exit import destroy_gloo_group_at_exit
 
     allow_fairseq_checkpoints()
     guard_checkpoint_loading()
     restore_numpy_compat_long()
+    destroy_gloo_group_at_exit()
