@@ -153,6 +153,15 @@ def test_phi_is_one_tensor_shared_by_all_layers(lm):
     assert fraction == pytest.approx(extra / (total - extra))
 
 
+def test_untie_phi_gives_every_layer_its_own_phi(lm_dir, lm):
+    _, model = build(lm_dir, "--arch", "abc_lm_small", "--decoder-self-memory", "6", "--untie-phi", *TINY)
+    phis = model.decoder.self_attn_phi_per_layer
+    assert [layer.self_attn.phi for layer in model.decoder.layers] == list(phis) and phis[0] is not phis[1]
+    assert [n for n, _ in model.named_parameters() if "phi" in n] == [
+        "decoder.self_attn_phi_per_layer.0.weight", "decoder.self_attn_phi_per_layer.1.weight"]
+    assert phi_parameter_overhead(model)[0] == 2 * phi_parameter_overhead(lm[1])[0]
+
+
 def test_softmax_flag_builds_fairseqs_decoder(lm_dir):
     _, soft = build(lm_dir, "--arch", "abc_lm", "--decoder-self-attn", "softmax", *TINY, seed=5)
     _, ref = build(lm_dir, "--arch", "transformer_lm", *TINY, seed=5)

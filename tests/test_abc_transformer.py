@@ -55,6 +55,12 @@ def mt_all_abc(mt_dir):
 
 
 @pytest.fixture(scope="module")
+def mt_untied(mt_dir):
+    """ABC in all three positions with ``--untie-phi``: one W_phi per layer (not the paper's model)."""
+    return build(mt_dir, *TINY, *ENCODER_ABC, "--untie-phi")
+
+
+@pytest.fixture(scope="module")
 def mt_window(mt_dir):
     """Table 7's Window row: window in cross (the last n source tokens) and causal attention."""
     return build(mt_dir, *TINY, "--decoder-cross-attn", "window", "--decoder-self-attn", "window")
@@ -147,6 +153,51 @@ def test_each_phi_is_one_tensor_shared_by_its_layers(mt_all_abc):
     assert total == sum(p.numel() for p in model.parameters())
 
 
+def test_untie_phi_gives_every_layer_its_own_phi(mt_untied, mt_all_abc):
+    task, model = mt_untied
+    enc, dec = model.encoder, model.decoder
+    per_layer = {
+        "encoder.self_attn_phi_per_layer": (enc.self_attn_phi_per_layer, [l.self_attn for l in enc.layers]),
+        "decoder.self_attn_phi_per_layer": (dec.self_attn_phi_per_layer, [l.self_attn for l in dec.layers]),
+        "decoder.encoder_attn_phi_per_layer": (dec.encoder_attn_phi_per_layer, [l.encoder_attn for l in dec.layers]),
+    }
+    for name, (phis, attns) in per_layer.items():
+        assert len(phis) == len(attns) == 2 and phis[0] is not phis[1], name
+        assert all(attn.phi is phi for attn, phi in zip(attns, phis)), name
+    assert sorted(n for n, _ in model.named_parameters() if "phi" in n) == sorted(
+        f"{name}.{i}.weight" for name in per_layer for i in range(2))
+    assert not any(hasattr(owner, attr) for owner in (enc, dec) for attr in ("self_attn_phi", "encoder_attn_phi"))
+    tied_extra = phi_parameter_overhead(mt_all_abc[1])[0]
+    assert phi_parameter_overhead(model)[0] == 2 * tied_extra  # two layers per position
+
+
+def test_untied_phis_set_equal_compute_the_tied_model(mt_untied, mt_all_abc):
+    """With every layer's W_phi a copy of the tied one, the untied model is the tied model; change
+    one layer's copy and only the untied model's output moves."""
+    task, untied = mt_untied
+    _, tied = mt_all_abc
+    untied_state = untied.state_dict()
+    for key, value in tied.state_dict().items():
+        if key.endswith("attn_phi.weight"):
+            for i in range(2):
+                untied_state[key.replace("phi.weight", f"phi_per_layer.{i}.weight")] = value
+        else:
+            untied_state[key] = value
+    original = {k: v.clone() for k, v in untied.state_dict().items()}
+    try:
+        untied.load_state_dict(untied_state, strict=True)
+        src, src_lengths, _ = sources(task, [7, 4, 6])
+        prev = targets(task, 3, 8)
+        with torch.no_grad():
+            expected = log_probs(tied, src, src_lengths, prev)
+            torch.testing.assert_close(log_probs(untied, src, src_lengths, prev), expected, rtol=1e-5, atol=1e-6)
+            untied.decoder.encoder_attn_phi_per_layer[1].weight.mul_(3.0)
+            moved = (log_probs(untied, src, src_lengths, prev) - expected).abs().max()
+        assert moved > 1e-3
+    finally:
+        untied.load_state_dict(original)
+
+
 def test_phi_overhead_is_logged(mt_dir, caplog):
     with caplog.at_level(logging.INFO, logger="abc_fairseq"):
         _, model = build(mt_dir, *TINY)
@@ -236,7 +287,7 @@ def test_bad_values_that_skip_argparse_fail_at_build(mt_dir):
 
 
 # ----------------------------------------------------------------------------- numerics
-@pytest.mark.parametrize("which", ["mt", "mt_all_abc", "mt_window"])
+@pytest.mark.parametrize("which", ["mt", "mt_all_abc", "mt_untied", "mt_window"])
 def test_incremental_decoding_equals_full_forward(which, request):
     """float64: the decoder fed one token at a time (fairseq's incremental API) gives the full
     forward pass's log-probs; the cross memory is built once from the encoder output and cached."""

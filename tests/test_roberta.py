@@ -194,6 +194,16 @@ def test_linformer_and_other_strategies_register_their_control_parameters():
     assert model(torch.randint(4, 40, (2, 10)))[0].shape == (2, 10, len(model.encoder.dictionary))
 
 
+def test_untied_control_parameters_are_one_per_layer_and_added_from_a_softmax_checkpoint():
+    model = _tiny(encoder_attn="abc", encoder_memory=4, untie_phi=True)
+    layers = len(model.encoder.sentence_encoder.layers)
+    expected = [PHI_KEY.replace("phi.weight", f"phi_per_layer.{i}.weight") for i in range(layers)]
+    assert list(model.control_state_dict()) == expected and layers > 1
+    softmax_state = {k: v for k, v in model.state_dict().items() if k not in expected}
+    model.upgrade_state_dict_named(softmax_state, "")  # a softmax RoBERTa gains one W_phi per layer
+    assert [k for k in softmax_state if "phi" in k] == expected
+
+
 def test_eval_mode_runs_abc_attention_and_padding_is_ignored():
     from abc_fairseq.modules import ABCMultiheadAttention
 

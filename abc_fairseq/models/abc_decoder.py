@@ -14,7 +14,8 @@ class ABCTransformerDecoder(TransformerDecoder):
 
     The module a strategy ties across layers (W_phi, a ``PhiProjection``, for the ABC_MLP family;
     the Linformer matrix) is registered once on this decoder (``self_attn_phi``,
-    ``encoder_attn_phi``) and shared by all its layers. When every position is
+    ``encoder_attn_phi``) and shared by all its layers (one per layer with ``--untie-phi``:
+    ``self_attn_phi_per_layer``, ...). When every position is
     softmax, the layers are fairseq's own and the decoder is fairseq's decoder, parameter for
     parameter.
     """

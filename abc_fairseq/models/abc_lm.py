@@ -22,6 +22,7 @@ from .abc_options import (
     attn_field,
     harden_abc_flags,
     memory_field,
+    untie_field,
     set_abc_defaults,
     with_setting_fields,
 )
@@ -32,6 +33,7 @@ from .build_helpers import NoHubModels
 class _ABCLanguageModelOptions(TransformerLanguageModelConfig):
     decoder_self_attn: AttentionChoice = attn_field(DECODER_SELF)
     decoder_self_memory: int = memory_field(DECODER_SELF)
+    untie_phi: bool = untie_field()
 
 
 # Plus one field per strategy setting (--linformer-max-positions, --compressive-ratio, ...).

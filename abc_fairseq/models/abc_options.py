@@ -5,7 +5,8 @@ strategy of ``abc_fairseq.strategies`` that supports the position's mode: ``abc`
 ``linformer``, ``window``, ...) and ``--{position}-memory`` (slots n, a positive int; the window
 length or the kernel feature size for those strategies). The settings strategies declare
 (``Strategy.settings``: ``--linformer-max-positions``, ``--compressive-ratio``, ...) are one flag
-each, shared by all positions, generated from the registry.
+each, shared by all positions, generated from the registry. ``--untie-phi`` (off: the paper's
+model) gives every layer its own W_phi (or Linformer matrix) instead of one per position.
 
 Models declare the options with ``attn_field`` / ``memory_field`` / ``with_setting_fields``
 (dataclass models) or ``add_abc_args`` (argparse models), call ``harden_abc_flags`` in
@@ -28,6 +29,10 @@ from ..strategies.base import check_setting
 ATTENTION_CHOICES = ("abc", "softmax") + tuple(name for name in STRATEGIES if name != "abc")
 AttentionChoice = ChoiceEnum(list(ATTENTION_CHOICES))
 DEFAULT_MEMORY_SIZE = 64
+UNTIE_KEY, UNTIE_FLAG = "untie_phi", "--untie-phi"
+UNTIE_HELP = ("give every layer its own W_phi (and every other module a strategy ties across layers, "
+              "e.g. the Linformer matrix) instead of one per attention position shared by all its "
+              "layers, the paper's model (an ablation, off by default)")
 
 
 class AttentionPosition(NamedTuple):
@@ -101,6 +106,11 @@ def memory_field(position: AttentionPosition, default: int = DEFAULT_MEMORY_SIZE
     return field(default=default, metadata={"help": _memory_help(position)})
 
 
+def untie_field():
+    """Dataclass field for ``untie_phi`` (a ``bool``; fairseq makes it a store-true flag)."""
+    return field(default=False, metadata={"help": UNTIE_HELP})
+
+
 def with_setting_fields(name: str, base: type) -> type:
     """``base`` (a model's config dataclass) extended with one field per registered strategy
     setting, so that a new strategy's setting needs no change to any model."""
@@ -137,6 +147,8 @@ def add_abc_args(parser: argparse.ArgumentParser, positions: Iterable[AttentionP
     """Add ``--{position}-attn`` / ``--{position}-memory`` and every strategy setting's flag to an
     argparse model's parser (each once). No defaults are set here (fairseq lets architectures fill
     them): use ``set_abc_defaults``."""
+    if _action(parser, UNTIE_FLAG) is None:
+        parser.add_argument(UNTIE_FLAG, action="store_true", help=UNTIE_HELP)
     for position in positions:
         if _action(parser, position.attn_flag) is None:
             parser.add_argument(position.attn_flag, choices=position.choices, help=_attn_help(position))
@@ -172,11 +184,13 @@ def set_abc_defaults(args, position: AttentionPosition, attn: str = "abc",
 
 # ----------------------------------------------------------------------------- reading
 class AttentionOptions(NamedTuple):
-    """One position's options, resolved and validated: what ``ABCAttentionSpec.create`` takes."""
+    """One position's options, resolved and validated: what ``ABCAttentionSpec.create`` takes,
+    and whether each layer gets its own shared module (``--untie-phi``)."""
 
     strategy: Type[Strategy]
     memory_size: int
     options: StrategyOptions
+    untied: bool = False
 
 
 def _flags(position: AttentionPosition) -> dict:
@@ -210,7 +224,7 @@ def read_attention(cfg, position: AttentionPosition) -> Optional[AttentionOption
     memory = DEFAULT_MEMORY_SIZE if memory is None else memory
     options = StrategyOptions(flags, **{s.key: _setting_value(cfg, s, position) for s in strategy.settings})
     strategy.validate(memory, options, position.mode)
-    return AttentionOptions(strategy, memory, options)
+    return AttentionOptions(strategy, memory, options, bool(safe_getattr(cfg, UNTIE_KEY, False)))
 
 
 def attention_strategy(cfg, position: AttentionPosition) -> Optional[str]:
