@@ -42,7 +42,7 @@ def run_module(module, *args, check: bool = True, timeout: int = 300, stdin=None
                           capture_output=True, text=True, timeout=timeout)
     log = proc.stdout + proc.stderr
     if check and proc.returncode != 0:
-        raise AssertionError(f"{module} failed ({proc.returncode}):\n{log[-4000:]}")
+        raise AssertionError(f"{module} failed ({proc.returncode}):\n{log[-8000:]}")
     return log if check else (proc.returncode, log)
 
 

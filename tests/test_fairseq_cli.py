@@ -128,7 +128,8 @@ def torchrun_train(lm_data, save_dir, max_update):
                "--cpu", "--distributed-backend", "gloo", "--distributed-world-size", "2",
                "--distributed-init-method", "env://", "--distributed-no-spawn",
                "--ddp-backend", "legacy_ddp", "--max-update", max_update, "--save-dir", save_dir,
-               env_extra={"ABC_PY": PY})
+               # a rank that dies at exit prints every Python thread's stack (faulthandler)
+               env_extra={"ABC_PY": PY, "PYTHONFAULTHANDLER": "1"})
 
 
 def test_two_process_training_resumes(lm_data):
