@@ -18,9 +18,6 @@ import sys
 
 import torch.distributed as dist
 
-_installed = False
-
-
 def _release_fairseq_global_group() -> None:
     """Drop the group fairseq caches on ``fairseq.distributed.utils.get_global_group``."""
     getter = getattr(sys.modules.get("fairseq.distributed.utils"), "get_global_group", None)
@@ -40,8 +37,6 @@ def destroy_gloo_group() -> bool:
 
 
 def destroy_gloo_group_at_exit() -> None:
-    """Registers ``destroy_gloo_group`` with ``atexit`` (once per process)."""
-    global _installed
-    if not _installed:
-        atexit.register(destroy_gloo_group)
-        _installed = True
+    """Registers ``destroy_gloo_group`` with ``atexit`` (the package's import does, once; a second
+    registration would only call it again, and it does nothing without a group)."""
+    atexit.register(destroy_gloo_group)

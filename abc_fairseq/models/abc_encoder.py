@@ -17,9 +17,9 @@ class ABCTransformerEncoder(TransformerEncoder):
     The options are read from ``self.args`` (the model's args, set by ``TransformerEncoder``
     before any layer is built). The module the strategy ties across layers (W_phi for ABC:
     ``self_attn_phi``, ``embed_dim -> heads x n``) is registered once on this encoder and shared
-    by all its layers (one per layer, ``self_attn_phi_per_layer``, with ``--untie-phi``). Padding (fairseq's left-padded sources) is never written to the memories.
-    With softmax, the layers are fairseq's own and the encoder is fairseq's encoder, parameter
-    for parameter.
+    by all its layers (one per layer, ``self_attn_phi_per_layer``, with ``--untie-phi``). Padding
+    (fairseq's left-padded sources) is never written to the memories. With softmax, the layers are
+    fairseq's own and the encoder is fairseq's encoder, parameter for parameter.
 
     Input src_tokens [B, S]; output as fairseq's encoder (``encoder_out`` [S, B, C], ...).
     """

@@ -22,8 +22,8 @@ from .abc_options import (
     attn_field,
     harden_abc_flags,
     memory_field,
-    untie_field,
     set_abc_defaults,
+    untie_field,
     with_setting_fields,
 )
 from .build_helpers import NoHubModels

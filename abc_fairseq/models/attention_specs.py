@@ -29,23 +29,23 @@ def abc_attention_spec(owner: nn.Module, cfg, position: AttentionPosition, in_di
     the size of the key input (the encoder's embed dim for cross attention).
     """
     specs = owner.__dict__.setdefault("_abc_specs", {})  # a plain dict: not a submodule
-    if position.name not in specs:
-        found = read_attention(cfg, position)
-        spec = None
-        if found is not None:
-            shared = None if found.untied else owner._modules.get(position.phi_attr)
-            spec = ABCAttentionSpec.create(found.strategy, found.memory_size, in_dim, num_heads, found.options,
-                                           shared=shared, mode=position.mode)
-            if spec.shared is not None and found.untied:
-                owner.add_module(per_layer_attr(position), nn.ModuleList([spec.shared]))
-            elif spec.shared is not None and position.phi_attr not in owner._modules:
-                owner.add_module(position.phi_attr, spec.shared)
-        specs[position.name] = (spec, found is not None and found.untied)
-        return spec
-    spec, untied = specs[position.name]
-    if spec is None or not untied or spec.shared is None:
-        return spec
-    # A later layer of an untied position: the validated spec with a fresh module of its own.
-    shared = spec.strategy.build_shared(spec.in_dim, spec.num_heads, spec.memory_size, spec.options)
-    owner._modules[per_layer_attr(position)].append(shared)
-    return dataclasses.replace(spec, shared=shared)
+    if position.name in specs:
+        spec, per_layer = specs[position.name], owner._modules.get(per_layer_attr(position))
+        if per_layer is None:  # tied, softmax or nothing to tie: every layer shares the spec
+            return spec
+        # A later layer of an untied position: the validated spec with a fresh module of its own.
+        shared = spec.strategy.build_shared(spec.in_dim, spec.num_heads, spec.memory_size, spec.options)
+        per_layer.append(shared)
+        return dataclasses.replace(spec, shared=shared)
+    found = read_attention(cfg, position)
+    spec = None
+    if found is not None:
+        shared = None if found.untied else owner._modules.get(position.phi_attr)
+        spec = ABCAttentionSpec.create(found.strategy, found.memory_size, in_dim, num_heads, found.options,
+                                       shared=shared, mode=position.mode)
+        if spec.shared is not None and found.untied:
+            owner.add_module(per_layer_attr(position), nn.ModuleList([spec.shared]))
+        elif spec.shared is not None and position.phi_attr not in owner._modules:
+            owner.add_module(position.phi_attr, spec.shared)
+    specs[position.name] = spec
+    return spec

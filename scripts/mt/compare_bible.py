@@ -195,26 +195,28 @@ def trained_updates(log_file: Path) -> int:
 
 def train(args) -> None:
     todo = []
-    for run in args.runs:
-        check_run_dir(run, args)
-        if trained_updates(log_of(run, args)) >= args.max_update:
-            log(f"{run.name}: trained ({trained_updates(log_of(run, args))} updates)")
+    for job in args.runs:  # not "run": that is the function above
+        check_run_dir(job, args)
+        done = trained_updates(log_of(job, args))
+        if done >= args.max_update:
+            log(f"{job.name}: trained ({done} updates)")
             continue
-        todo.append(run)
+        todo.append(job)
     if args.dry_run:
-        for run in todo:
-            gain = run.variant.phi_init_gain
+        for job in todo:
+            gain = job.variant.phi_init_gain
             prefix = "" if gain == 1.0 else f"PATH=<phi_init_train.py wrapper, gain {gain:g}>:$PATH "
-            print(prefix + " ".join(niced(train_command(run, args), args)))
+            print(prefix + " ".join(niced(train_command(job, args), args)))
         return
     procs = []
-    for run in todo:
-        log_of(run, args).parent.mkdir(parents=True, exist_ok=True)
-        log(f"{run.name}: training to {args.max_update} updates (log {log_of(run, args)})")
-        out = open(log_of(run, args), "a", encoding="utf-8")
-        procs.append((run, subprocess.Popen(niced(train_command(run, args), args), cwd=REPO,
-                                            env=train_env(run.variant, args), stdout=out, stderr=subprocess.STDOUT)))
-        out.close()
+    for job in todo:
+        log_file = log_of(job, args)
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        log(f"{job.name}: training to {args.max_update} updates (log {log_file})")
+        with open(log_file, "a", encoding="utf-8") as out:
+            procs.append((job, subprocess.Popen(niced(train_command(job, args), args), cwd=REPO,
+                                                env=train_env(job.variant, args), stdout=out,
+                                                stderr=subprocess.STDOUT)))
         if len(procs) >= args.jobs:
             _wait(procs.pop(0))
     for item in procs:
@@ -222,9 +224,9 @@ def train(args) -> None:
 
 
 def _wait(item) -> None:
-    run, proc = item
+    job, proc = item
     if proc.wait() != 0:
-        die(f"{run.name}: training failed (exit {proc.returncode}); see logs/{run.name}.train.log under --out")
+        die(f"{job.name}: training failed (exit {proc.returncode}); see logs/{job.name}.train.log under --out")
 
 
 # ----------------------------------------------------------------------------------- phi and eval
@@ -258,8 +260,8 @@ def evaluate(args) -> None:
 # -------------------------------------------------------------------------------------- summary
 def collect(args) -> Dict[str, dict]:
     rows = {}
-    for run in args.runs:
-        run_dir, log_file, variant = run_dir_of(run, args), log_of(run, args), run.variant
+    for job in args.runs:
+        run_dir, log_file, variant = run_dir_of(job, args), log_of(job, args), job.variant
         if not log_file.is_file():
             continue
         text = log_file.read_text(encoding="utf-8", errors="replace")
@@ -270,9 +272,9 @@ def collect(args) -> Dict[str, dict]:
             bleu_at[int(result_file.parent.name[len("test_u"):])] = json.loads(result_file.read_text())
         result = bleu_at.get(updates, {})
         phi_file = run_dir / "phi_usage.json"
-        rows[run.name] = {
+        rows[job.name] = {
             "variant": variant.name,
-            "seed": run.seed,
+            "seed": job.seed,
             "description": variant.description,
             "train_args": list(variant.train_args) + list(variant.fairseq_args),
             "updates": updates,
