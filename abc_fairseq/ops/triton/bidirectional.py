@@ -15,17 +15,7 @@ import triton
 from .dispatch import recompute_grads
 from .memory_kernels import memory_write_bwd, memory_write_fwd
 from .read_kernels import memory_read_bwd, memory_read_fwd
-
-def _block(size: int, cap: int) -> int:
-    """A power-of-two tile >= 16 (tl.dot's minimum) covering ``size`` up to ``cap``."""
-    return max(16, min(cap, triton.next_power_of_2(size)))
-
-
-def _precision(dtype: torch.dtype) -> str:
-    """fp32 inputs get exact fp32 products; half inputs carry half precision already, so tensor
-    cores' tf32 (10-bit mantissa) loses nothing they had."""
-    return "ieee" if dtype == torch.float32 else "tf32"
-
+from .sizes import pad, precision
 
 def _unit_last_stride(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 else x.contiguous()
@@ -43,13 +33,13 @@ class MemoryWrite(torch.autograd.Function):
         key_memory = k.new_empty(B, H, n, D, dtype=torch.float32)
         value_memory = k.new_empty(B, H, n, DV, dtype=torch.float32)
         lse = k.new_empty(B, H, n, dtype=torch.float32)
-        block_s = _block(n, 64)
+        block_s = pad(n, 64)
         memory_write_fwd[(B * H, triton.cdiv(n, block_s))](
             k, v, logits, padding if padding is not None else k, key_memory, value_memory, lse,
             H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
             padding.stride(0) if padding is not None else 0,
-            D=D, DV=DV, BLOCK_D=_block(D, 256), BLOCK_DV=_block(DV, 256), BLOCK_N=64,
-            BLOCK_S=block_s, HAS_PAD=padding is not None, PRECISION=_precision(k.dtype))
+            D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_N=64,
+            BLOCK_S=block_s, HAS_PAD=padding is not None, PRECISION=precision(k.dtype))
         ctx.save_for_backward(k, v, logits, padding, key_memory, value_memory, lse)
         ctx.backend = backend
         return key_memory, value_memory
@@ -86,8 +76,8 @@ def _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse,
         k, v, logits, padding if padding is not None else k, lse, grad_km, grad_vm, c,
         grad_k, grad_v, grad_l, H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
         padding.stride(0) if padding is not None else 0,
-        D=D, DV=DV, BLOCK_D=_block(D, 256), BLOCK_DV=_block(DV, 256), BLOCK_N=block_n,
-        BLOCK_S=_block(n, 256), HAS_PAD=padding is not None, PRECISION=_precision(k.dtype))
+        D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_N=block_n,
+        BLOCK_S=pad(n, 256), HAS_PAD=padding is not None, PRECISION=precision(k.dtype))
     return grad_k, grad_v, grad_l
 
 
@@ -108,8 +98,8 @@ class MemoryRead(torch.autograd.Function):
         memory_read_fwd[(B * H, triton.cdiv(M, block_m))](
             q, key_memory, value_memory, keep if keep is not None else q, out, lse,
             H, M, n, scale, keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
-            D=D, DV=DV, BLOCK_D=_block(D, 256), BLOCK_DV=_block(DV, 256), BLOCK_M=block_m,
-            BLOCK_S=_block(n, 256), HAS_DROPOUT=keep is not None, PRECISION=_precision(q.dtype))
+            D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_M=block_m,
+            BLOCK_S=pad(n, 256), HAS_DROPOUT=keep is not None, PRECISION=precision(q.dtype))
         ctx.save_for_backward(q, key_memory, value_memory, keep, lse)
         ctx.scale, ctx.keep_scale, ctx.backend = scale, keep_scale, backend
         return out
@@ -141,7 +131,7 @@ def _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, scal
     grad_q = torch.empty(B, H, M, D, dtype=q.dtype, device=q.device)
     grad_km = torch.empty_like(key_memory)
     grad_vm = torch.empty_like(value_memory)
-    widths = (_block(D, 256), _block(DV, 256), _block(n, 256))
+    widths = (pad(D, 256), pad(DV, 256), pad(n, 256))
     # The n x d gradient accumulators stay on chip: wide ones leave room for 16 rows only
     # (128-wide tiles at 32 rows need more shared memory than an H100 block has).
     block_m = 32 if max(widths) <= 64 else 16
@@ -150,7 +140,7 @@ def _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, scal
         grad_km, grad_vm, H, M, n, scale, keep_scale, *q.stride()[:3],
         *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
         D=D, DV=DV, BLOCK_D=widths[0], BLOCK_DV=widths[1], BLOCK_M=block_m,
-        BLOCK_S=widths[2], HAS_DROPOUT=keep is not None, PRECISION=_precision(q.dtype))
+        BLOCK_S=widths[2], HAS_DROPOUT=keep is not None, PRECISION=precision(q.dtype))
     return grad_q, grad_km, grad_vm
 
 

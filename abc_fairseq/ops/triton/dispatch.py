@@ -22,6 +22,7 @@ import torch
 
 from .._checks import BACKENDS  # noqa: F401 (the backend names, re-exported for the option readers)
 
+AUTO_DEVICES = ("cuda",)  # where "auto" tries the kernels (tests add "cpu" under the interpreter)
 MAX_WIDTH = 128  # head dims and memory sizes up to this (padded to powers of two >= 16)
 CHUNK_RANGE = (16, 128)
 MAX_CHUNKS = 65535  # one program per chunk along CUDA's second grid axis
@@ -100,7 +101,7 @@ def kernels_apply(backend: str, device: torch.device, reason: Optional[str], op:
     if backend == "torch":
         return False
     on_cpu = device.type == "cpu"
-    if backend == "auto" and device.type != "cuda":
+    if backend == "auto" and device.type not in AUTO_DEVICES:
         return False
     if not triton_importable():
         if backend == "triton":

@@ -12,36 +12,20 @@ import triton
 
 from ..state import ABCState
 from .backward import columns_kernel, rows_kernel
+from ..chunk_math import SAFE_EXPONENT
 from .dispatch import recompute_grads
 from .forward import chunk_sums_kernel, output_kernel
 from .geometry import chunk_normalisers
 from .scan import chunk_scan_kernel
+from .sizes import causal_tiles, device_chunk
 
-# Largest exponent E_i = exp(l_i - anchor) the matmul path takes (as in ``chunk_math``).
-SAFE_EXPONENT = 60.0
 SCAN_BLOCK = 256
-
-
-def _pad(width: int) -> int:
-    """Tile width for ``width`` columns: a power of two, at least tl.dot's 16."""
-    return max(16, triton.next_power_of_2(width))
-
-
-def _fitting_chunk(chunk: int, widths) -> int:
-    """The chunk, at most 32 rows when a tile is wider than 64: compiled for sm_90, C = 64 with
-    128-wide tiles needs 290-390 KiB of shared memory in the backward (an H100 block has 227)."""
-    return min(chunk, 32) if max(_pad(w) for w in widths) > 64 else chunk
 
 
 def _sizes(q, v, logits, chunk):
     Z, N, d = q.shape
     n, dv = logits.shape[-1], v.shape[-1]
-    nc = triton.cdiv(N, chunk)
-    precision = "ieee" if q.dtype == torch.float32 else "tf32"
-    # 8 warps for 64-wide tiles: a quarter of the register spills of 4 (ptxas, sm_90).
-    warps = 8 if max(_pad(n), _pad(d), _pad(dv)) >= 64 else 4
-    tiles = dict(C=chunk, NP=_pad(n), D=_pad(d), DV=_pad(dv), PREC=precision, num_warps=warps)
-    return Z, N, n, d, dv, nc, tiles
+    return Z, N, n, d, dv, triton.cdiv(N, chunk), causal_tiles(chunk, n, d, dv, q.dtype)
 
 
 def _scan(mem, decay, carry, final, reverse):
@@ -134,7 +118,7 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         key_memory, value_memory, g_before = (t.detach().float() for t in initial_state)
         carry = torch.cat([key_memory, value_memory], dim=-1).reshape(Z, n, d + dv).contiguous()
         g_before = g_before.reshape(Z, n).contiguous()
-    chunk = _fitting_chunk(chunk, (n, d, dv))
+    chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
     out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale),
                                                float(keep_scale), chunk, backend)
     out = out.reshape(B, H, N, dv)
