@@ -183,6 +183,10 @@ def parse_backend(text: str) -> str:
     return text
 
 
+def _action(parser: argparse.ArgumentParser, flag: str) -> Optional[argparse.Action]:
+    return parser._option_string_actions.get(flag)  # argparse keeps no public lookup
+
+
 def add_abc_args(parser: argparse.ArgumentParser, positions: Iterable[AttentionPosition]) -> None:
     """Add ``--{position}-attn`` / ``--{position}-memory`` and every strategy setting's flag to an
     argparse model's parser (each once). No defaults are set here (fairseq lets architectures fill
