@@ -31,9 +31,9 @@ def _loss(log):
 def test_trained_with_triton_evaluated_with_torch(tmp_path):
     rng = random.Random(0)
     words = [f"w{i}" for i in range(20)]
-    for split, count in (("train", 80), ("valid", 20), ("test", 12)):
+    for split, count in (("train", 120), ("valid", 30), ("test", 12)):
         (tmp_path / f"{split}.txt").write_text(
-            "".join(" ".join(rng.choice(words) for _ in range(rng.randint(5, 12))) + "\n" for _ in range(count)))
+            "".join(" ".join(rng.choice(words) for _ in range(rng.randint(5, 16))) + "\n" for _ in range(count)))
     fairseq("preprocess", "--only-source", "--trainpref", tmp_path / "train.txt", "--validpref", tmp_path / "valid.txt",
             "--testpref", tmp_path / "test.txt", "--destdir", tmp_path / "bin", "--workers", "1")
     save = tmp_path / "checkpoints"

@@ -19,6 +19,8 @@ from typing import Dict, Optional, Tuple
 import torch
 
 CHUNKS = (64, 32, 16)
+# 128-wide tiles at C = 64 need 290-390 KiB of shared memory in the backward: no GPU has that.
+WIDE_CHUNKS = (32, 16)
 WIDTHS = (16, 32, 64, 128)  # padded head dims and memory sizes the kernels take
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_table.json")
 CAUSAL_KERNELS = ("chunk_sums_kernel", "output_kernel", "rows_kernel", "columns_kernel")
@@ -96,10 +98,16 @@ def chunk_fits(arch: int, limit: int, chunk: int, n: int, d: int, dv: int, dtype
     return all(row["shared"] <= limit and row["spills"] == 0 for row in rows)
 
 
+def chunks_for(width: int) -> Tuple[int, ...]:
+    """The chunks the causal launcher can pick for tiles ``width`` wide (a table width)."""
+    return WIDE_CHUNKS if width > 64 else CHUNKS
+
+
 def pick_chunk(chunk: int, arch: int, limit: int, n: int, d: int, dv: int, dtype: torch.dtype,
                table: Optional[Dict[str, Dict]] = None) -> int:
     """The largest candidate <= ``chunk`` that fits (see ``chunk_fits``); the smallest otherwise."""
-    candidates = [c for c in CHUNKS if c <= chunk] or [CHUNKS[-1]]
+    options = chunks_for(table_width(n, d, dv))
+    candidates = [c for c in options if c <= chunk] or [options[-1]]
     for candidate in candidates:
         if chunk_fits(arch, limit, candidate, n, d, dv, dtype, table):
             return candidate
