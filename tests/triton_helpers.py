@@ -26,7 +26,10 @@ def interpreted_kernels():
     parent = sys.modules["abc_fairseq.ops"]
     saved_attribute = parent.__dict__.get("triton")
     saved_env = os.environ.get("TRITON_INTERPRET")
-    fresh = lambda: [m for m in _modules(*PURE_PYTHON) if not m.startswith("triton._C")]  # noqa: E731
+    # dispatch imports no Triton: one copy keeps the backend rules and the failures seen, as the
+    # ops modules imported before (which hold its functions) see them.
+    fresh = lambda: [m for m in _modules(*PURE_PYTHON)  # noqa: E731
+                     if not m.startswith("triton._C") and m != PACKAGE + ".dispatch"]
     saved_modules = {name: sys.modules.pop(name) for name in fresh()}
     os.environ["TRITON_INTERPRET"] = "1"
     importlib.import_module(PACKAGE + ".function")

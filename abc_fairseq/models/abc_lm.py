@@ -19,7 +19,9 @@ from .abc_decoder import ABCTransformerDecoder
 from .abc_options import (
     DECODER_SELF,
     AttentionChoice,
+    BackendChoice,
     attn_field,
+    backend_field,
     harden_abc_flags,
     memory_field,
     set_abc_defaults,
@@ -34,6 +36,7 @@ class _ABCLanguageModelOptions(TransformerLanguageModelConfig):
     decoder_self_attn: AttentionChoice = attn_field(DECODER_SELF)
     decoder_self_memory: int = memory_field(DECODER_SELF)
     untie_phi: bool = untie_field()
+    abc_backend: BackendChoice = backend_field()
 
 
 # Plus one field per strategy setting (--linformer-max-positions, --compressive-ratio, ...).

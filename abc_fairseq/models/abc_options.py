@@ -7,6 +7,8 @@ length or the kernel feature size for those strategies). The settings strategies
 (``Strategy.settings``: ``--linformer-max-positions``, ``--compressive-ratio``, ...) are one flag
 each, shared by all positions, generated from the registry. ``--untie-phi`` (off: the paper's
 model) gives every layer its own W_phi (or Linformer matrix) instead of one per position.
+``--abc-backend`` (``auto``, ``torch``, ``triton``) picks what runs the ABC ops; the environment
+variable ``ABC_BACKEND`` wins over it and over a checkpoint's value (``read_backend``).
 
 Models declare the options with ``attn_field`` / ``memory_field`` / ``with_setting_fields``
 (dataclass models) or ``add_abc_args`` (argparse models), call ``harden_abc_flags`` in
@@ -17,6 +19,8 @@ validated strategy class, memory size and the strategy's own settings (errors na
 """
 
 import argparse
+import logging
+import os
 from dataclasses import field, make_dataclass
 from typing import Iterable, NamedTuple, Optional, Tuple, Type
 
@@ -24,7 +28,10 @@ from fairseq.dataclass import ChoiceEnum
 from fairseq.utils import safe_getattr
 
 from ..strategies import STRATEGIES, Setting, Strategy, StrategyOptions, all_settings, get_strategy
+from ..ops.triton.dispatch import BACKENDS, backend_unavailable
 from ..strategies.base import check_setting
+
+logger = logging.getLogger(__name__)
 
 ATTENTION_CHOICES = ("abc", "softmax") + tuple(name for name in STRATEGIES if name != "abc")
 AttentionChoice = ChoiceEnum(list(ATTENTION_CHOICES))
@@ -33,6 +40,13 @@ UNTIE_KEY, UNTIE_FLAG = "untie_phi", "--untie-phi"
 UNTIE_HELP = ("give every layer its own W_phi (and every other module a strategy ties across layers, "
               "e.g. the Linformer matrix) instead of one per attention position shared by all its "
               "layers, the paper's model (an ablation, off by default)")
+BACKEND_KEY, BACKEND_FLAG, BACKEND_ENV = "abc_backend", "--abc-backend", "ABC_BACKEND"
+BackendChoice = ChoiceEnum(list(BACKENDS))
+BACKEND_HELP = ("what runs the ABC ops: 'auto' (the Triton kernels on CUDA, falling back to PyTorch, with a "
+                "warning, where they cannot run), 'torch' (the PyTorch path: rule the kernels out) or "
+                "'triton' (the kernels or an error). Stored in checkpoints; change it for a trained model "
+                "with --model-overrides \"{'abc_backend': 'torch'}\"; the environment variable "
+                f"{BACKEND_ENV} wins over both (see docs/gpu.md)")
 
 
 class AttentionPosition(NamedTuple):
@@ -111,6 +125,11 @@ def untie_field():
     return field(default=False, metadata={"help": UNTIE_HELP})
 
 
+def backend_field():
+    """Dataclass field for ``abc_backend``; annotate it with ``BackendChoice``."""
+    return field(default="auto", metadata={"help": BACKEND_HELP})
+
+
 def with_setting_fields(name: str, base: type) -> type:
     """``base`` (a model's config dataclass) extended with one field per registered strategy
     setting, so that a new strategy's setting needs no change to any model."""
@@ -139,6 +158,31 @@ def _positive(what: str):
 positive_int = _positive("memory slots")
 
 
+def _backend_problem(value: str) -> Optional[str]:
+    """Why ``value`` is no backend that can run here, or None."""
+    if value not in BACKENDS:
+        return f"must be one of {', '.join(BACKENDS)}, got {value!r}"
+    why = backend_unavailable(value)
+    return None if why is None else f"{value} cannot run here: {why}; use auto or torch"
+
+
+def check_backend_choice(value: str, source: str) -> str:
+    """``value`` when it names a backend that can run here, else ValueError naming ``source``
+    (the flag, or the environment variable): the one check of a backend choice."""
+    problem = _backend_problem(value)
+    if problem is not None:
+        raise ValueError(f"{source} {problem}")
+    return value
+
+
+def parse_backend(text: str) -> str:
+    """argparse type of ``--abc-backend`` (argparse prefixes the error with the flag)."""
+    problem = _backend_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 def _action(parser: argparse.ArgumentParser, flag: str) -> Optional[argparse.Action]:
     return parser._option_string_actions.get(flag)  # argparse keeps no public lookup
 
@@ -149,6 +193,9 @@ def add_abc_args(parser: argparse.ArgumentParser, positions: Iterable[AttentionP
     them): use ``set_abc_defaults``."""
     if _action(parser, UNTIE_FLAG) is None:
         parser.add_argument(UNTIE_FLAG, action="store_true", help=UNTIE_HELP)
+    if _action(parser, BACKEND_FLAG) is None:
+        parser.add_argument(BACKEND_FLAG, type=parse_backend, choices=BACKENDS, default="auto",
+                            help=BACKEND_HELP)
     for position in positions:
         if _action(parser, position.attn_flag) is None:
             parser.add_argument(position.attn_flag, choices=position.choices, help=_attn_help(position))
@@ -162,7 +209,11 @@ def add_abc_args(parser: argparse.ArgumentParser, positions: Iterable[AttentionP
 
 def harden_abc_flags(parser: argparse.ArgumentParser, positions: Iterable[AttentionPosition]) -> None:
     """For flags a dataclass generated: ``--{position}-attn`` offers only the strategies of the
-    position's mode, and ``--{position}-memory`` and the settings reject values < 1, at parsing."""
+    position's mode, ``--{position}-memory`` and the settings reject values < 1, and
+    ``--abc-backend`` refuses a backend that cannot run here, at parsing."""
+    backend = _action(parser, BACKEND_FLAG)
+    if backend is not None:
+        backend.type = parse_backend
     for position in positions:
         attn, memory = _action(parser, position.attn_flag), _action(parser, position.memory_flag)
         if attn is not None:
@@ -191,6 +242,23 @@ class AttentionOptions(NamedTuple):
     memory_size: int
     options: StrategyOptions
     untied: bool = False
+    backend: str = "auto"
+
+
+def read_backend(cfg) -> str:
+    """The backend the model's ABC ops run on: ``ABC_BACKEND`` when set, else ``cfg``'s
+    ``abc_backend`` (the flag, a checkpoint's config or its ``--model-overrides``; "auto" when
+    absent, as in checkpoints older than the option). ValueError naming the source when it
+    cannot run here."""
+    configured = safe_getattr(cfg, BACKEND_KEY, None)
+    configured = getattr(configured, "value", configured) or "auto"
+    chosen = os.environ.get(BACKEND_ENV, "").strip()
+    if not chosen:
+        return check_backend_choice(configured, BACKEND_FLAG)
+    check_backend_choice(chosen, BACKEND_ENV)
+    if chosen != configured:
+        logger.info("%s=%s overrides %s %s", BACKEND_ENV, chosen, BACKEND_FLAG, configured)
+    return chosen
 
 
 def _flags(position: AttentionPosition) -> dict:
@@ -224,7 +292,8 @@ def read_attention(cfg, position: AttentionPosition) -> Optional[AttentionOption
     memory = DEFAULT_MEMORY_SIZE if memory is None else memory
     options = StrategyOptions(flags, **{s.key: _setting_value(cfg, s, position) for s in strategy.settings})
     strategy.validate(memory, options, position.mode)
-    return AttentionOptions(strategy, memory, options, bool(safe_getattr(cfg, UNTIE_KEY, False)))
+    return AttentionOptions(strategy, memory, options, bool(safe_getattr(cfg, UNTIE_KEY, False)),
+                            read_backend(cfg))
 
 
 def attention_strategy(cfg, position: AttentionPosition) -> Optional[str]:

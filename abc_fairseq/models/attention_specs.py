@@ -42,7 +42,7 @@ def abc_attention_spec(owner: nn.Module, cfg, position: AttentionPosition, in_di
     if found is not None:
         shared = None if found.untied else owner._modules.get(position.phi_attr)
         spec = ABCAttentionSpec.create(found.strategy, found.memory_size, in_dim, num_heads, found.options,
-                                       shared=shared, mode=position.mode)
+                                       shared=shared, mode=position.mode, backend=found.backend)
         if spec.shared is not None and found.untied:
             owner.add_module(per_layer_attr(position), nn.ModuleList([spec.shared]))
         elif spec.shared is not None and position.phi_attr not in owner._modules:

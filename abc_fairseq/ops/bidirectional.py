@@ -7,7 +7,7 @@ import torch
 from ._checks import check_backend, check_padding_mask, check_qkv_phi, default_scale
 from .dropout import drop, dropout_keep_mask
 from .recurrent import compute_dtype
-from .triton.dispatch import kernels_apply, unsupported_sizes
+from .triton.dispatch import kernels_apply, run_kernels, unsupported_sizes
 
 
 def _softmax_(x: torch.Tensor, dim: int) -> torch.Tensor:
@@ -40,7 +40,8 @@ def abc_memory(
                                memory_size=phi_logits.shape[-1])
     if k.numel() and v.numel() and kernels_apply(backend, k.device, reason, "abc_memory"):
         from .triton.bidirectional import memory_write
-        return memory_write(k, v, phi_logits, key_padding_mask)
+        return run_kernels("abc_memory", backend, lambda: memory_write(k, v, phi_logits, key_padding_mask, backend),
+                           lambda: abc_memory(k, v, phi_logits, key_padding_mask, backend="torch"))
     work = compute_dtype(k.dtype)
     owned = phi_logits.dtype != work or key_padding_mask is not None  # a fresh tensor below
     logits = phi_logits.to(work)
@@ -78,7 +79,9 @@ def abc_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.Tens
                                memory_size=key_memory.shape[2])
     if q.numel() and kernels_apply(backend, q.device, reason, "abc_read"):
         from .triton.bidirectional import memory_read
-        return memory_read(q, key_memory, value_memory, scale, dropout_p, keep_mask)
+        return run_kernels(
+            "abc_read", backend, lambda: memory_read(q, key_memory, value_memory, scale, dropout_p, keep_mask, backend),
+            lambda: abc_read(q, key_memory, value_memory, scale, dropout_p, keep_mask, backend="torch"))
     # The scale goes on the n x d memory, not on the [B, H, M, n] scores (one pass less), and the
     # scores are a temporary: only the probabilities are alive during the second product.
     probs = torch.softmax(torch.matmul(q.to(key_memory.dtype), (key_memory * scale).transpose(-1, -2)), dim=-1)

@@ -20,7 +20,7 @@ from .chunk_math import ReverseCarry, block_backward, block_forward
 from .dropout import dropout_keep_mask
 from .recurrent import compute_dtype
 from .state import ABCState
-from .triton.dispatch import kernel_chunk, use_triton
+from .triton.dispatch import kernel_chunk, run_kernels, use_triton
 from .workspace import default_workspace
 
 DEFAULT_CHUNK_SIZE = 64
@@ -235,8 +235,12 @@ def causal_abc(
         return _empty_result(q, k, v, phi_logits, initial_state, return_state)
     if use_triton(backend, q, v, phi_logits, chunk_size):
         from .triton.function import triton_causal_abc
-        return triton_causal_abc(q, k, v, phi_logits, scale, kernel_chunk(chunk_size, N), initial_state,
-                                 return_state, keep_mask, 1.0 / (1.0 - dropout_p))
+        return run_kernels(
+            "causal_abc", backend,
+            lambda: triton_causal_abc(q, k, v, phi_logits, scale, kernel_chunk(chunk_size, N), initial_state,
+                                      return_state, keep_mask, 1.0 / (1.0 - dropout_p), backend),
+            lambda: causal_abc(q, k, v, phi_logits, scale, chunk_size, block_size, tile_rows, initial_state,
+                               return_state, dropout_p, keep_mask, backend="torch"))
 
     chunk = min(chunk_size, N)
     pad = (-N) % chunk

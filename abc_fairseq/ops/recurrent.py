@@ -6,7 +6,7 @@ import torch
 
 from ._checks import check_backend, check_qkv_phi, default_scale
 from .state import ABCState
-from .triton.dispatch import kernels_apply, unsupported_sizes
+from .triton.dispatch import kernels_apply, run_kernels, unsupported_sizes
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -52,7 +52,8 @@ def causal_abc_step(
     reason = unsupported_sizes(q.dtype, head_dim=d, value_dim=v.shape[-1], memory_size=n)
     if B * H and kernels_apply(backend, q.device, reason, "causal_abc_step"):
         from .triton.step_kernel import causal_step
-        return causal_step(q, k, v, phi_logits, state, scale)
+        return run_kernels("causal_abc_step", backend, lambda: causal_step(q, k, v, phi_logits, state, scale),
+                           lambda: causal_abc_step(q, k, v, phi_logits, state, scale, backend="torch"))
     logits = phi_logits[:, :, 0].to(work)  # [B, H, n]
     g_new = torch.logaddexp(state.log_normalizer, logits)
     keep = torch.exp(state.log_normalizer - g_new).unsqueeze(-1)  # 0 at the first token

@@ -46,8 +46,3 @@ def default_workspace() -> Workspace:
     if not hasattr(_local, "workspace"):
         _local.workspace = Workspace()
     return _local.workspace
-
-
-def release_workspace() -> None:
-    """Free the calling thread's scratch buffers (they are re-created on the next call)."""
-    default_workspace().clear()

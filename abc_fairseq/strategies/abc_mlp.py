@@ -78,7 +78,7 @@ class ABCMLP(Strategy):
 
     def causal(self, q, k, v, x, valid):
         return causal_abc(q, k, v, self.control_logits(x, valid, PAD_LOGIT), scale=self.scale,
-                          dropout_p=self.read_dropout())
+                          dropout_p=self.read_dropout(), backend=self.backend)
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
         return self.extend(q, k, v, x, valid, state)
@@ -87,21 +87,22 @@ class ABCMLP(Strategy):
         logits = self.control_logits(x, valid, PAD_LOGIT)
         previous = ABCState(**state) if state else None
         if q.shape[2] == 1:
-            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale)
+            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale, backend=self.backend)
         else:  # several tokens: continue the chunked op from the saved memory
             out, new = causal_abc(q, k, v, logits, scale=self.scale, initial_state=previous,
-                                  return_state=True)
+                                  return_state=True, backend=self.backend)
         return out, new._asdict()
 
     def memory(self, k, v, x, valid) -> Memory:
         # The logits are handed over, not kept: abc_memory frees them once phi exists.
         key_memory, value_memory = abc_memory(k, v, self.control_logits(x, None, PAD_LOGIT),
-                                              None if valid is None else ~valid, overwrite_logits=True)
+                                              None if valid is None else ~valid, overwrite_logits=True,
+                                              backend=self.backend)
         return {"key_memory": key_memory, "value_memory": value_memory}
 
     def read(self, q, memory: Memory):
         return abc_read(q, memory["key_memory"], memory["value_memory"], scale=self.scale,
-                        dropout_p=self.read_dropout())
+                        dropout_p=self.read_dropout(), backend=self.backend)
 
 
 @register

@@ -124,7 +124,7 @@ class Strategy(nn.Module, ControlModule):
 
     def __init__(self, num_heads: int, head_dim: int, memory_size: int, mode: str,
                  shared: Optional[nn.Module] = None, scale: Optional[float] = None,
-                 options: Optional[StrategyOptions] = None, dropout: float = 0.0):
+                 options: Optional[StrategyOptions] = None, dropout: float = 0.0, backend: str = "auto"):
         super().__init__()
         options = options if options is not None else StrategyOptions()
         self.validate(memory_size, options, mode)
@@ -136,6 +136,7 @@ class Strategy(nn.Module, ControlModule):
         self.options = options
         self.dropout = dropout  # attention dropout over the memory slots, training only (see read_dropout)
         self._shared = [shared]  # a plain list: the owner registers the shared module once
+        self.backend = backend  # the ops' backend= ("auto", "torch", "triton"), resolved by the model
 
     @classmethod
     def validate(cls, memory_size, options: StrategyOptions, mode: Optional[str] = None) -> None:

@@ -26,6 +26,9 @@ class ABCAttentionSpec:
     shared: the module tied across the layers of the position (W_phi, a ``PhiProjection``, for
         the ABC_MLP family; the Linformer matrix), or None. The model registers it once (its one
         owner); spec and strategies only refer to it.
+    backend: which implementation runs the ops ("auto", "torch" or "triton"; see
+        ``ops.triton.dispatch``), already resolved and validated by the model's option reader
+        (``--abc-backend``, ``ABC_BACKEND``); every layer's strategy hands it to the ops as is.
     """
 
     strategy: Type[Strategy]
@@ -34,11 +37,12 @@ class ABCAttentionSpec:
     num_heads: int
     options: StrategyOptions
     shared: Optional[nn.Module] = None
+    backend: str = "auto"
 
     @classmethod
     def create(cls, strategy: Union[str, Type[Strategy]], memory_size: int, in_dim: int, num_heads: int,
                options: Optional[StrategyOptions] = None, shared: Optional[nn.Module] = None,
-               mode: Optional[str] = None) -> "ABCAttentionSpec":
+               mode: Optional[str] = None, backend: str = "auto") -> "ABCAttentionSpec":
         """Resolve and validate ``strategy`` (a registered name or class) and build its shared
         module unless ``shared`` is given (then it is checked). ``mode``: check it too."""
         options = options if options is not None else StrategyOptions()
@@ -48,7 +52,7 @@ class ABCAttentionSpec:
         if shared is None:
             shared = strategy.build_shared(in_dim, num_heads, memory_size, options)
         strategy.check_shared(shared, in_dim, num_heads, memory_size)
-        return cls(strategy, memory_size, in_dim, num_heads, options, shared)
+        return cls(strategy, memory_size, in_dim, num_heads, options, shared, backend)
 
     @property
     def name(self) -> str:
@@ -57,4 +61,4 @@ class ABCAttentionSpec:
     def build(self, head_dim: int, mode: str, scale: Optional[float] = None, dropout: float = 0.0) -> Strategy:
         """One layer's strategy: ``num_heads`` heads of ``head_dim``, in ``mode``."""
         return self.strategy(self.num_heads, head_dim, self.memory_size, mode, shared=self.shared, scale=scale,
-                             options=self.options, dropout=dropout)
+                             options=self.options, dropout=dropout, backend=self.backend)

@@ -12,19 +12,10 @@ from typing import Optional, Tuple
 import torch
 import triton
 
+from .dispatch import recompute_grads
 from .memory_kernels import memory_write_bwd, memory_write_fwd
 from .read_kernels import memory_read_bwd, memory_read_fwd
-
-def _block(size: int, cap: int) -> int:
-    """A power-of-two tile >= 16 (tl.dot's minimum) covering ``size`` up to ``cap``."""
-    return max(16, min(cap, triton.next_power_of_2(size)))
-
-
-def _precision(dtype: torch.dtype) -> str:
-    """fp32 inputs get exact fp32 products; half inputs carry half precision already, so tensor
-    cores' tf32 (10-bit mantissa) loses nothing they had."""
-    return "ieee" if dtype == torch.float32 else "tf32"
-
+from .sizes import pad, precision
 
 def _unit_last_stride(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 else x.contiguous()
@@ -35,43 +26,59 @@ class MemoryWrite(torch.autograd.Function):
     -> (K~ [B, H, n, d], V~ [B, H, n, dv]) in fp32."""
 
     @staticmethod
-    def forward(ctx, k, v, logits, padding):
+    def forward(ctx, k, v, logits, padding, backend):
         k, v, logits = (_unit_last_stride(x) for x in (k, v, logits))
         B, H, N, D = k.shape
         n, DV = logits.shape[-1], v.shape[-1]
         key_memory = k.new_empty(B, H, n, D, dtype=torch.float32)
         value_memory = k.new_empty(B, H, n, DV, dtype=torch.float32)
         lse = k.new_empty(B, H, n, dtype=torch.float32)
-        block_s = _block(n, 64)
+        block_s = pad(n, 64)
         memory_write_fwd[(B * H, triton.cdiv(n, block_s))](
             k, v, logits, padding if padding is not None else k, key_memory, value_memory, lse,
             H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
             padding.stride(0) if padding is not None else 0,
-            D=D, DV=DV, BLOCK_D=_block(D, 256), BLOCK_DV=_block(DV, 256), BLOCK_N=64,
-            BLOCK_S=block_s, HAS_PAD=padding is not None, PRECISION=_precision(k.dtype))
+            D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_N=64,
+            BLOCK_S=block_s, HAS_PAD=padding is not None, PRECISION=precision(k.dtype))
         ctx.save_for_backward(k, v, logits, padding, key_memory, value_memory, lse)
-        ctx.mark_non_differentiable(lse)
+        ctx.backend = backend
         return key_memory, value_memory
 
     @staticmethod
     def backward(ctx, grad_km, grad_vm):
         k, v, logits, padding, key_memory, value_memory, lse = ctx.saved_tensors
-        B, H, N, D = k.shape
-        n, DV = logits.shape[-1], v.shape[-1]
-        grad_km = torch.zeros_like(key_memory) if grad_km is None else grad_km.float().contiguous()
-        grad_vm = torch.zeros_like(value_memory) if grad_vm is None else grad_vm.float().contiguous()
-        c = (grad_km * key_memory).sum(-1) + (grad_vm * value_memory).sum(-1)
-        grad_k = torch.empty(B, H, N, D, dtype=k.dtype, device=k.device)
-        grad_v = torch.empty(B, H, N, DV, dtype=v.dtype, device=v.device)
-        grad_l = torch.empty(B, H, N, n, dtype=logits.dtype, device=logits.device)
-        block_n = 32
-        memory_write_bwd[(B * H, triton.cdiv(N, block_n))](
-            k, v, logits, padding if padding is not None else k, lse, grad_km, grad_vm, c,
-            grad_k, grad_v, grad_l, H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
-            padding.stride(0) if padding is not None else 0,
-            D=D, DV=DV, BLOCK_D=_block(D, 256), BLOCK_DV=_block(DV, 256), BLOCK_N=block_n,
-            BLOCK_S=_block(n, 256), HAS_PAD=padding is not None, PRECISION=_precision(k.dtype))
-        return grad_k, grad_v, grad_l, None
+
+        def kernels():
+            return _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse, grad_km, grad_vm)
+
+        def torch_forward(k, v, logits):
+            from ..bidirectional import abc_memory
+            mask = None if padding is None else padding.bool()
+            return abc_memory(k, v, logits, mask, backend="torch")
+
+        grads = recompute_grads("abc_memory", ctx.backend, kernels, torch_forward, (k, v, logits),
+                                tuple(ctx.needs_input_grad[:3]), (grad_km, grad_vm))
+        return (*grads, None, None)
+
+
+def _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse, grad_km, grad_vm):
+    """(dk, dv, dlogits) of ``MemoryWrite`` on the kernels."""
+    B, H, N, D = k.shape
+    n, DV = logits.shape[-1], v.shape[-1]
+    grad_km = torch.zeros_like(key_memory) if grad_km is None else grad_km.float().contiguous()
+    grad_vm = torch.zeros_like(value_memory) if grad_vm is None else grad_vm.float().contiguous()
+    c = (grad_km * key_memory).sum(-1) + (grad_vm * value_memory).sum(-1)
+    grad_k = torch.empty(B, H, N, D, dtype=k.dtype, device=k.device)
+    grad_v = torch.empty(B, H, N, DV, dtype=v.dtype, device=v.device)
+    grad_l = torch.empty(B, H, N, n, dtype=logits.dtype, device=logits.device)
+    block_n = 32
+    memory_write_bwd[(B * H, triton.cdiv(N, block_n))](
+        k, v, logits, padding if padding is not None else k, lse, grad_km, grad_vm, c,
+        grad_k, grad_v, grad_l, H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
+        padding.stride(0) if padding is not None else 0,
+        D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_N=block_n,
+        BLOCK_S=pad(n, 256), HAS_PAD=padding is not None, PRECISION=precision(k.dtype))
+    return grad_k, grad_v, grad_l
 
 
 class MemoryRead(torch.autograd.Function):
@@ -79,7 +86,7 @@ class MemoryRead(torch.autograd.Function):
     None, keep_scale = 1 / (1 - p)) -> [B, H, M, dv] in q's dtype."""
 
     @staticmethod
-    def forward(ctx, q, key_memory, value_memory, scale, keep, keep_scale):
+    def forward(ctx, q, key_memory, value_memory, scale, keep, keep_scale, backend):
         q = _unit_last_stride(q)
         key_memory = key_memory.float().contiguous()
         value_memory = value_memory.float().contiguous()
@@ -91,49 +98,69 @@ class MemoryRead(torch.autograd.Function):
         memory_read_fwd[(B * H, triton.cdiv(M, block_m))](
             q, key_memory, value_memory, keep if keep is not None else q, out, lse,
             H, M, n, scale, keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
-            D=D, DV=DV, BLOCK_D=_block(D, 256), BLOCK_DV=_block(DV, 256), BLOCK_M=block_m,
-            BLOCK_S=_block(n, 256), HAS_DROPOUT=keep is not None, PRECISION=_precision(q.dtype))
+            D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_M=block_m,
+            BLOCK_S=pad(n, 256), HAS_DROPOUT=keep is not None, PRECISION=precision(q.dtype))
         ctx.save_for_backward(q, key_memory, value_memory, keep, lse)
-        ctx.scale, ctx.keep_scale = scale, keep_scale
+        ctx.scale, ctx.keep_scale, ctx.backend = scale, keep_scale, backend
         return out
 
     @staticmethod
     def backward(ctx, grad_out):
         q, key_memory, value_memory, keep, lse = ctx.saved_tensors
-        B, H, M, D = q.shape
-        n, DV = key_memory.shape[2], value_memory.shape[-1]
         grad_out = grad_out.contiguous()
-        grad_q = torch.empty(B, H, M, D, dtype=q.dtype, device=q.device)
-        grad_km = torch.empty_like(key_memory)
-        grad_vm = torch.empty_like(value_memory)
-        widths = (_block(D, 256), _block(DV, 256), _block(n, 256))
-        # The n x d gradient accumulators stay on chip: wide ones leave room for 16 rows only
-        # (128-wide tiles at 32 rows need more shared memory than an H100 block has).
-        block_m = 32 if max(widths) <= 64 else 16
-        memory_read_bwd[(B * H,)](
-            q, key_memory, value_memory, keep if keep is not None else q, lse, grad_out, grad_q,
-            grad_km, grad_vm, H, M, n, ctx.scale, ctx.keep_scale, *q.stride()[:3],
-            *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
-            D=D, DV=DV, BLOCK_D=widths[0], BLOCK_DV=widths[1], BLOCK_M=block_m,
-            BLOCK_S=widths[2], HAS_DROPOUT=keep is not None, PRECISION=_precision(q.dtype))
-        return grad_q, grad_km, grad_vm, None, None, None
+
+        def kernels():
+            return _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, ctx.scale,
+                                         ctx.keep_scale)
+
+        def torch_forward(q, key_memory, value_memory):
+            from ..bidirectional import abc_read
+            dropout_p = 0.0 if keep is None else 1.0 - 1.0 / ctx.keep_scale
+            return abc_read(q, key_memory, value_memory, ctx.scale, dropout_p,
+                            None if keep is None else keep.bool(), backend="torch")
+
+        grads = recompute_grads("abc_read", ctx.backend, kernels, torch_forward, (q, key_memory, value_memory),
+                                tuple(ctx.needs_input_grad[:3]), (grad_out,))
+        return (*grads, None, None, None, None)
+
+
+def _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, scale, keep_scale):
+    """(dq, dK~, dV~) of ``MemoryRead`` on the kernels."""
+    B, H, M, D = q.shape
+    n, DV = key_memory.shape[2], value_memory.shape[-1]
+    grad_q = torch.empty(B, H, M, D, dtype=q.dtype, device=q.device)
+    grad_km = torch.empty_like(key_memory)
+    grad_vm = torch.empty_like(value_memory)
+    widths = (pad(D, 256), pad(DV, 256), pad(n, 256))
+    # The n x d gradient accumulators stay on chip: wide ones leave room for 16 rows only
+    # (128-wide tiles at 32 rows need more shared memory than an H100 block has).
+    block_m = 32 if max(widths) <= 64 else 16
+    memory_read_bwd[(B * H,)](
+        q, key_memory, value_memory, keep if keep is not None else q, lse, grad_out, grad_q,
+        grad_km, grad_vm, H, M, n, scale, keep_scale, *q.stride()[:3],
+        *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
+        D=D, DV=DV, BLOCK_D=widths[0], BLOCK_DV=widths[1], BLOCK_M=block_m,
+        BLOCK_S=widths[2], HAS_DROPOUT=keep is not None, PRECISION=precision(q.dtype))
+    return grad_q, grad_km, grad_vm
 
 
 def memory_write(k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
-                 key_padding_mask: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+                 key_padding_mask: Optional[torch.Tensor] = None,
+                 backend: str = "triton") -> Tuple[torch.Tensor, torch.Tensor]:
     """Triton ``abc_memory``: k, v [B, H, N, d]; phi_logits [B, H, N, n]; key_padding_mask [B, N]
     bool, True at padding. Returns (K~, V~) [B, H, n, d] in fp32."""
     padding = None
     if key_padding_mask is not None:
         padding = _unit_last_stride(key_padding_mask).view(torch.uint8)
-    return MemoryWrite.apply(k, v, phi_logits, padding)
+    return MemoryWrite.apply(k, v, phi_logits, padding, backend)
 
 
 def memory_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.Tensor, scale: float,
-                dropout_p: float = 0.0, dropout_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+                dropout_p: float = 0.0, dropout_mask: Optional[torch.Tensor] = None,
+                backend: str = "triton") -> torch.Tensor:
     """Triton ``abc_read``: q [B, H, M, d]; memories [B, H, n, d]; dropout_mask [B, H, M, n] bool
     (True = keep) or None for no dropout. Returns [B, H, M, dv] in q's dtype."""
     keep = None
     if dropout_mask is not None:
         keep = _unit_last_stride(dropout_mask).view(torch.uint8)
-    return MemoryRead.apply(q, key_memory, value_memory, float(scale), keep, 1.0 / (1.0 - dropout_p))
+    return MemoryRead.apply(q, key_memory, value_memory, float(scale), keep, 1.0 / (1.0 - dropout_p), backend)

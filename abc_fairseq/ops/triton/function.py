@@ -12,35 +12,20 @@ import triton
 
 from ..state import ABCState
 from .backward import columns_kernel, rows_kernel
+from ..chunk_math import SAFE_EXPONENT
+from .dispatch import recompute_grads
 from .forward import chunk_sums_kernel, output_kernel
 from .geometry import chunk_normalisers
 from .scan import chunk_scan_kernel
+from .sizes import causal_tiles, device_chunk
 
-# Largest exponent E_i = exp(l_i - anchor) the matmul path takes (as in ``chunk_math``).
-SAFE_EXPONENT = 60.0
 SCAN_BLOCK = 256
-
-
-def _pad(width: int) -> int:
-    """Tile width for ``width`` columns: a power of two, at least tl.dot's 16."""
-    return max(16, triton.next_power_of_2(width))
-
-
-def _fitting_chunk(chunk: int, widths) -> int:
-    """The chunk, at most 32 rows when a tile is wider than 64: compiled for sm_90, C = 64 with
-    128-wide tiles needs 290-390 KiB of shared memory in the backward (an H100 block has 227)."""
-    return min(chunk, 32) if max(_pad(w) for w in widths) > 64 else chunk
 
 
 def _sizes(q, v, logits, chunk):
     Z, N, d = q.shape
     n, dv = logits.shape[-1], v.shape[-1]
-    nc = triton.cdiv(N, chunk)
-    precision = "ieee" if q.dtype == torch.float32 else "tf32"
-    # 8 warps for 64-wide tiles: a quarter of the register spills of 4 (ptxas, sm_90).
-    warps = 8 if max(_pad(n), _pad(d), _pad(dv)) >= 64 else 4
-    tiles = dict(C=chunk, NP=_pad(n), D=_pad(d), DV=_pad(dv), PREC=precision, num_warps=warps)
-    return Z, N, n, d, dv, nc, tiles
+    return Z, N, n, d, dv, triton.cdiv(N, chunk), causal_tiles(chunk, n, d, dv, q.dtype)
 
 
 def _scan(mem, decay, carry, final, reverse):
@@ -58,7 +43,7 @@ class TritonCausalABC(torch.autograd.Function):
     Returns out [Z, N, dv] in q's dtype, the memory after the last row and its normaliser."""
 
     @staticmethod
-    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk):
+    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, backend):
         Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
         norm = chunk_normalisers(logits, g_before, chunk)
         mem = q.new_empty((Z, nc, n, d + dv), dtype=torch.float32)
@@ -70,37 +55,56 @@ class TritonCausalABC(torch.autograd.Function):
         output_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q,
                                out, scale, keep_scale, N, n, d, dv, nc, SAFE=SAFE_EXPONENT,
                                DROPOUT=dropout, **tiles)
-        ctx.save_for_backward(q, k, v, logits, keep, *norm, mem)
-        ctx.scale, ctx.keep_scale, ctx.chunk = scale, keep_scale, chunk
+        ctx.save_for_backward(q, k, v, logits, keep, carry, g_before, *norm, mem)
+        ctx.scale, ctx.keep_scale, ctx.chunk, ctx.backend = scale, keep_scale, chunk, backend
         g_last = norm.g[:, -1].clone()
         ctx.mark_non_differentiable(final, g_last)
         return out, final, g_last
 
     @staticmethod
     def backward(ctx, grad_out, _grad_final, _grad_g):
-        q, k, v, logits, keep, g, e_prev, e_end, decay, mem = ctx.saved_tensors
-        Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, ctx.chunk)
+        q, k, v, logits, keep, carry, g_before, g, e_prev, e_end, decay, mem = ctx.saved_tensors
         grad_out = grad_out.contiguous()
-        dq, dk, dv_, dl = (torch.empty_like(x) for x in (q, k, v, logits))
-        d_scores, p_read, d_norm = (torch.empty_like(g) for _ in range(3))
-        rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
-        dropout = keep is not None
-        rows_kernel[(Z, nc)](q, k, v, logits, g, e_prev, mem, keep if dropout else q, grad_out,
-                             dq, d_scores, p_read, d_norm, rev, ctx.scale, ctx.keep_scale,
-                             N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, **tiles)
-        _scan(rev, decay, None, None, reverse=True)
-        columns_kernel[(Z, nc)](q, k, v, logits, g, e_prev, e_end, grad_out, d_scores, p_read,
-                                d_norm, rev, dk, dv_, dl, ctx.scale, N, n, d, dv, nc,
-                                SAFE=SAFE_EXPONENT, **tiles)
-        return dq, dk, dv_, dl, None, None, None, None, None, None
+
+        def kernels():
+            Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, ctx.chunk)
+            dq, dk, dv_, dl = (torch.empty_like(x) for x in (q, k, v, logits))
+            d_scores, p_read, d_norm = (torch.empty_like(g) for _ in range(3))
+            rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
+            dropout = keep is not None
+            rows_kernel[(Z, nc)](q, k, v, logits, g, e_prev, mem, keep if dropout else q, grad_out,
+                                 dq, d_scores, p_read, d_norm, rev, ctx.scale, ctx.keep_scale,
+                                 N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, **tiles)
+            _scan(rev, decay, None, None, reverse=True)
+            columns_kernel[(Z, nc)](q, k, v, logits, g, e_prev, e_end, grad_out, d_scores, p_read,
+                                    d_norm, rev, dk, dv_, dl, ctx.scale, N, n, d, dv, nc,
+                                    SAFE=SAFE_EXPONENT, **tiles)
+            return dq, dk, dv_, dl
+
+        def torch_forward(q, k, v, logits):
+            from ..causal import causal_abc  # the PyTorch path of the same op, on [Z, 1, N, *]
+            d = q.shape[-1]
+            state = ABCState(carry[:, None, :, :d], carry[:, None, :, d:], g_before[:, None])
+            dropout_p = 0.0 if keep is None else 1.0 - 1.0 / ctx.keep_scale
+            mask = None if keep is None else keep.bool()[:, None]
+            out = causal_abc(q[:, None], k[:, None], v[:, None], logits[:, None], scale=ctx.scale,
+                             chunk_size=ctx.chunk, initial_state=state, dropout_p=dropout_p,
+                             dropout_mask=mask, backend="torch")
+            return out[:, 0]
+
+        grads = recompute_grads("causal_abc", ctx.backend, kernels, torch_forward, (q, k, v, logits),
+                                tuple(ctx.needs_input_grad[:4]), (grad_out,))
+        return (*grads, None, None, None, None, None, None, None)
 
 
 def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
                       initial_state: Optional[ABCState], return_state: bool,
-                      keep: Optional[torch.Tensor], keep_scale: float
+                      keep: Optional[torch.Tensor], keep_scale: float, backend: str = "triton"
                       ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
     """``causal_abc`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; phi_logits:
-    [B, H, N, n]; keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p)."""
+    [B, H, N, n]; keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p);
+    initial_state: already checked against the inputs (``ops.causal``). ``backend``: "auto" lets
+    a backward that fails to compile or launch recompute on the PyTorch path (``dispatch``)."""
     B, H, N, d = q.shape
     n, dv = phi_logits.shape[-1], v.shape[-1]
     Z = B * H
@@ -111,17 +115,12 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         carry = q.new_zeros((Z, n, d + dv), dtype=torch.float32)
         g_before = q.new_full((Z, n), float("-inf"), dtype=torch.float32)
     else:
-        expected = ((B, H, n, d), (B, H, n, dv), (B, H, n))
-        if tuple(tuple(t.shape) for t in initial_state) != expected:
-            raise ValueError(
-                "initial_state does not match the inputs: got shapes "
-                f"{[tuple(t.shape) for t in initial_state]}, expected {list(expected)}")
         key_memory, value_memory, g_before = (t.detach().float() for t in initial_state)
         carry = torch.cat([key_memory, value_memory], dim=-1).reshape(Z, n, d + dv).contiguous()
         g_before = g_before.reshape(Z, n).contiguous()
-    chunk = _fitting_chunk(chunk, (n, d, dv))
+    chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
     out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale),
-                                               float(keep_scale), chunk)
+                                               float(keep_scale), chunk, backend)
     out = out.reshape(B, H, N, dv)
     if not return_state:
         return out

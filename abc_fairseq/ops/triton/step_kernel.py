@@ -14,6 +14,7 @@ import triton.language as tl
 
 from ..state import ABCState
 from .layout import head_columns, sequence_program
+from .sizes import pad
 
 
 @triton.jit
@@ -72,10 +73,9 @@ def causal_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: t
     out = q.new_empty(B, H, 1, DV)
     following = ABCState(torch.empty_like(key_memory), torch.empty_like(value_memory),
                          torch.empty_like(log_normalizer))
-    block = lambda size: max(16, triton.next_power_of_2(size))  # noqa: E731
     causal_step_kernel[(B * H,)](
         q, k, v, phi_logits, key_memory, value_memory, log_normalizer, out, *following,
         H, n, float(scale), q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         phi_logits.stride(0), phi_logits.stride(1),
-        D=D, DV=DV, BLOCK_D=block(D), BLOCK_DV=block(DV), BLOCK_S=block(n))
+        D=D, DV=DV, BLOCK_D=pad(D), BLOCK_DV=pad(DV), BLOCK_S=pad(n))
     return out, following

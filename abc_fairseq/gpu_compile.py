@@ -1,0 +1,214 @@
+"""Compile every Triton kernel with Triton's real compiler for each GPU architecture, no GPU needed,
+and tabulate registers, spills and shared memory per kernel, tile and architecture.
+
+    python -m abc_fairseq.gpu_compile                     # the full grid -> the two tables below
+    python -m abc_fairseq.gpu_compile --archs 80 --widths 64 --json /tmp/t.json --md /tmp/t.md
+
+Writes ``abc_fairseq/ops/triton/compile_table.json`` (what the causal launcher reads to pick its
+chunk on a device: ``ops/triton/sizes.py``) and ``docs/gpu_compile.md``. Rows already in the JSON
+are kept and not compiled again (an interrupted run resumes); ``--fresh`` starts a new table.
+Registers and spills (the stack frame, which in Triton kernels holds only spilled registers) come
+from ``cuobjdump --dump-resource-usage`` on the cubin (ptxas's figures),
+shared memory from Triton's metadata; ``limit`` is the architecture's shared memory per block
+(opt-in maximum, CUDA programming guide), the bound the launcher reads from the device at run time.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Dict, Iterator, List, NamedTuple, Tuple
+
+# Shared memory per block (opt-in maximum) by architecture: V100, T4, A100, RTX 30 / A10,
+# RTX 40 / L4 / L40, H100 / H200.
+SHARED_LIMITS = {70: 98304, 75: 65536, 80: 166912, 86: 101376, 89: 101376, 90: 232448}
+ARCHS = (70, 75, 80, 86, 89, 90)
+DTYPES = {"half": ("bf16", "tf32"), "fp32": ("fp32", "ieee")}  # class -> (input pointer type, tl.dot precision)
+FLOATS = {"scale", "keep_scale"}
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_JSON = os.path.join(ROOT, "abc_fairseq", "ops", "triton", "compile_table.json")
+DEFAULT_MD = os.path.join(ROOT, "docs", "gpu_compile.md")
+
+
+class Case(NamedTuple):
+    """One kernel at one tile: ``module.kernel`` with constexprs ``tiles`` (num_warps apart)."""
+
+    module: str
+    kernel: str
+    dtype: str
+    tiles: Dict
+
+
+def cases(widths, chunks) -> Iterator[Case]:
+    """Every kernel at every tile its launcher can pick for these padded widths (all of a
+    kernel's widths equal: the largest of a problem's head dims and memory size, the worst case)."""
+    from .ops.triton import sizes
+
+    for dtype, (_, prec) in DTYPES.items():
+        for w in widths:
+            for chunk in (c for c in chunks if c in sizes.chunks_for(w)):
+                tiles = dict(C=chunk, NP=w, D=w, DV=w, PREC=prec, num_warps=sizes.causal_warps(w))
+                yield Case("forward", "chunk_sums_kernel", dtype, tiles)
+                yield Case("forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
+                yield Case("backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
+                yield Case("backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0))
+            wide = dict(D=w, DV=w, BLOCK_D=w, BLOCK_DV=w, PRECISION=prec, num_warps=4)
+            yield Case("memory_kernels", "memory_write_fwd", dtype,
+                       dict(wide, BLOCK_N=64, BLOCK_S=min(w, 64), HAS_PAD=True))
+            yield Case("memory_kernels", "memory_write_bwd", dtype, dict(wide, BLOCK_N=32, BLOCK_S=w, HAS_PAD=True))
+            yield Case("read_kernels", "memory_read_fwd", dtype, dict(wide, BLOCK_M=64, BLOCK_S=w, HAS_DROPOUT=True))
+            yield Case("read_kernels", "memory_read_bwd", dtype,
+                       dict(wide, BLOCK_M=32 if w <= 64 else 16, BLOCK_S=w, HAS_DROPOUT=True))
+            step = {k: v for k, v in wide.items() if k != "PRECISION"}
+            yield Case("step_kernel", "causal_step_kernel", dtype, dict(step, BLOCK_S=w))
+    for reverse in (False, True):
+        yield Case("scan", "chunk_scan_kernel", "fp32",
+                   dict(BLOCK=256, REVERSE=reverse, HAS_CARRY=not reverse, HAS_FINAL=not reverse, num_warps=4))
+
+
+def _signature(fn, dtype: str, constants: Dict) -> Dict[str, str]:
+    signature = {}
+    for name in fn.arg_names:
+        if name in constants:
+            signature[name] = "constexpr"
+        elif name in ("keep_ptr", "pad_ptr"):
+            signature[name] = "*i8"
+        elif name in ("q_ptr", "k_ptr", "v_ptr", "do_ptr", "o_ptr", "dq_ptr", "dk_ptr", "dv_ptr", "out_ptr"):
+            signature[name] = "*" + DTYPES[dtype][0]
+        elif name.endswith("_ptr"):
+            signature[name] = "*fp32"
+        else:
+            signature[name] = "fp32" if name in FLOATS else "i32"
+    return signature
+
+
+def resource_usage(cubin: bytes, tool: str) -> Tuple[int, int]:
+    """(registers, stack-frame bytes) per thread of the one function in ``cubin`` (cuobjdump's
+    figures). Triton kernels keep no local arrays: their stack frame holds register spills."""
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(cubin)
+        f.flush()
+        text = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True,
+                              check=True).stdout
+    return int(re.search(r"REG:(\d+)", text).group(1)), int(re.search(r"STACK:(\d+)", text).group(1))
+
+
+def compile_case(case: Case, arch: int) -> Dict:
+    """Compile ``case`` for sm_``arch``: its table row."""
+    import importlib
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from .ops.triton import sizes
+
+    fn = getattr(importlib.import_module(f"abc_fairseq.ops.triton.{case.module}"), case.kernel)
+    constants = {k: v for k, v in case.tiles.items() if k != "num_warps"}
+    constexprs = {(fn.arg_names.index(k),): v for k, v in constants.items()}
+    started = time.time()
+    compiled = triton.compile(ASTSource(fn, _signature(fn, case.dtype, constants), constexprs),
+                              target=GPUTarget("cuda", arch, 32), options=dict(num_warps=case.tiles["num_warps"]))
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
+    registers, spills = resource_usage(compiled.asm["cubin"], tool)
+    shared, limit = compiled.metadata.shared, SHARED_LIMITS[arch]
+    return dict(key=sizes.table_key(case.kernel, arch, case.dtype, case.tiles), kernel=case.kernel,
+                arch=arch, dtype=case.dtype, tiles=case.tiles, registers=registers, spills=spills, shared=shared,
+                limit=limit, fits=shared <= limit and spills == 0, seconds=round(time.time() - started, 1))
+
+
+def _tile_text(tiles: Dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in tiles.items() if k not in ("PREC", "PRECISION"))
+
+
+def markdown(rows: List[Dict], command: str, meta: Dict) -> str:
+    lines = ["# Triton kernels compiled per GPU architecture", "",
+             f"Generated by `{command}` (triton {meta['triton']}, {meta['date']}, commit {meta['commit']}): "
+             "Triton's real compiler and the ptxas in its wheel, no GPU. Registers and spills per "
+             "thread from `cuobjdump --dump-resource-usage` (spills: the stack frame, which in Triton kernels holds "
+             "only spilled registers); shared memory per block from Triton's metadata; "
+             "limit: the architecture's shared memory per block (opt-in). `fits`: shared <= limit and no "
+             "spills. The causal launcher takes the largest chunk C whose four kernels fit on the device "
+             "at hand (`ops/triton/sizes.py`); a row that does not fit is a tile the launcher skips there.",
+             "", "| kernel | arch | dtype | tile | warps | registers | spills (B) | shared (B) | limit (B) | fits |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["kernel"], r["arch"], r["dtype"], json.dumps(r["tiles"], sort_keys=True))):
+        lines.append(f"| {r['kernel']} | sm_{r['arch']} | {r['dtype']} | {_tile_text(r['tiles'])} | "
+                     f"{r['tiles'].get('num_warps', 4)} | {r['registers']} | {r['spills']} | {r['shared']} | "
+                     f"{r['limit']} | {'yes' if r['fits'] else 'no'} |")
+    return "\n".join(lines) + "\n"
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m abc_fairseq.gpu_compile", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--archs", default=",".join(map(str, ARCHS)),
+                        help="compute capabilities to compile for, comma separated (default: %(default)s)")
+    parser.add_argument("--widths", default="64,128",
+                        help="padded head dim / memory size classes, comma separated (default: %(default)s)")
+    parser.add_argument("--chunks", default="64,32,16", help="causal chunk sizes C (default: %(default)s)")
+    parser.add_argument("--json", default=DEFAULT_JSON, help="table the launcher reads (default: the package's)")
+    parser.add_argument("--md", default=DEFAULT_MD, help="markdown table (default: docs/gpu_compile.md)")
+    parser.add_argument("--fresh", action="store_true", help="ignore rows already in --json (compile everything)")
+    args = parser.parse_args(argv)
+    try:
+        archs = [int(a) for a in args.archs.split(",")]
+        widths = [int(w) for w in args.widths.split(",")]
+        chunks = [int(c) for c in args.chunks.split(",")]
+    except ValueError as error:
+        parser.error(f"--archs, --widths and --chunks take comma-separated integers ({error})")
+    unknown = [a for a in archs if a not in SHARED_LIMITS]
+    if unknown:
+        parser.error(f"--archs: no shared-memory limit known for {unknown} (known: {sorted(SHARED_LIMITS)})")
+    bad = [w for w in widths if w not in (16, 32, 64, 128)] + [c for c in chunks if c not in (16, 32, 64, 128)]
+    if bad:
+        parser.error(f"--widths and --chunks take powers of two from 16 to 128, got {bad}")
+    os.environ.pop("TRITON_INTERPRET", None)
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    import triton
+
+    rows = {}
+    if os.path.exists(args.json) and not args.fresh:
+        with open(args.json) as f:
+            rows = {r["key"]: r for r in json.load(f)["kernels"]}
+    meta = dict(triton=triton.__version__, date=time.strftime("%Y-%m-%d"), commit=_commit())
+    command = "python -m abc_fairseq.gpu_compile " + " ".join(argv if argv is not None else sys.argv[1:])
+    todo = [(case, arch) for arch in archs for case in cases(widths, chunks)]
+    from .ops.triton import sizes
+
+    for i, (case, arch) in enumerate(todo, 1):
+        key = sizes.table_key(case.kernel, arch, case.dtype, case.tiles)
+        if key in rows:
+            continue
+        row = compile_case(case, arch)
+        rows[key] = row
+        print(f"[{i}/{len(todo)}] {case.kernel} sm_{arch} {case.dtype} {_tile_text(case.tiles)}: "
+              f"{row['registers']} registers, {row['spills']} B spilled, {row['shared']} B shared "
+              f"({row['seconds']} s)", flush=True)
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json + ".part", "w") as f:
+            json.dump(dict(meta, command=command, kernels=sorted(rows.values(), key=lambda r: r["key"])), f, indent=1)
+        os.replace(args.json + ".part", args.json)
+    os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
+    with open(args.md, "w") as f:
+        f.write(markdown(list(rows.values()), command, meta))
+    misfits = [r for r in rows.values() if not r["fits"]]
+    print(f"{len(rows)} kernels tabulated, {len(misfits)} do not fit their architecture "
+          f"(the launcher skips those tiles); wrote {args.json} and {args.md}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

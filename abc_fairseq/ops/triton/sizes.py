@@ -1,0 +1,129 @@
+"""Tile sizes and matmul precision of every launcher, and the tiles each one can pick.
+
+Widths are padded to powers of two of at least 16 (``tl.dot``'s minimum). fp32 inputs get exact
+fp32 products ("ieee"); half inputs carry half precision already, so tensor cores' tf32 (10-bit
+mantissa) loses nothing they had.
+
+The causal kernels' chunk C is the one tile a launcher chooses: ``CHUNKS`` lists the candidates,
+largest first. ``device_chunk`` takes the largest one whose four kernels, compiled for the
+device's architecture (``compile_table.json``, written by ``python -m abc_fairseq.gpu_compile``),
+fit the device's shared memory per block (read from the device at run time) without register
+spills; an architecture the table lacks gets the smallest chunk, which fits everywhere.
+"""
+
+import functools
+import json
+import os
+from typing import Dict, Optional, Tuple
+
+import torch
+
+CHUNKS = (64, 32, 16)
+# 128-wide tiles at C = 64 need 290-390 KiB of shared memory in the backward: no GPU has that.
+WIDE_CHUNKS = (32, 16)
+WIDTHS = (16, 32, 64, 128)  # padded head dims and memory sizes the kernels take
+TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_table.json")
+CAUSAL_KERNELS = ("chunk_sums_kernel", "output_kernel", "rows_kernel", "columns_kernel")
+
+
+def pad(width: int, cap: Optional[int] = None) -> int:
+    """The tile width covering ``width`` columns: a power of two >= 16, at most ``cap``."""
+    padded = max(16, 1 << max(width - 1, 0).bit_length())
+    return padded if cap is None else min(cap, padded)
+
+
+def precision(dtype: torch.dtype) -> str:
+    """``tl.dot``'s input_precision for inputs of ``dtype``."""
+    return "ieee" if dtype == torch.float32 else "tf32"
+
+
+def causal_warps(*widths: int) -> int:
+    """8 warps once a tile is 64 wide: a quarter of the register pressure of 4 (ptxas)."""
+    return 8 if max(pad(w) for w in widths) >= 64 else 4
+
+
+def causal_tiles(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype) -> Dict:
+    """Compile-time sizes of the causal kernels: C rows per chunk, NP slots, D key and DV value
+    columns (each padded), the matmul precision and the warps."""
+    return dict(C=chunk, NP=pad(n), D=pad(d), DV=pad(dv), PREC=precision(dtype),
+                num_warps=causal_warps(n, d, dv))
+
+
+TILE_KEYS = ("C", "NP", "D", "DV", "BLOCK_D", "BLOCK_DV", "BLOCK_N", "BLOCK_M", "BLOCK_S", "BLOCK", "REVERSE")
+
+
+def dtype_class(dtype: torch.dtype) -> str:
+    """The compile table's input class: "fp32", or "half" (fp16 and bf16: one code path)."""
+    return "fp32" if dtype == torch.float32 else "half"
+
+
+def table_key(kernel: str, arch: int, dtype: str, tiles: Dict) -> str:
+    """The row of ``compile_table.json`` for ``kernel`` compiled for sm_``arch`` with inputs of
+    class ``dtype`` at ``tiles`` (only the sizes count: flags like DROPOUT take their costlier value)."""
+    sizes = ",".join(f"{k}={tiles[k]}" for k in TILE_KEYS if k in tiles)
+    return f"{kernel}|sm_{arch}|{dtype}|{sizes}|warps={tiles.get('num_warps', 4)}"
+
+
+def table_width(*widths: int) -> int:
+    """The width class a problem is looked up under: its widest padded tile, at least 64 (a
+    narrower tile needs fewer registers and less shared memory than the 64-wide row)."""
+    return max(64, max(pad(w) for w in widths))
+
+
+@functools.lru_cache(maxsize=None)
+def compile_table() -> Dict[str, Dict]:
+    """key -> {"registers", "spills", "shared"} from the generated table ({} when absent)."""
+    if not os.path.exists(TABLE):
+        return {}
+    with open(TABLE) as f:
+        return {row["key"]: row for row in json.load(f)["kernels"]}
+
+
+def shared_memory_per_block(device: torch.device) -> int:
+    """Bytes of shared memory one block may use on ``device`` (the opt-in maximum)."""
+    props = torch.cuda.get_device_properties(device)
+    return int(getattr(props, "shared_memory_per_block_optin", 0) or props.shared_memory_per_block)
+
+
+def chunk_fits(arch: int, limit: int, chunk: int, n: int, d: int, dv: int, dtype: torch.dtype,
+               table: Optional[Dict[str, Dict]] = None) -> Optional[bool]:
+    """Whether the causal kernels at ``chunk`` fit ``limit`` bytes of shared memory without
+    register spills on sm_``arch`` (None when the table lacks one of them)."""
+    table = compile_table() if table is None else table
+    w = table_width(n, d, dv)
+    tiles = causal_tiles(chunk, w, w, w, dtype)
+    rows = [table.get(table_key(kernel, arch, dtype_class(dtype), tiles)) for kernel in CAUSAL_KERNELS]
+    if any(row is None for row in rows):
+        return None
+    return all(row["shared"] <= limit and row["spills"] == 0 for row in rows)
+
+
+def chunks_for(width: int) -> Tuple[int, ...]:
+    """The chunks the causal launcher can pick for tiles ``width`` wide (a table width)."""
+    return WIDE_CHUNKS if width > 64 else CHUNKS
+
+
+def pick_chunk(chunk: int, arch: int, limit: int, n: int, d: int, dv: int, dtype: torch.dtype,
+               table: Optional[Dict[str, Dict]] = None) -> int:
+    """The largest candidate <= ``chunk`` that fits (see ``chunk_fits``); the smallest otherwise."""
+    options = chunks_for(table_width(n, d, dv))
+    candidates = [c for c in options if c <= chunk] or [options[-1]]
+    for candidate in candidates:
+        if chunk_fits(arch, limit, candidate, n, d, dv, dtype, table):
+            return candidate
+    return candidates[-1]
+
+
+@functools.lru_cache(maxsize=None)
+def _device_limits(index: int) -> Tuple[int, int]:
+    major, minor = torch.cuda.get_device_capability(index)
+    return major * 10 + minor, shared_memory_per_block(torch.device("cuda", index))
+
+
+def device_chunk(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device: torch.device) -> int:
+    """The causal kernels' chunk on ``device``: ``chunk`` itself off CUDA (the interpreter),
+    else ``pick_chunk`` for the device's architecture and shared memory."""
+    if device.type != "cuda":
+        return chunk
+    arch, limit = _device_limits(device.index if device.index is not None else torch.cuda.current_device())
+    return pick_chunk(chunk, arch, limit, n, d, dv, dtype)

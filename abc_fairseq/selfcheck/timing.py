@@ -1,0 +1,71 @@
+"""The self-check's timings on CUDA: causal ABC forward + backward on the Triton kernels and on the
+PyTorch path, against fused causal softmax attention (``scaled_dot_product_attention``, flash
+where the device has it) and, when installed, flash-linear-attention's ``chunk_abc``."""
+
+import importlib.util
+from typing import Callable, Dict, List
+
+import torch
+import torch.nn.functional as F
+
+from ..ops import causal_abc
+from .checks import Size
+
+
+def _median_ms(fn: Callable[[], None], repeats: int) -> float:
+    fn()  # compile / warm up
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return sorted(times)[len(times) // 2]
+
+
+def _fwd_bwd(forward: Callable[..., torch.Tensor], inputs: List[torch.Tensor]) -> Callable[[], None]:
+    leaves = [x.detach().clone().requires_grad_() for x in inputs]
+
+    def run():
+        out = forward(*leaves)
+        out.backward(torch.ones_like(out))
+
+    return run
+
+
+def _fla_chunk_abc():
+    if importlib.util.find_spec("fla") is None:
+        return None
+    try:
+        from fla.ops.abc import chunk_abc
+    except ImportError:
+        return None
+    return chunk_abc
+
+
+def time_causal(size: Size, dtype: torch.dtype, repeats: int = 5) -> Dict[str, float]:
+    """Milliseconds per forward + backward, per method (absent: not available here)."""
+    B, H, N, d, n = size
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    q, k, v = (torch.randn(B, H, N, d, generator=gen).to("cuda", dtype) for _ in range(3))
+    logits = torch.randn(B, H, N, n, generator=gen).to("cuda")
+    times = {
+        "abc triton": _median_ms(_fwd_bwd(lambda *x: causal_abc(*x, backend="triton"), [q, k, v, logits]), repeats),
+        "abc torch": _median_ms(_fwd_bwd(lambda *x: causal_abc(*x, backend="torch"), [q, k, v, logits]), repeats),
+    }
+    if dtype != torch.float32 or N <= 4096:  # fp32 SDPA has no flash kernel: math path, N^2 memory
+        times["sdpa causal"] = _median_ms(
+            _fwd_bwd(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), [q, k, v]), repeats)
+    chunk_abc = _fla_chunk_abc()
+    if chunk_abc is not None and n & (n - 1) == 0:
+        s = logits.to(dtype)
+        try:  # fla's layout: [B, H, N, *]; the exact signature varies between its releases
+            times["fla chunk_abc"] = _median_ms(_fwd_bwd(lambda q, k, v, s: chunk_abc(q, k, v, s)[0],
+                                                         [q, k, v, s]), repeats)
+        except Exception as error:  # noqa: BLE001: a peer library's failure is reported, not fatal
+            times["fla chunk_abc"] = float("nan")
+            print(f"fla chunk_abc could not be timed: {type(error).__name__}: {error}")
+    return times

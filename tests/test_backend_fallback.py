@@ -1,0 +1,133 @@
+"""A kernel that cannot compile or launch: ``backend="auto"`` runs the PyTorch path for that op
+(values and gradients equal to ``backend="torch"``) and warns once naming the op, the reason and
+the switch; ``backend="triton"`` raises. The failure is forced under Triton's interpreter (CPU
+tensors, how CI runs the kernels) by replacing a kernel launcher with one that raises the error
+Triton raises when a kernel needs more shared memory than the device has; auto's usual device
+rule (kernels only for CUDA tensors) is lifted for the test.
+"""
+
+import importlib
+import importlib.util
+import sys
+import warnings
+
+import pytest
+import torch
+
+from abc_fairseq.ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
+
+from ops_helpers import random_inputs
+
+if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
+    pytest.skip("triton is not installed", allow_module_level=True)
+
+from triton_helpers import interpreted_kernels  # noqa: E402,F401  (autouse fixture)
+
+pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+DISPATCH = "abc_fairseq.ops.triton.dispatch"
+
+
+class _Failing:
+    """Stands for a ``triton.jit`` kernel: launching it raises Triton's OutOfResources."""
+
+    def __getitem__(self, grid):
+        def launch(*args, **kwargs):
+            from triton.runtime.errors import OutOfResources
+            raise OutOfResources(262144, 232448, "shared memory")
+        return launch
+
+
+@pytest.fixture
+def kernels_on_cpu(monkeypatch):
+    """auto takes the kernels for CPU tensors too (the interpreter stands for the GPU); failures
+    of earlier tests are forgotten."""
+    dispatch = sys.modules[DISPATCH]
+    monkeypatch.setattr(dispatch, "AUTO_DEVICES", ("cuda", "cpu"))
+    dispatch.reset_failures()
+    yield
+    dispatch.reset_failures()
+
+
+def _grads(fn, inputs):
+    leaves = [x.detach().clone().requires_grad_() for x in inputs]
+    out = fn(*leaves)
+    out = out if isinstance(out, tuple) else (out,)
+    weights = [torch.randn(o.shape, generator=torch.Generator().manual_seed(i), dtype=o.dtype)
+               for i, o in enumerate(out)]
+    grads = torch.autograd.grad(sum((o * w).sum() for o, w in zip(out, weights)), leaves)
+    return [o.detach() for o in out], grads
+
+
+def _causal(backend):
+    return lambda q, k, v, l: causal_abc(q, k, v, l, chunk_size=16, backend=backend)
+
+
+def _memory(backend):
+    return lambda k, v, l: abc_memory(k, v, l, backend=backend)
+
+
+def _read(backend):
+    return lambda q, km, vm: abc_read(q, km, vm, backend=backend)
+
+
+CASES = {
+    # op: (module holding the launcher, the launcher, the op on the given backend, inputs)
+    "causal_abc forward": ("function", "output_kernel", _causal, lambda: random_inputs(2, 2, 40, 8, 6, seed=1, dtype=torch.float32)),
+    "causal_abc backward": ("function", "rows_kernel", _causal, lambda: random_inputs(2, 2, 40, 8, 6, seed=2, dtype=torch.float32)),
+    "abc_memory forward": ("bidirectional", "memory_write_fwd", _memory,
+                           lambda: random_inputs(2, 2, 20, 8, 6, seed=3, dtype=torch.float32)[1:]),
+    "abc_memory backward": ("bidirectional", "memory_write_bwd", _memory,
+                            lambda: random_inputs(2, 2, 20, 8, 6, seed=4, dtype=torch.float32)[1:]),
+    "abc_read backward": ("bidirectional", "memory_read_bwd", _read,
+                          lambda: [torch.randn(2, 2, 5, 8), torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6, 8)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_auto_falls_back_to_torch_and_triton_raises(case, kernels_on_cpu, monkeypatch):
+    module, launcher, op, make = CASES[case]
+    inputs = make()
+    expected, expected_grads = _grads(op("torch"), inputs)
+    monkeypatch.setattr(importlib.import_module(f"abc_fairseq.ops.triton.{module}"), launcher, _Failing())
+    with pytest.warns(RuntimeWarning) as caught:
+        out, grads = _grads(op("auto"), inputs)
+    messages = [str(w.message) for w in caught if "Triton kernels cannot run" in str(w.message)]
+    assert len(messages) == 1, messages
+    name = case.split()[0]
+    assert messages[0].startswith(f"{name}:") and "OutOfResources" in messages[0]
+    assert "--abc-backend torch" in messages[0] and "ABC_BACKEND=torch" in messages[0]
+    for got, want in zip(out + list(grads), expected + list(expected_grads)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    # Once failed, auto skips the kernels: no second warning.
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        _grads(op("auto"), inputs)
+    assert not [w for w in again if "Triton kernels cannot run" in str(w.message)]
+    from triton.runtime.errors import OutOfResources
+    with pytest.raises(OutOfResources):
+        _grads(op("triton"), inputs)
+
+
+def test_step_falls_back_and_triton_raises(kernels_on_cpu, monkeypatch):
+    q, k, v, logits = random_inputs(2, 2, 1, 8, 6, seed=5, dtype=torch.float32)
+    state = ABCState(torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6))
+    expected = causal_abc_step(q, k, v, logits, state, backend="torch")
+    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.step_kernel"), "causal_step_kernel", _Failing())
+    with pytest.warns(RuntimeWarning, match=r"causal_abc_step: the Triton kernels cannot run.*OutOfResources"):
+        out, following = causal_abc_step(q, k, v, logits, state, backend="auto")
+    torch.testing.assert_close(out, expected[0])
+    for got, want in zip(following, expected[1]):
+        torch.testing.assert_close(got, want)
+    from triton.runtime.errors import OutOfResources
+    with pytest.raises(OutOfResources):
+        causal_abc_step(q, k, v, logits, state, backend="triton")
+
+
+def test_errors_of_the_inputs_are_not_swallowed(kernels_on_cpu, monkeypatch):
+    """Only a kernel failure falls back: an error that is no Triton or CUDA failure propagates."""
+    def broken(*args, **kwargs):
+        raise KeyError("a bug, not a device limit")
+
+    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.function"), "triton_causal_abc", broken)
+    with pytest.raises(KeyError):
+        causal_abc(*random_inputs(1, 1, 16, 8, 4, seed=6, dtype=torch.float32), chunk_size=16, backend="auto")

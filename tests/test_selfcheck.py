@@ -1,0 +1,57 @@
+"""``python -m abc_fairseq.selfcheck`` on CPU: the checks run under Triton's interpreter and pass,
+the JSON holds them, a mismatch exits non-zero, and the error measure sees a wrong result."""
+
+import importlib.util
+import json
+
+import pytest
+import torch
+
+from abc_fairseq.selfcheck import checks
+from abc_fairseq.selfcheck.__main__ import main
+from fairseq_helpers import run_module
+
+if importlib.util.find_spec("triton") is None:
+    pytest.skip("triton is not installed", allow_module_level=True)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on CUDA the self-check runs at full size")
+def test_selfcheck_passes_under_the_interpreter(tmp_path):
+    out = tmp_path / "selfcheck.json"
+    log = run_module("abc_fairseq.selfcheck", "--json", out, timeout=900)
+    assert f"PASS: results in {out}" in log
+    report = json.loads(out.read_text())
+    assert report["passed"] and report["environment"]["device"].startswith("cpu")
+    rows = report["checks"]
+    assert {r["op"] for r in rows} == {"causal_abc", "causal_abc_step", "abc_memory", "abc_read"}
+    assert {r["dtype"] for r in rows} == {"float32", "float16"}
+    assert {"no future leak", "padding writes nothing", "state passing: rows after the state",
+            "grad logits"} <= {r["check"] for r in rows}
+    assert all(r["passed"] and r["error"] <= r["tolerance"] for r in rows)
+    # Nothing is overwritten: the same --json again is refused, naming the flag.
+    code, log = run_module("abc_fairseq.selfcheck", "--json", out, check=False)
+    assert code == 2 and "--json" in log and "exists" in log
+
+
+def test_help_does_nothing_else(tmp_path):
+    log = run_module("abc_fairseq.selfcheck", "--help")
+    assert "usage: python -m abc_fairseq.selfcheck" in log and "--json" in log
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_mismatch_fails_and_exits_non_zero(tmp_path, monkeypatch, capsys):
+    wrong = checks.Result("causal_abc", "output", "float32", "tiny", checks.relative_error(
+        torch.tensor([1.0, 2.0 + 1e-3]), torch.tensor([1.0, 2.0])), checks.TOLERANCE[torch.float32])
+    assert not wrong.passed  # 5e-4 relative > 2e-4
+    monkeypatch.setattr(checks, "CHECKS", (lambda size, dtype, device: [wrong],))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # main sets it: restored after the test
+    assert main(["--json", str(tmp_path / "r.json"), "--no-timing"]) == 1
+    assert "FAIL  causal_abc" in capsys.readouterr().out
+    assert json.loads((tmp_path / "r.json").read_text())["passed"] is False
+
+
+def test_error_measure():
+    assert checks.relative_error(torch.tensor([0.0, 4.0]), torch.tensor([0.0, 4.0])) == 0.0
+    assert checks.relative_error(torch.tensor([1.0, 4.0]), torch.tensor([0.0, 4.0])) == 0.25
+    assert checks.relative_error(torch.tensor([float("nan")]), torch.tensor([1.0])) == float("inf")
