@@ -19,6 +19,7 @@ import cProfile
 import io
 import os
 import pstats
+import re
 import time
 from pathlib import Path
 from typing import List, Tuple
@@ -28,7 +29,8 @@ from .cli import DTYPES
 from .decode_model import build_model
 from .synthetic import synthetic_dictionary
 
-BIBLE = Path(__file__).resolve().parents[2] / "data_prep" / "bible_es_en"
+REPO = Path(__file__).resolve().parents[2]
+BIBLE = REPO / "data_prep" / "bible_es_en"
 PROFILE_ENTRIES = 25
 
 
@@ -107,9 +109,8 @@ def profile_top(run, entries: int = PROFILE_ENTRIES) -> List[str]:
     pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(entries)
     lines = text.getvalue().splitlines()
     start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls")), 0)
-    site = os.sep + "site-packages" + os.sep
-    return [line.replace(str(Path(__file__).resolve().parents[2]) + os.sep, "").split(site)[-1]
-            for line in lines[start:] if line.strip()]
+    prefix = re.compile(r"\S*" + re.escape(os.sep + "site-packages" + os.sep) + "|" + re.escape(str(REPO) + os.sep))
+    return [prefix.sub("", line) for line in lines[start:] if line.strip()]
 
 
 def build_case(params: dict, device) -> Case:
@@ -128,11 +129,12 @@ def build_case(params: dict, device) -> Case:
             "load_average_start": list(os.getloadavg())}
 
     def run() -> None:
-        with torch.inference_mode():
+        with torch.no_grad():  # as fairseq-generate
             info["tokens"] = translate(model, generators)
         info["load_average_end"] = list(os.getloadavg())
 
-    if params.get("profile"):
+    if params.get("profile"):  # after one untimed generate: lazy imports and pools are not profiled
+        run()
         begin = time.perf_counter()
         info["profile"] = profile_top(run)
         info["profile_s"] = time.perf_counter() - begin

@@ -78,8 +78,9 @@ def reorder_plan(new_order: Tensor, rows: int, memory_batch: int) -> Tuple[Optio
     they stay as they are; the new ``rows``). Rows of one sentence stay grouped when every new
     group comes from one old group; otherwise every row gets its own entry."""
     key = (rows, memory_batch)
-    order, version, plan = _plans.get(key, (None, -1, None))
-    if order is new_order and version == new_order._version:
+    version = None if new_order.is_inference() else new_order._version  # inference tensors have none
+    order, seen, plan = _plans.get(key, (None, None, None))
+    if order is new_order and version is not None and seen == version:
         return plan
     if rows == 1:
         plan = (None if _identity(new_order, memory_batch) else new_order, 1)
@@ -94,5 +95,5 @@ def reorder_plan(new_order: Tensor, rows: int, memory_batch: int) -> Tuple[Optio
         plan = (torch.div(new_order, rows, rounding_mode="floor"), 1)
     for stale in [k for k, entry in _plans.items() if entry[0] is not new_order]:
         del _plans[stale]  # a new step: forget the last one's plans
-    _plans[key] = (new_order, new_order._version, plan)
+    _plans[key] = (new_order, version, plan)
     return plan
