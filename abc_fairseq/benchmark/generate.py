@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Tuple
 
 from . import cli, driver
 from .decode import METHOD_NOTES, METHODS
+from .generate_model import bible_lengths
 from .plot import Panel, save_panels
 from .probes import MIB, median
 from .report import compare, failure_notes, format_targets, markdown_table, measured, num, ratio, status_cell
@@ -33,14 +34,16 @@ with beam 5, >= 2x softmax at N=1024, >= RFA). Writes generate.json, generate.md
 MODEL_SIZES = {  # name -> (encoder layers, decoder layers, dim, heads, FFN, vocabulary)
     "small": (3, 3, 256, 4, 1024, 8192),
     "paper": (6, 6, 512, 8, 2048, 32768),
+    "tiny": (1, 1, 32, 2, 64, 64),
 }
 SIZE_NOTES = {"small": "3+3 layers, dim 256, 4 heads, FFN 1024, vocabulary 8192",
-              "paper": "6+6 layers, dim 512, 8 heads, FFN 2048, vocabulary 32768 (WMT base, Table 10)"}
+              "paper": "6+6 layers, dim 512, 8 heads, FFN 2048, vocabulary 32768 (WMT base, Table 10)",
+              "tiny": "1+1 layers, dim 32, 2 heads, FFN 64, vocabulary 64 (smoke tests)"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The suite's flags."""
-    parser.add_argument("--sizes", nargs="+", choices=list(MODEL_SIZES), default=list(MODEL_SIZES),
+    parser.add_argument("--sizes", nargs="+", choices=list(MODEL_SIZES), default=["small", "paper"],
                         help="model sizes of the sentence workloads (" + "; ".join(
                             f"{k}: {v}" for k, v in SIZE_NOTES.items()) + ")")
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS), metavar="METHOD",
@@ -65,7 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", action="store_true",
                         help="also profile one generate (cProfile, untimed) of every beam-search sentence case "
                              "and keep its top entries by own time in the record and the report")
-    cli.add_run_flags(parser, "generate", repeats=1, warmup=0, max_seconds=1800.0)
+    cli.add_run_flags(parser, "generate", repeats=1, warmup=0, max_seconds=1800.0, repeats_help=(
+        "timed generates per case and round, after the untimed memory generate; the median over rounds "
+        "is reported. 0: time the memory generate itself (one generate per case and round instead of two)"))
     parser.set_defaults(threads=1, rounds=2)
     cli.add_output_flags(parser, NAME)
 
@@ -78,6 +83,10 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         parser.error(f"--rfa-memory {args.rfa_memory}: RFA's feature sizes must be even (sin and cos)")
     if not args.beams and not args.lengths:
         parser.error("--beams and --lengths are both empty: nothing to measure")
+    if args.beams:
+        available = len(bible_lengths(None))
+        if args.sentences > available:
+            parser.error(f"--sentences {args.sentences}: the Bible test set has {available} sentence pairs")
     cli.check_device_and_memory(args, parser)
 
 
@@ -191,7 +200,7 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         f"source = Spanish words + eos, output = English words + eos of the batch's longest (eos kept out "
         f"until then), sorted by length, batches of {config['sentence_batch']}, left-padded; random "
         "weights and symbols (speed only).",
-        f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each, greedy.",
+        f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each (then eos), greedy.",
         "- tokens/s: tokens of the best hypotheses (eos included) / the whole generate (encoder, decoder, "
         "beam search); x softmax, x RFA: tokens/s over the reference's in the same case (above 1 is faster).",
         f"- peak MiB: peak memory increase during the first, untimed generate in a fresh process "

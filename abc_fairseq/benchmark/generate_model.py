@@ -9,7 +9,7 @@ Two workloads:
   sentence of the batch has words (``min_len`` keeps eos out until then, so every method does
   the same work whatever its random weights prefer). Sentences are sorted by source length and
   cut into batches, left-padded, as ``fairseq-generate`` batches them.
-- ``long``: ``batch`` random sources of N tokens, exactly N output tokens each (Figure 1).
+- ``long``: ``batch`` random sources of N tokens, exactly N output tokens each, then eos (Figure 1).
 
 One call (``Case.run``) translates every batch; ``info["tokens"]`` counts the tokens of the
 best hypotheses, as ``fairseq-generate`` does for its tokens/s.
@@ -22,7 +22,7 @@ import pstats
 import re
 import time
 from pathlib import Path
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 from ._worker import Case
 from .cli import DTYPES
@@ -34,8 +34,9 @@ BIBLE = REPO / "data_prep" / "bible_es_en"
 PROFILE_ENTRIES = 25
 
 
-def bible_lengths(count: int, directory: Path = BIBLE) -> List[Tuple[int, int]]:
-    """(source, target) lengths in tokens (words + eos) of the first ``count`` test sentences."""
+def bible_lengths(count: Optional[int], directory: Path = BIBLE) -> List[Tuple[int, int]]:
+    """(source, target) lengths in tokens (words + eos) of the first ``count`` test sentences
+    (None: all of them)."""
     pairs = []
     with open(directory / "test.es", encoding="utf-8") as source, open(directory / "test.en", encoding="utf-8") as target:
         for es, en in zip(source, target):
@@ -43,7 +44,7 @@ def bible_lengths(count: int, directory: Path = BIBLE) -> List[Tuple[int, int]]:
                 pairs.append((len(es.split()) + 1, len(en.split()) + 1))
             if len(pairs) == count:
                 break
-    if len(pairs) < count:
+    if count is not None and len(pairs) < count:
         raise ValueError(f"--sentences {count}: the Bible test set has only {len(pairs)} sentence pairs")
     return pairs
 
@@ -68,7 +69,8 @@ def random_sources(lengths: List[int], dictionary, generator, device):
 
 
 def workload(params: dict, dictionary, device) -> List[Tuple[dict, int]]:
-    """[(sample for SequenceGenerator.generate, output tokens per sentence)], one per batch."""
+    """[(sample for SequenceGenerator.generate, tokens generated before eos)], one per batch:
+    the batch's longest English sentence in words (its tokens less eos), or N for long outputs."""
     import torch
 
     generator = torch.Generator().manual_seed(params.get("seed", 0))
@@ -80,12 +82,12 @@ def workload(params: dict, dictionary, device) -> List[Tuple[dict, int]]:
     for pairs in plan:
         src_tokens, src_lengths = random_sources([s for s, _ in pairs], dictionary, generator, device)
         sample = {"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}}
-        batches.append((sample, max(t for _, t in pairs)))
+        batches.append((sample, max(t for _, t in pairs) - (params["workload"] != "long")))
     return batches
 
 
 def make_generators(model, dictionary, beam: int, batches):
-    """One fairseq SequenceGenerator per batch: ``steps`` tokens before eos (eos forced after)."""
+    """One fairseq SequenceGenerator per batch: ``steps`` tokens, then eos (forced there)."""
     from fairseq.sequence_generator import SequenceGenerator
 
     return [(SequenceGenerator([model], dictionary, beam_size=beam, max_len_a=0, max_len_b=steps,
