@@ -36,6 +36,7 @@ MODEL_SIZES = {  # name -> (encoder layers, decoder layers, dim, heads, FFN, voc
     "paper": (6, 6, 512, 8, 2048, 32768),
     "tiny": (1, 1, 32, 2, 64, 64),
 }
+PROFILED = ("softmax", "abc")
 SIZE_NOTES = {"small": "3+3 layers, dim 256, 4 heads, FFN 1024, vocabulary 8192",
               "paper": "6+6 layers, dim 512, 8 heads, FFN 2048, vocabulary 32768 (WMT base, Table 10)",
               "tiny": "1+1 layers, dim 32, 2 heads, FFN 64, vocabulary 64 (smoke tests)"}
@@ -66,8 +67,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         parser.add_argument(f"--{method}-memory", type=cli.positive_int, nargs=2, default=list(sizes),
                             metavar=("CROSS", "CAUSAL"), help=f"{method.upper()}'s cross and causal feature sizes")
     parser.add_argument("--profile", action="store_true",
-                        help="also profile one generate (cProfile, untimed) of every beam-search sentence case "
-                             "and keep its top entries by own time in the record and the report")
+                        help="also profile one generate (cProfile, untimed) of softmax and abc in every beam-search "
+                             "sentence case and keep its top entries by own time in the record and the report")
     cli.add_run_flags(parser, "generate", repeats=1, warmup=0, max_seconds=1800.0, repeats_help=(
         "timed generates per case and round, after the untimed memory generate; the median over rounds "
         "is reported. 0: time the memory generate itself (one generate per case and round instead of two)"))
@@ -125,7 +126,7 @@ def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
         profile = args.profile and case["workload"] == "sentences" and case["beam"] > 1
         for method in args.methods:
             spec = driver.worker_spec(args, f"{__package__}.generate_model:build_case",
-                                      dict(params, method=method, profile=profile))
+                                      dict(params, method=method, profile=profile and method in PROFILED))
             items.append(driver.Measurement(f"{method} {case_label(case)}", spec,
                                             lambda result, c=case, m=method: make_row(c, m, result)))
     return items

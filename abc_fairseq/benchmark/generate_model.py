@@ -135,8 +135,7 @@ def build_case(params: dict, device) -> Case:
             info["tokens"] = translate(model, generators)
         info["load_average_end"] = list(os.getloadavg())
 
-    if params.get("profile"):  # after one untimed generate: lazy imports and pools are not profiled
-        run()
+    if params.get("profile"):  # untimed, after ``prime`` made the lazy imports and thread pools
         begin = time.perf_counter()
         info["profile"] = profile_top(run)
         info["profile_s"] = time.perf_counter() - begin
