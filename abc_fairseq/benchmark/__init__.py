@@ -19,6 +19,9 @@ Suites (the worker side of each in its ``*_methods`` / ``*_model`` module):
 - ``attention``: forward+backward time and peak memory of causal attention (ABC, SDPA, fairseq
   MHA, flash-linear-attention's ABC, every strategy); targets in ``attention_targets``.
 - ``decode``: greedy decoding speed and attention state, softmax vs ABC, RFA, T2R (Figures 1-2).
+- ``generate``: end-to-end translation with fairseq's ``SequenceGenerator`` (beam search and
+  greedy on the Bible test set's sentence lengths, long outputs), softmax vs ABC, RFA, T2R;
+  worker side in ``generate_model``.
 - ``encode``: RoBERTa-base text encoding, softmax (fused, unfused) vs Linformer vs ABC (Table 4).
 - ``train``: whole-model training throughput and memory through fairseq's trainer, ABC vs softmax
   (WikiText-103 LM and WMT MT architectures; issue 14), worker side in ``train_model``.

@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "attention": "attention",
     "decode": "decode",
     "encode": "encode",
+    "generate": "generate",
     "train": "train",
 }
 

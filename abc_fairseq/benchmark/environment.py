@@ -26,6 +26,21 @@ def command_line(prog: str, argv: List[str]) -> str:
     return shlex.join(prog.split() + list(argv))
 
 
+def git_commit() -> Optional[str]:
+    """The checkout's commit (with ``-dirty`` when tracked files differ from it), or None."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                                timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return (commit + ("-dirty" if dirty else "")) or None
+
+
 def _version(module_name: str) -> Optional[str]:
     try:
         module = __import__(module_name)
@@ -43,6 +58,7 @@ def environment_info(prog: str, argv: List[str], device: str = "cpu") -> dict:
     except AttributeError:
         usable_cpus = os.cpu_count()
     info = {
+        "commit": git_commit(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command_line(prog, argv),
         "argv": list(argv),

@@ -47,9 +47,15 @@ class ABCTransformerModel(NoHubModels, TransformerModel):
     prev_output_tokens [B, T]) -> (logits [B, T, V], extra)``. ABC attention returns no
     attention weights, so ``extra["attn"]`` is ``[None]`` when the cross attention is ABC
     (alignment printing is unavailable there). In incremental decoding the cross attention builds
-    its bounded memory from the encoder output on the first step and caches it; beam search
-    reorders it with the rest of the incremental state.
+    its bounded memory from the encoder output on the first step and caches it, once per
+    sentence in beam search (``set_beam_size``, which ``SequenceGenerator`` calls); it is
+    reordered only when sentences leave the batch.
     """
+
+    def set_beam_size(self, beam_size: int) -> None:
+        """Tell the decoder's attention modules the beam (fairseq's generator calls this when
+        the model has it, as BART does; the base transformer lacks it)."""
+        self.decoder.set_beam_size(beam_size)
 
     @classmethod
     def add_args(cls, parser):

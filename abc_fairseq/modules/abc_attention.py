@@ -12,6 +12,7 @@ from fairseq.incremental_decoding_utils import with_incremental_state
 from fairseq.modules.quant_noise import quant_noise
 
 from ..strategies import ABCAttentionSpec
+from .beam_memory import ROWS_KEY, first_of_groups, fold_queries, reorder_plan, shared_rows, unfold_outputs
 from .masks import FutureMaskValidator
 
 logger = logging.getLogger(__name__)
@@ -252,20 +253,37 @@ class ABCMultiheadAttention(nn.Module):
         return self.strategy.read(self._heads(query, self.q_proj), memory)
 
     def _cross(self, query, key, value, valid, incremental_state, static_kv) -> Tensor:
-        """Returns [B, H, T, head_dim]; builds (or reuses) the memory of the encoder output."""
+        """Returns [B, H, T, head_dim]; builds (or reuses) the memory of the encoder output. Cached
+        (incremental decoding with ``static_kv``), the memory is built once per sentence when the
+        beams of a sentence share their encoder output (``beam_memory``)."""
         buffer = self._get_input_buffer(incremental_state) if incremental_state is not None else {}
         cache = incremental_state is not None and static_kv
         if cache and buffer:
-            memory = buffer
+            memory = dict(buffer)
+            rows = int(memory.pop(ROWS_KEY, 1))
         else:
             if key is None:
                 raise ValueError("ABC cross attention needs the encoder output as key on its first call")
-            value = key if value is None else value
+            if value is not None and value is not key:
+                rows = 1  # only a memory of the key alone is known to be shared
+            else:
+                rows = shared_rows(key, valid, self.beam_size) if cache else 1
+            key, valid = first_of_groups(key, valid, rows)
+            value = key if value is None or rows > 1 else value
             memory = self.strategy.memory(self._heads(key, self.k_proj), self._heads(value, self.v_proj),
                                           key.transpose(0, 1), valid)
             if cache:
-                self._set_input_buffer(incremental_state, dict(memory))
-        return self.strategy.read(self._heads(query, self.q_proj), memory)
+                self._set_input_buffer(incremental_state, self._with_rows(memory, rows))
+        q = fold_queries(self._heads(query, self.q_proj), rows)
+        return unfold_outputs(self.strategy.read(q, memory), rows)
+
+    @staticmethod
+    def _with_rows(memory: Dict[str, Tensor], rows: int) -> Dict[str, Optional[Tensor]]:
+        """The cached memory, with its group size when it serves several rows."""
+        buffer: Dict[str, Optional[Tensor]] = dict(memory)
+        if rows > 1:
+            buffer[ROWS_KEY] = torch.tensor(rows)
+        return buffer
 
     # ----------------------------------------------------------------- incremental state
     def _get_input_buffer(self, incremental_state: Optional[IncrementalState]) -> Dict[str, Optional[Tensor]]:
@@ -280,17 +298,24 @@ class ABCMultiheadAttention(nn.Module):
 
     @torch.jit.export
     def reorder_incremental_state(self, incremental_state: Optional[IncrementalState], new_order: Tensor):
-        """Reorder (beam search) or shrink (finished sentences) the batch dimension of the state."""
+        """Reorder (beam search) or shrink (finished sentences) the batch dimension of the state.
+        An unchanged order copies nothing; a cross-attention memory shared by the beams of a
+        sentence moves only when sentences leave the batch (see ``beam_memory.reorder_plan``)."""
         buffer = self._get_input_buffer(incremental_state)
         if not buffer:
             return incremental_state
-        for name, tensor in buffer.items():
-            if tensor is not None:
-                buffer[name] = tensor.index_select(0, new_order)
-        return self._set_input_buffer(incremental_state, buffer)
+        rows = int(buffer.pop(ROWS_KEY, 1))
+        entries = next(tensor.shape[0] for tensor in buffer.values() if tensor is not None)
+        index, rows = reorder_plan(new_order, rows, entries)
+        if index is not None:
+            for name, tensor in buffer.items():
+                if tensor is not None:
+                    buffer[name] = tensor.index_select(0, index)
+        return self._set_input_buffer(incremental_state, self._with_rows(buffer, rows))
 
     def set_beam_size(self, beam_size: int):
-        """Kept for API compatibility: the cached memories are already expanded to batch x beam."""
+        """The beam of the coming searches: cross attention then builds one memory per sentence
+        for the ``beam_size`` rows that share its encoder output (checked, see ``beam_memory``)."""
         self.beam_size = beam_size
 
     def prepare_for_onnx_export_(self):

@@ -82,9 +82,14 @@ def abc_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.Tens
         return run_kernels(
             "abc_read", backend, lambda: memory_read(q, key_memory, value_memory, scale, dropout_p, keep_mask, backend),
             lambda: abc_read(q, key_memory, value_memory, scale, dropout_p, keep_mask, backend="torch"))
-    # The scale goes on the n x d memory, not on the [B, H, M, n] scores (one pass less), and the
-    # scores are a temporary: only the probabilities are alive during the second product.
-    probs = torch.softmax(torch.matmul(q.to(key_memory.dtype), (key_memory * scale).transpose(-1, -2)), dim=-1)
+    # The scale goes on the smaller of q and the n x d memory (decoding reads with M < n rows),
+    # never on the [B, H, M, n] scores, and the scores are a temporary: only the probabilities
+    # are alive during the second product.
+    if M < key_memory.shape[2]:
+        scores = torch.matmul(q.to(key_memory.dtype) * scale, key_memory.transpose(-1, -2))
+    else:
+        scores = torch.matmul(q.to(key_memory.dtype), (key_memory * scale).transpose(-1, -2))
+    probs = torch.softmax(scores, dim=-1)
     probs = drop(probs, keep_mask, dropout_p)
     return torch.matmul(probs, value_memory).to(q.dtype)
 

@@ -54,13 +54,17 @@ def causal_abc_step(
         from .triton.step_kernel import causal_step
         return run_kernels("causal_abc_step", backend, lambda: causal_step(q, k, v, phi_logits, state, scale),
                            lambda: causal_abc_step(q, k, v, phi_logits, state, scale, backend="torch"))
+    # One fused multiply-add per memory: K~' = exp(g - g') K~ + exp(l - g') k with g' = logaddexp(g, l).
+    # (Not lerp(K~, k, exp(l - g')): the two weights sum to 1 only while the normaliser can hold
+    # log 2, which fails for runs of padding at PAD_LOGIT, where the parallel form sums.)
     logits = phi_logits[:, :, 0].to(work)  # [B, H, n]
     g_new = torch.logaddexp(state.log_normalizer, logits)
     keep = torch.exp(state.log_normalizer - g_new).unsqueeze(-1)  # 0 at the first token
     write = torch.exp(logits - g_new).unsqueeze(-1)  # this token's phi, <= 1
-    key_memory = keep * state.key_memory + write * k[:, :, 0, None, :].to(work)
-    value_memory = keep * state.value_memory + write * v[:, :, 0, None, :].to(work)
-    scores = scale * torch.einsum("bhnd,bhd->bhn", key_memory, q[:, :, 0].to(work))
-    attn = torch.softmax(scores, dim=-1)
-    out = torch.einsum("bhn,bhnd->bhd", attn, value_memory).unsqueeze(2)
+    key_memory = torch.addcmul(state.key_memory * keep, write, k.to(work))
+    value_memory = torch.addcmul(state.value_memory * keep, write, v.to(work))
+    # The scale goes on the d-vector q, not on the n x d memory; matmul keeps [B, H] as batch.
+    scores = torch.matmul(key_memory, (q.to(work) * scale).transpose(-1, -2))  # [B, H, n, 1]
+    attn = torch.softmax(scores, dim=-2)
+    out = torch.matmul(attn.transpose(-1, -2), value_memory)  # [B, H, 1, d]
     return out.to(q.dtype), ABCState(key_memory, value_memory, g_new)

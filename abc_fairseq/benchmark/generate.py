@@ -1,0 +1,272 @@
+"""``generate`` suite: end-to-end translation speed through fairseq's own ``SequenceGenerator``
+(what ``fairseq-generate`` runs), softmax ``transformer`` against ``abc_transformer`` with ABC,
+RFA and T2R in the decoder, on sentences of real lengths (beam search and greedy) and on long
+outputs (Figure 1's setting: batch 16, greedy).
+
+Cases, each in a fresh process (``generate_model`` is the worker side), the methods of one
+(workload, model size) adjacent so that a drift of the shared machine hits them alike; with
+``--rounds`` the whole list runs again and the timed calls are pooled (median). The time of a
+call is the whole ``generate`` of every batch (encoder, decoder, beam bookkeeping), tokens/s
+counts the best hypotheses' tokens as ``fairseq-generate`` does.
+
+Outputs in --out-dir: generate.json, generate.md (the printed report) and generate.png.
+"""
+
+import argparse
+from typing import Dict, List, Optional, Tuple
+
+from . import cli, driver
+from .decode import METHOD_NOTES, METHODS
+from .generate_model import bible_lengths
+from .plot import Panel, save_panels
+from .probes import MIB, median
+from .report import compare, failure_notes, format_targets, markdown_table, measured, num, ratio, status_cell
+
+NAME = "generate"
+DESCRIPTION = """\
+End-to-end generation speed with fairseq's SequenceGenerator: softmax vs ABC, RFA, T2R.
+
+Translates the Bible test set's sentence lengths (random weights and symbols, real lengths; beam
+search and greedy) and long outputs (batch 16, greedy, N tokens) with fairseq's transformer and
+abc_transformer at a small and the paper's (WMT base) size. Reports tokens/s, peak memory and
+threads, ratios to softmax and RFA, and informational targets (ABC >= softmax at sentence length
+with beam 5, >= 2x softmax at N=1024, >= RFA). Writes generate.json, generate.md, generate.png."""
+MODEL_SIZES = {  # name -> (encoder layers, decoder layers, dim, heads, FFN, vocabulary)
+    "small": (3, 3, 256, 4, 1024, 8192),
+    "paper": (6, 6, 512, 8, 2048, 32768),
+    "tiny": (1, 1, 32, 2, 64, 64),
+}
+PROFILED = ("softmax", "abc")
+SIZE_NOTES = {"small": "3+3 layers, dim 256, 4 heads, FFN 1024, vocabulary 8192",
+              "paper": "6+6 layers, dim 512, 8 heads, FFN 2048, vocabulary 32768 (WMT base, Table 10)",
+              "tiny": "1+1 layers, dim 32, 2 heads, FFN 64, vocabulary 64 (smoke tests)"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The suite's flags."""
+    parser.add_argument("--sizes", nargs="+", choices=list(MODEL_SIZES), default=["small", "paper"],
+                        help="model sizes of the sentence workloads (" + "; ".join(
+                            f"{k}: {v}" for k, v in SIZE_NOTES.items()) + ")")
+    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS), metavar="METHOD",
+                        help=f"models to measure, from: {', '.join(METHODS)}")
+    parser.add_argument("--sentences", type=cli.positive_int, default=48,
+                        help="first K sentence pairs of the Bible test set (their lengths in words + eos)")
+    parser.add_argument("--sentence-batch", type=cli.positive_int, default=16, help="sentences per batch")
+    parser.add_argument("--beams", type=cli.positive_int, nargs="*", default=[5, 1], metavar="BEAM",
+                        help="beam sizes of the sentence workloads (1: greedy); none: skip them")
+    parser.add_argument("--greedy-sizes", nargs="*", choices=list(MODEL_SIZES), default=["small"],
+                        help="model sizes that also run the greedy (beam 1) sentence workload")
+    parser.add_argument("--lengths", type=cli.positive_int, nargs="*", default=[512, 1024, 2048], metavar="N",
+                        help="long outputs: source length = output tokens = N, greedy; none: skip them")
+    parser.add_argument("--long-batch", type=cli.positive_int, default=16, help="sentences per long-output batch")
+    parser.add_argument("--long-sizes", nargs="+", choices=list(MODEL_SIZES), default=["small"],
+                        help="model sizes of the long-output workload (paper size takes minutes per case on CPU)")
+    parser.add_argument("--cross-memory", type=cli.positive_int, default=32, help="ABC cross attention slots")
+    parser.add_argument("--causal-memory", type=cli.positive_int, default=8, help="ABC causal self attention slots")
+    for method, sizes in (("rfa", (256, 128)), ("t2r", (32, 4))):
+        parser.add_argument(f"--{method}-memory", type=cli.positive_int, nargs=2, default=list(sizes),
+                            metavar=("CROSS", "CAUSAL"), help=f"{method.upper()}'s cross and causal feature sizes")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile one generate (cProfile, untimed) of softmax and abc in every beam-search "
+                             "sentence case and keep its top entries by own time in the record and the report")
+    cli.add_run_flags(parser, "generate", repeats=1, warmup=0, max_seconds=1800.0, repeats_help=(
+        "timed generates per case and round, after the untimed memory generate; the median over rounds "
+        "is reported. 0: time the memory generate itself (one generate per case and round instead of two)"))
+    parser.set_defaults(threads=1, rounds=2)
+    cli.add_output_flags(parser, NAME)
+
+
+def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Checks that involve several flags or the machine; errors name the flag."""
+    args.methods = list(dict.fromkeys(args.methods))
+    args.lengths = sorted(set(args.lengths))
+    if "rfa" in args.methods and any(size % 2 for size in args.rfa_memory):
+        parser.error(f"--rfa-memory {args.rfa_memory}: RFA's feature sizes must be even (sin and cos)")
+    if not args.beams and not args.lengths:
+        parser.error("--beams and --lengths are both empty: nothing to measure")
+    if args.beams:
+        available = len(bible_lengths(None))
+        if args.sentences > available:
+            parser.error(f"--sentences {args.sentences}: the Bible test set has {available} sentence pairs")
+    cli.check_device_and_memory(args, parser)
+
+
+def cases(args: argparse.Namespace) -> List[dict]:
+    """(workload, size, beam, N) of every case group, in the order they run."""
+    groups = []
+    for beam in args.beams:
+        for size in args.sizes:
+            if beam == 1 and size not in args.greedy_sizes:
+                continue
+            groups.append({"workload": "sentences", "size": size, "beam": beam, "N": None})
+    for length in args.lengths:
+        for size in args.long_sizes:
+            groups.append({"workload": "long", "size": size, "beam": 1, "N": length})
+    return groups
+
+
+def case_label(case: dict) -> str:
+    if case["workload"] == "long":
+        return f"long N={case['N']} {case['size']}"
+    return f"sentences beam {case['beam']} {case['size']}"
+
+
+def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
+    """One worker run per (case, method), the methods of a case adjacent."""
+    sizes = {"abc": [args.cross_memory, args.causal_memory], "rfa": list(args.rfa_memory),
+             "t2r": list(args.t2r_memory)}
+    items = []
+    for case in cases(args):
+        enc, dec, dim, heads, ffn, vocab = MODEL_SIZES[case["size"]]
+        params = dict(encoder_layers=enc, decoder_layers=dec, embed_dim=dim, heads=heads, ffn_dim=ffn, vocab=vocab,
+                      dtype=args.dtype, sizes=sizes, seed=args.seed, beam=case["beam"], workload=case["workload"],
+                      sentences=args.sentences, batch=args.sentence_batch)
+        if case["workload"] == "long":
+            params.update(length=case["N"], batch=args.long_batch)
+        profile = args.profile and case["workload"] == "sentences" and case["beam"] > 1
+        for method in args.methods:
+            spec = driver.worker_spec(args, f"{__package__}.generate_model:build_case",
+                                      dict(params, method=method, profile=profile and method in PROFILED))
+            items.append(driver.Measurement(f"{method} {case_label(case)}", spec,
+                                            lambda result, c=case, m=method: make_row(c, m, result)))
+    return items
+
+
+def make_row(case: dict, method: str, result: dict) -> dict:
+    """One JSON/table row from a worker result."""
+    row = {"case": case_label(case), **case, "method": method, **result}
+    info = result.get("info") or {}
+    times = result.get("times_s") or []
+    if row.get("status") == "ok" and times and info.get("tokens"):
+        seconds = median(times)
+        row.update(generate_s=seconds, tokens_per_s=info["tokens"] / seconds)
+    if "peak_bytes" in result:
+        row["peak_mib"] = result["peak_bytes"] / MIB
+    return row
+
+
+def describe(row: dict) -> str:
+    return f"{row.get('tokens_per_s', 0):.1f} tokens/s, peak {row.get('peak_mib', 0):.1f} MiB"
+
+
+def add_ratios(rows: List[dict]) -> None:
+    """x softmax and x rfa: the row's tokens/s over the reference's in the same case."""
+    by_case: Dict[str, Dict[str, dict]] = {}
+    for row in rows:
+        by_case.setdefault(row["case"], {})[row["method"]] = row
+    for row in rows:
+        for reference in ("softmax", "rfa"):
+            ref = by_case[row["case"]].get(reference, {})
+            a, b = row.get("tokens_per_s"), ref.get("tokens_per_s")
+            row[f"speed_vs_{reference}"] = a / b if a and b else None
+
+
+HEADERS = ("case", "method", "tokens/s", "x softmax", "x RFA", "generate s", "tokens", "peak MiB", "load")
+
+
+def _load(row: dict) -> str:
+    info = row.get("info") or {}
+    loads = [info[k][0] for k in ("load_average_start", "load_average_end") if info.get(k)]
+    return "-" if not loads else "-".join(f"{value:.1f}" for value in loads)
+
+
+def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
+    """The Markdown report: header, table, notes, profiles."""
+    note_of, failures = failure_notes([dict(row, N=row["case"]) for row in rows])
+    table = [(row["case"], row["method"], status_cell(row, num(row.get("tokens_per_s"), ".1f"), note_of, i),
+              ratio(row.get("speed_vs_softmax")), ratio(row.get("speed_vs_rfa")), num(row.get("generate_s"), ".2f"),
+              (row.get("info") or {}).get("tokens", "-"), num(row.get("peak_mib"), ".1f"), _load(row))
+             for i, row in enumerate(rows)]
+    threads = ", ".join(map(str, sorted({row["threads"] for row in rows if row.get("threads")}))) or "-"
+    sizes = {"abc": f"{config['cross_memory']}/{config['causal_memory']}",
+             "rfa": "/".join(map(str, config["rfa_memory"])), "t2r": "/".join(map(str, config["t2r_memory"]))}
+    lines = [
+        "# End-to-end generation (fairseq SequenceGenerator), softmax vs "
+        + ", ".join(m.upper() for m in config["methods"] if m != "softmax"),
+        "",
+        f"{config['dtype']} on {config['device']}, **{threads} thread(s)**; median of {config['repeats']} timed "
+        f"generate(s) per round after {config['warmup']} warmup, {config.get('rounds', 1)} interleaved round(s) "
+        f"pooled; torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
+        f"{env['date']}; load average at start {env.get('load_average')}.",
+        "",
+        "Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in
+                                   set(config["sizes"]) | set(config["long_sizes"])) + ". Cross / causal "
+        "sizes: " + ", ".join(f"{m.upper()} {sizes[m]}" for m in config["methods"] if m in sizes) + ".",
+        "",
+        markdown_table(HEADERS, table, right_align=(False, False) + (True,) * 7),
+        "",
+        "Notes:",
+        "",
+        f"- sentences: the first {config['sentences']} pairs of the Bible test set (`data_prep/bible_es_en`), "
+        f"source = Spanish words + eos, output = English words + eos of the batch's longest (eos kept out "
+        f"until then), sorted by length, batches of {config['sentence_batch']}, left-padded; random "
+        "weights and symbols (speed only).",
+        f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each (then eos), greedy.",
+        "- tokens/s: tokens of the best hypotheses (eos included) / the whole generate (encoder, decoder, "
+        "beam search); x softmax, x RFA: tokens/s over the reference's in the same case (above 1 is faster).",
+        f"- peak MiB: peak memory increase during the first, untimed generate in a fresh process "
+        f"(probe: {', '.join(memory_probes) or '-'}); load: the 1-minute load average at the case's start "
+        "and end (the machine is shared: other work inflates times).",
+    ]
+    lines += [f"- {method}: {METHOD_NOTES[method]}" for method in config["methods"]]
+    return "\n".join(lines + failures)
+
+
+def profiles(rows: List[dict]) -> List[str]:
+    """The cProfile top entries of the profiled cases."""
+    lines = []
+    for row in rows:
+        top = (row.get("info") or {}).get("profile")
+        if top:
+            lines += ["", f"### Profile: {row['method']}, {row['case']} (cProfile, top by own time)", "", "```"]
+            lines += top + ["```"]
+    return lines
+
+
+def _row(rows: Dict[Tuple[str, str], dict], method: str, case: str) -> Optional[dict]:
+    return rows.get((method, case))
+
+
+def check_targets(rows: List[dict]) -> List[dict]:
+    """The issue's targets (informational): ABC vs softmax at sentence length (beam 5) and at
+    N=1024, ABC vs RFA wherever both ran."""
+    keyed = {(row["method"], row["case"]): row for row in rows}
+    targets = []
+    for case in dict.fromkeys(row["case"] for row in rows):
+        beam5 = case.startswith("sentences beam 5")
+        if beam5 or case.startswith("long N=1024"):
+            bound = 1.0 if beam5 else 2.0
+            targets.append(compare(f"abc >= {bound:g}x softmax tokens/s, {case}", _row(keyed, "abc", case),
+                                   _row(keyed, "softmax", case), "generate_s", bound, True, ("abc", "softmax")))
+        if ("rfa", case) in keyed and (beam5 or case.startswith("long")):
+            targets.append(compare(f"abc >= rfa tokens/s, {case}", _row(keyed, "abc", case),
+                                   _row(keyed, "rfa", case), "generate_s", 1.0, True, ("abc", "rfa")))
+    return targets
+
+
+def plot_panels(rows: List[dict]) -> Tuple[Panel, Panel]:
+    """Long outputs: tokens/s and peak memory against N, a line per (method, size)."""
+    speed: Dict[str, list] = {}
+    memory: Dict[str, list] = {}
+    for row in rows:
+        if row["workload"] != "long":
+            continue
+        label = f"{row['method']} ({row['size']})"
+        for series, key in ((speed, "tokens_per_s"), (memory, "peak_mib")):
+            if measured(row, key):
+                series.setdefault(label, []).append((row["N"], row[key]))
+    return (Panel("SequenceGenerator, greedy, long outputs", "tokens per second (log)", speed),
+            Panel("Peak memory increase while generating", "MiB (log)", memory))
+
+
+def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
+    """Ratios, the report, the targets and the plot."""
+    add_ratios(rows)
+    targets = check_targets(rows)
+    text = "\n".join([report(rows, env, config, memory_probes), "", format_targets(targets)] + profiles(rows)) + "\n"
+    title = f"fairseq SequenceGenerator, batch {config['long_batch']}, {config['dtype']}, {config['device']}"
+    plot = None
+    if any(row["workload"] == "long" for row in rows):
+        plot = lambda path: save_panels(path, plot_panels(rows), xlabel="output tokens N (log2)",  # noqa: E731
+                                        title=title)
+    return driver.Summary(text, targets, plot)

@@ -1,0 +1,148 @@
+"""Worker side of the ``generate`` suite: fairseq's own ``SequenceGenerator`` on a random-weight
+translation model (``decode_model.build_model``), over sentences of real lengths or long outputs.
+
+Two workloads:
+
+- ``sentences``: the first K sentences of the embedded Bible test set
+  (``data_prep/bible_es_en/test.{es,en}``); each source has as many tokens as its Spanish
+  sentence has words, plus eos, and its batch decodes as many steps as the longest English
+  sentence of the batch has words (``min_len`` keeps eos out until then, so every method does
+  the same work whatever its random weights prefer). Sentences are sorted by source length and
+  cut into batches, left-padded, as ``fairseq-generate`` batches them.
+- ``long``: ``batch`` random sources of N tokens, exactly N output tokens each, then eos (Figure 1).
+
+One call (``Case.run``) translates every batch; ``info["tokens"]`` counts the tokens of the
+best hypotheses, as ``fairseq-generate`` does for its tokens/s.
+"""
+
+import cProfile
+import io
+import os
+import pstats
+import re
+import time
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from ._worker import Case
+from .cli import DTYPES
+from .decode_model import build_model
+from .synthetic import synthetic_dictionary
+
+REPO = Path(__file__).resolve().parents[2]
+BIBLE = REPO / "data_prep" / "bible_es_en"
+PROFILE_ENTRIES = 25
+
+
+def bible_lengths(count: Optional[int], directory: Path = BIBLE) -> List[Tuple[int, int]]:
+    """(source, target) lengths in tokens (words + eos) of the first ``count`` test sentences
+    (None: all of them)."""
+    pairs = []
+    with open(directory / "test.es", encoding="utf-8") as source, open(directory / "test.en", encoding="utf-8") as target:
+        for es, en in zip(source, target):
+            if es.strip() and en.strip():
+                pairs.append((len(es.split()) + 1, len(en.split()) + 1))
+            if len(pairs) == count:
+                break
+    if count is not None and len(pairs) < count:
+        raise ValueError(f"--sentences {count}: the Bible test set has only {len(pairs)} sentence pairs")
+    return pairs
+
+
+def sentence_batches(pairs: List[Tuple[int, int]], batch: int) -> List[List[Tuple[int, int]]]:
+    """Sorted by source length (then target), cut into batches of ``batch`` sentences."""
+    ordered = sorted(pairs)
+    return [ordered[i:i + batch] for i in range(0, len(ordered), batch)]
+
+
+def random_sources(lengths: List[int], dictionary, generator, device):
+    """Left-padded [B, max length] sources of random symbols ending in eos, and their lengths."""
+    import torch
+
+    longest = max(lengths)
+    tokens = torch.full((len(lengths), longest), dictionary.pad(), dtype=torch.long)
+    for row, length in enumerate(lengths):
+        tokens[row, longest - length:] = torch.randint(dictionary.nspecial, len(dictionary), (length,),
+                                                       generator=generator)
+        tokens[row, -1] = dictionary.eos()
+    return tokens.to(device), torch.tensor(lengths, device=device)
+
+
+def workload(params: dict, dictionary, device) -> List[Tuple[dict, int]]:
+    """[(sample for SequenceGenerator.generate, tokens generated before eos)], one per batch:
+    the batch's longest English sentence in words (its tokens less eos), or N for long outputs."""
+    import torch
+
+    generator = torch.Generator().manual_seed(params.get("seed", 0))
+    if params["workload"] == "long":
+        plan = [[(params["length"], params["length"])] * params["batch"]]
+    else:
+        plan = sentence_batches(bible_lengths(params["sentences"]), params["batch"])
+    batches = []
+    for pairs in plan:
+        src_tokens, src_lengths = random_sources([s for s, _ in pairs], dictionary, generator, device)
+        sample = {"net_input": {"src_tokens": src_tokens, "src_lengths": src_lengths}}
+        batches.append((sample, max(t for _, t in pairs) - (params["workload"] != "long")))
+    return batches
+
+
+def make_generators(model, dictionary, beam: int, batches):
+    """One fairseq SequenceGenerator per batch: ``steps`` tokens, then eos (forced there)."""
+    from fairseq.sequence_generator import SequenceGenerator
+
+    return [(SequenceGenerator([model], dictionary, beam_size=beam, max_len_a=0, max_len_b=steps,
+                               min_len=steps), sample) for sample, steps in batches]
+
+
+def translate(model, generators) -> int:
+    """Generate every batch; returns the tokens of the best hypotheses (eos included)."""
+    tokens = 0
+    for generator, sample in generators:
+        for hypos in generator.generate([model], sample):
+            tokens += int(hypos[0]["tokens"].numel())
+    return tokens
+
+
+def profile_top(run, entries: int = PROFILE_ENTRIES) -> List[str]:
+    """The ``entries`` functions with the most own time in one call of ``run`` (cProfile)."""
+    profiler = cProfile.Profile()
+    profiler.runcall(run)
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(entries)
+    lines = text.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls")), 0)
+    prefix = re.compile(r"\S*" + re.escape(os.sep + "site-packages" + os.sep) + "|" + re.escape(str(REPO) + os.sep))
+    return [prefix.sub("", line) for line in lines[start:] if line.strip()]
+
+
+def build_case(params: dict, device) -> Case:
+    """The worker's entry point: model and batches ready; ``run`` translates them all."""
+    import torch
+
+    dictionary = synthetic_dictionary(params["vocab"])
+    batches = workload(params, dictionary, device)
+    longest = max(max(int(s["net_input"]["src_lengths"].max()), steps) for s, steps in batches)
+    model = build_model(dict(params, length=longest + 2), dictionary)
+    model = model.to(device=device, dtype=DTYPES[params["dtype"]])
+    generators = make_generators(model, dictionary, params["beam"], batches)
+    info = {"batches": len(batches), "sentences": sum(int(s["net_input"]["src_lengths"].numel()) for s, _ in batches),
+            "source_tokens": sum(int(s["net_input"]["src_lengths"].sum()) for s, _ in batches),
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "load_average_start": list(os.getloadavg())}
+
+    def run() -> None:
+        with torch.no_grad():  # as fairseq-generate
+            info["tokens"] = translate(model, generators)
+        info["load_average_end"] = list(os.getloadavg())
+
+    if params.get("profile"):  # untimed, after ``prime`` made the lazy imports and thread pools
+        begin = time.perf_counter()
+        info["profile"] = profile_top(run)
+        info["profile_s"] = time.perf_counter() - begin
+    return Case(run, info)
+
+
+def prime(params: dict, device) -> None:
+    """One short sentence through the generator, so thread pools exist before the baseline."""
+    primer = dict(params, workload="long", length=4, batch=1, profile=False)
+    build_case(primer, device).run()
