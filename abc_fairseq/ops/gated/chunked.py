@@ -26,18 +26,32 @@ from ..nonfinite import zero_safe_matmul
 from ..recurrent import compute_dtype
 from .state import GSAState
 
-DEFAULT_CHUNK_SIZE = 32
+DEFAULT_CHUNK_SIZE = 16
 # Elements of one [blocks x chunks, C, C, n] scratch tensor (about five are alive at once).
 DEFAULT_TILE_ELEMENTS = 1 << 23
 
 
-def segment_sums(g: torch.Tensor) -> torch.Tensor:
+def _between(C: int, device, dtype) -> torch.Tensor:
+    """[C * C, C]: row (t, i) selects the rows m with i < m <= t (a 0/1 matrix)."""
+    t, i, m = torch.arange(C, device=device), torch.arange(C, device=device)[:, None], torch.arange(C, device=device)
+    selected = (i[None] < m[None, None]) & (m[None, None] <= t[:, None, None])  # [t, i, m]
+    return selected.reshape(C * C, C).to(dtype)
+
+
+def segment_sums(g: torch.Tensor, finite: bool) -> torch.Tensor:
     """g [..., C, n] -> S [..., C, C, n] with S[t, i] = sum_{i < m <= t} g_m (0 for t <= i).
 
-    A masked cumulative sum over m: rows after t never enter row t (causal for non-finite g)."""
+    A sum over the gates between the two rows (never a difference of two long cumulative sums,
+    which loses the short segment to rounding), as one product with a 0/1 matrix; with
+    ``finite`` False the rows after t are kept out by selection (``zero_safe_matmul``), so a
+    non-finite later gate never reaches row t."""
     C = g.shape[-2]
-    later = torch.ones(C, C, dtype=torch.bool, device=g.device).tril(-1)[:, :, None]  # [m, i]: m > i
-    return torch.where(later, g.unsqueeze(-2), g.new_zeros(())).cumsum(-3)
+    between = _between(C, g.device, g.dtype)
+    if finite:
+        sums = torch.matmul(between, g)
+    else:
+        sums = zero_safe_matmul(between.expand(*g.shape[:-2], C * C, C), g, between.bool())
+    return sums.unflatten(-2, (C, C))
 
 
 def _chunks(q, k, v, g, key_memory, value_memory, keep, scale: float, keep_scale: float):
@@ -46,31 +60,38 @@ def _chunks(q, k, v, g, key_memory, value_memory, keep, scale: float, keep_scale
     None. Returns out [Z, M, C, dv] and the memories after the block."""
     C = q.shape[2]
     causal = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()  # [t, i]: i <= t
-    zero = q.new_zeros(())
+    finite = bool(torch.isfinite(q.sum() + k.sum() + v.sum() + g.sum()))  # else: selections, not products
     write = -torch.expm1(g)  # s_i = 1 - a_i, exact near a = 1
-    segments = segment_sums(g)  # [Z, M, t, i, n]
-    # W[t, i, j] = exp(G_t - G_i) s_i for i <= t; a select (not a product) keeps later rows out.
-    weights = torch.where(causal[:, :, None], segments.exp() * write.unsqueeze(2), zero)
+    segments = segment_sums(g, finite)  # [Z, M, t, i, n]
+    # W[t, i, j] = exp(G_t - G_i) s_i for i <= t, 0 after: exp(-inf) = 0 above the diagonal.
+    above = torch.zeros(C, C, 1, dtype=g.dtype, device=g.device).masked_fill(~causal[:, :, None], float("-inf"))
+    weights = torch.exp(segments + above) * write.unsqueeze(2)
+    qk = torch.matmul(q, k.transpose(-1, -2))  # [Z, M, t, i]
+    if not finite:  # 0 * NaN from a later row would reach row t
+        weights = torch.where(causal[:, :, None], weights, weights.new_zeros(()))
+        qk = torch.where(causal, qk, qk.new_zeros(()))
     prefix = g.cumsum(2).exp()  # exp(G_t): decay of the entering memory at row t
     to_end = segments[:, :, -1].exp() * write  # exp(G_last - G_i) s_i: row i's weight in the chunk's memory
     total = prefix[:, :, -1, :, None]  # [Z, M, n, 1]: decay over the whole chunk
-    key_writes = torch.einsum("zmin,zmid->zmnd", to_end, k)
-    value_writes = torch.einsum("zmin,zmid->zmnd", to_end, v)
+    key_writes = torch.matmul(to_end.transpose(-1, -2), k)  # [Z, M, n, d]
+    value_writes = torch.matmul(to_end.transpose(-1, -2), v)
     entering_k, entering_v = [], []
-    for c in range(q.shape[1]):  # memories entering each chunk: a short scan over the chunks
+    # Memories entering each chunk: a short scan over the chunks (unbind, not indexing: one
+    # gradient buffer per tensor in the backward instead of one per chunk).
+    for decay, key_write, value_write in zip(total.unbind(1), key_writes.unbind(1), value_writes.unbind(1)):
         entering_k.append(key_memory)
         entering_v.append(value_memory)
-        key_memory = total[:, c] * key_memory + key_writes[:, c]
-        value_memory = total[:, c] * value_memory + value_writes[:, c]
+        key_memory = decay * key_memory + key_write
+        value_memory = decay * value_memory + value_write
     entering_k, entering_v = torch.stack(entering_k, 1), torch.stack(entering_v, 1)
 
-    qk = torch.where(causal, torch.matmul(q, k.transpose(-1, -2)), zero)  # [Z, M, t, i]
-    scores = torch.einsum("zmtin,zmti->zmtn", weights, qk) + prefix * torch.einsum("zmnd,zmtd->zmtn", entering_k, q)
+    intra = torch.matmul(qk.unsqueeze(-2), weights).squeeze(-2)  # [Z, M, t, n]: sum_i qk[t, i] W[t, i, :]
+    scores = intra + prefix * torch.matmul(q, entering_k.transpose(-1, -2))
     probs = torch.softmax(scale * scores, dim=-1)
     if keep is not None:
         probs = probs * keep * keep_scale
-    mix = torch.einsum("zmtn,zmtin->zmti", probs, weights)  # 0 for i > t
-    out = zero_safe_matmul(mix, v, causal) + torch.einsum("zmtn,zmnd->zmtd", probs * prefix, entering_v)
+    mix = torch.matmul(weights, probs.unsqueeze(-1)).squeeze(-1)  # [Z, M, t, i]: 0 for i > t
+    out = zero_safe_matmul(mix, v, causal) + torch.matmul(probs * prefix, entering_v)
     return out, key_memory, value_memory
 
 
