@@ -26,7 +26,8 @@
 #   QUICKSTART_ABC_MEMORY=64         ABC memory slots (--decoder-self-memory)
 #   QUICKSTART_CONTEXT_WINDOW=128    context for the sliding-window test evaluation
 #   QUICKSTART_LR=0.001 QUICKSTART_WARMUP=100 QUICKSTART_SEED=1
-#   QUICKSTART_MODELS="abc softmax"  which of the two models to run
+#   QUICKSTART_MODELS="abc softmax"  which models to run: abc, softmax and gsa (gated slot attention,
+#                                    the same model with --decoder-self-attn gsa; not run by default)
 #   QUICKSTART_DIR=work_dirs/quickstart    QUICKSTART_DATA=data-bin/default_corpus
 set -euo pipefail
 
@@ -64,7 +65,7 @@ done
 [ "$ctx" -lt "$tps" ] || die "QUICKSTART_CONTEXT_WINDOW ($ctx) must be smaller than QUICKSTART_TOKENS_PER_SAMPLE ($tps)"
 [ "${#models[@]}" -gt 0 ] || die "QUICKSTART_MODELS is empty"
 for m in "${models[@]}"; do
-    case "$m" in abc|softmax) ;; *) die "QUICKSTART_MODELS may contain 'abc' and 'softmax', got '$m'" ;; esac
+    case "$m" in abc|softmax|gsa) ;; *) die "QUICKSTART_MODELS may contain 'abc', 'softmax' and 'gsa', got '$m'" ;; esac
 done
 
 # The two folders: only ever our own output (see the header).
@@ -187,6 +188,9 @@ for m in "${models[@]}"; do
         softmax)
             train softmax transformer_lm
             ;;
+        gsa)
+            train gsa abc_lm_small --decoder-self-attn gsa --decoder-self-memory "$memory"
+            ;;
     esac
     evaluate "$m"
 done
@@ -199,7 +203,7 @@ import re
 import sys
 
 out, ctx, names = sys.argv[1], sys.argv[2], sys.argv[3:]
-labels = {"abc": "abc_lm_small (ABC)", "softmax": "transformer_lm (softmax)"}
+labels = {"abc": "abc_lm_small (ABC)", "softmax": "transformer_lm (softmax)", "gsa": "abc_lm_small (GSA)"}
 
 
 def last(pattern, path):

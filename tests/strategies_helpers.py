@@ -71,6 +71,14 @@ def gate(strategy, k):
     return torch.sigmoid(torch.einsum("bhnd,hed->bhne", k, strategy.gate_weight) + strategy.gate_bias[:, None])
 
 
+def gsa_log_gates(strategy, x, valid):
+    """log a = log(sigmoid(W_alpha x) ** (1 / tau)) per head and slot, 0 (a = 1) at padding."""
+    B, N = x.shape[:2]
+    logits = strategy.shared(x).view(B, N, H, N_SLOTS).permute(0, 2, 1, 3)
+    log_gates = (torch.sigmoid(logits) ** (1.0 / strategy.temperature)).log()
+    return log_gates if valid is None else log_gates.masked_fill(~valid[:, None, :, None], 0.0)
+
+
 def reference_phi(name, strategy, x, valid, k):
     """phi [B, H, N, n] computed position by position from the strategy's definition."""
     B, N = x.shape[:2]

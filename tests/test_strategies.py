@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from abc_fairseq.ops import reference_abc, reference_causal_abc
+from abc_fairseq.ops.gated import reference_causal_gsa
 from abc_fairseq.strategies import reference as ref
-from strategies_helpers import (BIDIRECTIONAL, CAUSAL, H, N_SLOTS, OPTIONS, gate, inputs, left_padded, make,
-                                reference_phi, run_bidirectional, steps)
+from strategies_helpers import (BIDIRECTIONAL, CAUSAL, H, N_SLOTS, OPTIONS, gate, gsa_log_gates, inputs, left_padded,
+                                make, reference_phi, run_bidirectional, steps)
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
 
@@ -101,6 +102,8 @@ def reference_causal(name, strategy, q, k, v, x, valid):
                                                 strategy.scale)
     if name == "window":
         return ref.reference_window_causal(q, k, v, valid, N_SLOTS, strategy.scale)
+    if name == "gsa":
+        return reference_causal_gsa(q, k, v, gsa_log_gates(strategy, x, valid), scale=strategy.scale)
     if name in KERNEL_FEATURES:
         fq, fk, values = KERNEL_FEATURES[name](strategy, q, k, v)
         if valid is not None:

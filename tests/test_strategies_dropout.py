@@ -9,11 +9,12 @@ import pytest
 import torch
 
 from abc_fairseq.modules import ABCMultiheadAttention, abc_attention
+from abc_fairseq.ops.gated import reference_causal_gsa
 from abc_fairseq.strategies import STRATEGIES
 from abc_fairseq.strategies import reference as ref
 from abc_fairseq.strategies.random_slots import hashed_slots
 from attention_helpers import E, make_attention
-from strategies_helpers import (BIDIRECTIONAL, CAUSAL, N_SLOTS, OPTIONS, inputs, left_padded, make,
+from strategies_helpers import (BIDIRECTIONAL, CAUSAL, N_SLOTS, OPTIONS, gsa_log_gates, inputs, left_padded, make,
                                 reference_phi, run_bidirectional)
 from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
 
@@ -61,6 +62,8 @@ def reference(name, strategy, q, k, v, x, valid, keep, p):
     if name == "compressive" and mode == "causal":
         return ref.reference_compressive_causal(q, k, v, valid, N_SLOTS, OPTIONS.values["compressive_ratio"], scale,
                                                 keep, p)
+    if name == "gsa":
+        return reference_causal_gsa(q, k, v, gsa_log_gates(strategy, x, valid), scale, dropout_p=p, dropout_mask=keep)
     if name == "compressive":
         return ref.reference_compressive_bidirectional(q, k, v, valid, N_SLOTS, scale, keep, p)
     raise KeyError(name)

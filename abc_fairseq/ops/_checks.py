@@ -13,12 +13,14 @@ def check_qkv_phi(
     v: torch.Tensor,
     phi_logits: torch.Tensor,
     same_length: bool,
+    control_name: str = "phi_logits",
 ) -> None:
     """Check ``q, k, v: [B, H, *, d]`` and ``phi_logits: [B, H, N_k, n]``.
 
-    ``same_length`` demands ``q`` and ``k`` share their length (causal attention).
+    ``same_length`` demands ``q`` and ``k`` share their length (causal attention). ``control_name``:
+    what errors call ``phi_logits`` (the gated ops pass their log gates).
     """
-    named = {"q": q, "k": k, "v": v, "phi_logits": phi_logits}
+    named = {"q": q, "k": k, "v": v, control_name: phi_logits}
     for name, tensor in named.items():
         if not isinstance(tensor, torch.Tensor):
             raise ValueError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
@@ -34,27 +36,27 @@ def check_qkv_phi(
         )
     devices = {t.device for t in named.values()}
     if len(devices) != 1:
-        raise ValueError(f"q, k, v and phi_logits must be on one device, got {sorted(map(str, devices))}")
+        raise ValueError(f"q, k, v and {control_name} must be on one device, got {sorted(map(str, devices))}")
     B, H, _, d = q.shape
     if k.shape[:2] != (B, H) or v.shape[:2] != (B, H) or phi_logits.shape[:2] != (B, H):
         raise ValueError(
-            "q, k, v and phi_logits must share [B, H]: got "
+            f"q, k, v and {control_name} must share [B, H]: got "
             f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, "
-            f"phi_logits {tuple(phi_logits.shape)}"
+            f"{control_name} {tuple(phi_logits.shape)}"
         )
     if k.shape[-1] != d:
         raise ValueError(f"q and k must share the head dim: q {tuple(q.shape)}, k {tuple(k.shape)}")
     if v.shape[2] != k.shape[2] or phi_logits.shape[2] != k.shape[2]:
         raise ValueError(
-            "k, v and phi_logits must share the length N: got "
-            f"k {tuple(k.shape)}, v {tuple(v.shape)}, phi_logits {tuple(phi_logits.shape)}"
+            f"k, v and {control_name} must share the length N: got "
+            f"k {tuple(k.shape)}, v {tuple(v.shape)}, {control_name} {tuple(phi_logits.shape)}"
         )
     if same_length and q.shape[2] != k.shape[2]:
         raise ValueError(
             f"causal attention needs q and k of one length: q {tuple(q.shape)}, k {tuple(k.shape)}"
         )
     if phi_logits.shape[-1] < 1:
-        raise ValueError(f"phi_logits must have at least one memory slot, got {tuple(phi_logits.shape)}")
+        raise ValueError(f"{control_name} must have at least one memory slot, got {tuple(phi_logits.shape)}")
 
 
 def check_padding_mask(key_padding_mask: Optional[torch.Tensor], k: torch.Tensor) -> None:

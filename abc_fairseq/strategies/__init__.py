@@ -9,10 +9,11 @@ and docs/strategies.md for the table of strategies.
 """
 
 # Registration order is the order of the flag's choices: ABC family, then the other ABC instances
-# of the paper, then the kernel baselines.
+# of the paper, then the kernel baselines, then GSA.
 from . import abc_mlp  # noqa: F401, I001
 from . import linformer, random_slots, window, cluster, compressive, global_tokens  # noqa: F401, I001
 from . import elu, rfa, t2r, linear  # noqa: F401, I001
+from . import gsa  # noqa: F401, I001 (beyond the paper: ABC's slots with a forget gate)
 from .base import MODES, ControlModule, Memory, Setting, State, Strategy, StrategyOptions
 from .phi import PhiProjection
 from .registry import STRATEGIES, all_settings, get_strategy, register, strategy_names

@@ -1,0 +1,107 @@
+"""Gated slot attention (GSA; Zhang et al., 2024, arXiv 2409.07146): ABC's bounded memory with a
+per-slot forget gate instead of the prefix normaliser. Causal self attention only.
+
+Per head and slot j, with a gate projection W_alpha of the control input (tied across the layers
+of the position like W_phi; ``--untie-phi`` unties it) and the temperature tau (``--gsa-temperature``,
+8 as in the paper):
+    a_t = exp(logsigmoid(W_alpha x_t) / tau) = sigmoid(W_alpha x_t) ** (1 / tau)   in (0, 1)
+    K~_t = diag(a_t) K~_{t-1} + (1 - a_t) (x) k_t,   V~_t likewise
+    o_t = V~_t^T softmax(scale * K~_t q_t)
+The paper's layer adds feature maps, norms and output gates around this op: those are model
+choices, left out; the op is the part above. Padding gets the log gate 0 (a = 1): it writes
+nothing and keeps the memory. tau is an integer flag (the paper and flash-linear-attention use 8;
+an integer keeps the one setting type the registry has).
+
+Causal training: the chunked ``causal_gsa`` op, O(N (n + C)) memory. Decoding state per head:
+K~ [n, d] and V~ [n, dv], nothing else.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ..ops.gated import GSAState, causal_gsa, causal_gsa_step
+from ._common import compute_dtype
+from .abc_mlp import ABCMLP
+from .base import ControlModule, Setting, State, Strategy, StrategyOptions
+from .registry import register
+
+TEMPERATURE = Setting("gsa_temperature", "temperature",
+                      "gsa: tau, the gate temperature, a_t = sigmoid(W_alpha x_t) ** (1 / tau): a higher tau keeps "
+                      "the gates nearer 1 (longer memory); 8 as in the paper", default=8, metavar="TAU")
+
+
+class GateProjection(nn.Linear, ControlModule):
+    """W_alpha, the gate logits of GSA: ``in_dim -> num_heads * memory_size``, no bias, head-major
+    (head h owns columns h * memory_size ... (h + 1) * memory_size - 1). One per attention
+    position, shared by its layers (registered once by the model, like W_phi)."""
+
+    def __init__(self, in_dim: int, num_heads: int, memory_size: int):
+        super().__init__(in_dim, num_heads * memory_size, bias=False)
+        self.num_heads = num_heads
+        self.memory_size = memory_size
+        nn.init.xavier_uniform_(self.weight)
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, num_heads={self.num_heads}, memory_size={self.memory_size}"
+
+
+@register
+class GatedSlotAttention(Strategy):
+    """GSA's gated recurrence over n slots. ``shared``: the position's GateProjection."""
+
+    name = "gsa"
+    paper = "Zhang et al. 2024, Gated Slot Attention (arXiv 2409.07146), §3"
+    modes = frozenset({"causal"})
+    uses_control_input = True
+    settings = (TEMPERATURE,)
+
+    @classmethod
+    def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,
+                     options: StrategyOptions) -> nn.Module:
+        cls.validate(memory_size, options)
+        return GateProjection(in_dim, num_heads, memory_size)
+
+    @classmethod
+    def check_shared(cls, shared, in_dim: int, num_heads: int, memory_size: int) -> None:
+        ABCMLP.check_shared(shared, in_dim, num_heads, memory_size)
+
+    @classmethod
+    def applies_dropout(cls) -> bool:
+        return True  # over the slot probabilities, in the parallel form (training only)
+
+    @property
+    def temperature(self) -> int:
+        return self.options.get(TEMPERATURE)
+
+    def log_gates(self, x: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor:
+        """x [B, N, C] -> g = log a [B, H, N, n] in fp32 (fp64 stays), 0 at padding."""
+        source = x.transpose(0, 1)
+        if source.is_contiguous():  # fairseq's [N, B, C] activations: project them without a copy
+            logits = self.shared(source).transpose(0, 1)
+        else:
+            logits = self.shared(x)
+        logits = logits.unflatten(-1, (self.num_heads, self.memory_size)).permute(0, 2, 1, 3)
+        gates = F.logsigmoid(logits.to(compute_dtype(logits.dtype))) / self.temperature
+        if valid is not None:
+            gates = gates.masked_fill(~valid[:, None, :, None], 0.0)
+        return gates
+
+    def causal(self, q, k, v, x, valid):
+        keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)  # [B, H, N, n]: row, slot
+        return causal_gsa(q, k, v, self.log_gates(x, valid), scale=self.scale,
+                          dropout_p=0.0 if keep is None else self.read_dropout(), dropout_mask=keep)
+
+    def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
+        return self.extend(q, k, v, x, valid, state)
+
+    def extend(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
+        gates = self.log_gates(x, valid)
+        previous = GSAState(**state) if state else None
+        if q.shape[2] == 1:
+            out, new = causal_gsa_step(q, k, v, gates, previous, scale=self.scale)
+        else:  # several tokens: continue the chunked op from the saved memories
+            out, new = causal_gsa(q, k, v, gates, scale=self.scale, initial_state=previous, return_state=True)
+        return out, new._asdict()
