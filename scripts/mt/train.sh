@@ -62,6 +62,9 @@
 #   --max-tokens N         tokens per process per step (default per dataset)
 #   --total-tokens N       tokens per update to reach (default per dataset)
 #   --lr X --warmup N --max-update N --seed N   override the defaults
+#   --train-module MODULE  run training as 'python -m MODULE' instead of fairseq-train: a module
+#                          that runs fairseq_cli.train with a change (an experiment's, e.g.
+#                          experiments.bible_mt.phi_init_train); it gets the same arguments
 #   --dry-run              print the command instead of running it
 #   -- ARGS...             further arguments for fairseq-train
 #   -h, --help             this help
@@ -77,7 +80,7 @@ original_args=("$@")
 
 dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_mem="" arch=""
 gpus="" cpu=0 nproc=1 nnodes=1 node_rank=0 master_addr=127.0.0.1 master_port=29500
-max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 dry_run=0
+max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 dry_run=0 train_module=""
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -102,6 +105,7 @@ while [ $# -gt 0 ]; do
         --warmup) warmup="${2:?--warmup needs a number}"; shift 2 ;;
         --max-update) max_update="${2:?--max-update needs a number}"; shift 2 ;;
         --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
+        --train-module) train_module="${2:?--train-module needs a Python module name}"; shift 2 ;;
         --dry-run) dry_run=1; shift ;;
         --) shift; extra=("$@"); break ;;
         *) unknown_option "$1" "fairseq-train arguments go after --" ;;
@@ -157,6 +161,13 @@ fi
 # --- tools ------------------------------------------------------------------------------------
 find_tools fairseq-train "$repo"
 bindir="$BINDIR" py="$PY"
+train_prog=("$bindir/fairseq-train")
+if [ -n "$train_module" ]; then
+    [[ "$train_module" =~ ^[A-Za-z_][A-Za-z0-9_.]*$ ]] || die "--train-module expects a module name such as pkg.module, got '$train_module'"
+    (cd "$repo" && "$py" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)' \
+        "$train_module" 2>/dev/null) || die "--train-module $train_module: no such module (run from $repo)"
+    train_prog=("$py" -m "$train_module")
+fi
 
 # ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer) is
 # trained as it is, as the softmax baseline.
@@ -216,7 +227,7 @@ train_args=("$data" --arch "$arch" "${abc_args[@]}" "${common[@]}" "${d_args[@]}
 [ "$cpu" = 0 ] || train_args+=(--cpu)
 
 if [ "$world" -eq 1 ]; then
-    cmd=("$bindir/fairseq-train" "${train_args[@]}")
+    cmd=("${train_prog[@]}" "${train_args[@]}")
 else
     if [ "$cpu" = 1 ]; then
         train_args+=(--distributed-backend gloo --ddp-backend legacy_ddp)
@@ -227,7 +238,7 @@ else
     cmd=("$bindir/torchrun" --nnodes "$nnodes" --node_rank "$node_rank" --nproc_per_node "$per_node"
          --master_addr "$master_addr" --master_port "$master_port" --no-python
          sh -c 'exec "$0" "$@" --distributed-rank "$RANK" --device-id "$LOCAL_RANK"'
-         "$bindir/fairseq-train" "${train_args[@]}")
+         "${train_prog[@]}" "${train_args[@]}")
     [ -x "$bindir/torchrun" ] || cmd[0]="torchrun"
 fi
 
