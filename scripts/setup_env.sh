@@ -14,16 +14,21 @@
 #   ABC_VENV        where the venv lives (default: <repo>/.venv)
 #   ABC_PYTHON      interpreter used to create it (default: the first of python3, python3.12,
 #                   python3.11 that is Python 3.11 or 3.12, the versions ve-fairseq ships wheels for)
-#   TORCH_PIP_ARGS  extra arguments for the `pip install torch` step only, e.g. another index
-#   ABC_TORCH_CPU=1 install torch's CPU build from https://download.pytorch.org/whl/cpu
-#                   (the same as TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu")
+#   ABC_TORCH       which torch build: auto (default, see below), cpu (the CPU build from
+#                   https://download.pytorch.org/whl/cpu) or cuda (pip's default index, which
+#                   gives Linux the CUDA build)
+#   ABC_TORCH_CPU=1 the same as ABC_TORCH=cpu (kept for earlier instructions)
+#   TORCH_PIP_ARGS  extra arguments for the `pip install torch` step only, e.g. another index;
+#                   used as given (not together with ABC_TORCH=cpu|cuda or ABC_TORCH_CPU=1)
 #   ABC_FORCE_SETUP=1  reinstall everything even if the stamp matches
 #
-# Which torch build: pip's default index gives Linux x86_64 machines torch's CUDA build (several
-# GB), whether or not they have a GPU; macOS and Windows get a CPU build. On a Linux machine
-# without an NVIDIA GPU (no nvidia-smi, no /proc/driver/nvidia) this script says so before the
-# download, and how to get the CPU build (ABC_TORCH_CPU=1); it does not switch index by itself,
-# because a machine may have its own package index or a local wheel of torch (CI does).
+# Which torch build (auto): pip's default index gives Linux x86_64 machines torch's CUDA build
+# (several GB) whether or not they have a GPU. So on Linux with an NVIDIA GPU (nvidia-smi, or
+# /proc/driver/nvidia) the script takes that CUDA build; without one it takes the CPU build from
+# the CPU index when that index answers within a few seconds, and otherwise falls back to pip's
+# default index with a message (a machine may reach only its own package index or a local wheel
+# of torch, as CI does). macOS and Windows use the default index (a CPU build). The choice is
+# printed before anything is installed; --dry-run prints it and stops.
 
 # Pins that are installed here rather than from requirements.txt (see the comment there).
 _ABC_TORCH_SPEC="torch==2.13.0"
@@ -59,26 +64,56 @@ _abc_has_nvidia_gpu() {
     command -v nvidia-smi >/dev/null 2>&1 || [ -e "${_ABC_NVIDIA_PROC:-/proc/driver/nvidia}" ]
 }
 
-# _abc_torch_args -> the extra arguments of the torch install (TORCH_PIP_ARGS, or the CPU index
-# with ABC_TORCH_CPU=1), on one line.
-_abc_torch_args() {
-    if [ "${ABC_TORCH_CPU:-0}" = 1 ]; then
-        [ -z "${TORCH_PIP_ARGS:-}" ] || _abc_die "set either ABC_TORCH_CPU=1 or TORCH_PIP_ARGS, not both"
-        printf '%s\n' "--index-url $_ABC_TORCH_CPU_INDEX"
-    else
-        printf '%s\n' "${TORCH_PIP_ARGS:-}"
+# _abc_cpu_index_reachable: true when the CPU index answers within a few seconds.
+_abc_cpu_index_reachable() {
+    if [ -n "${_ABC_CPU_INDEX_REACHABLE:-}" ]; then  # the tests decide
+        [ "$_ABC_CPU_INDEX_REACHABLE" = 1 ]
+        return
     fi
+    local python wait=()
+    python="$(command -v python3 || true)"
+    [ -n "$python" ] || return 1
+    ! command -v timeout >/dev/null 2>&1 || wait=(timeout 8)
+    "${wait[@]}" "$python" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)' \
+        "$_ABC_TORCH_CPU_INDEX/torch/" >/dev/null 2>&1
 }
 
-# _abc_torch_advice TORCH_ARGS: on Linux without an NVIDIA GPU, with the default index, say that
-# the CUDA build is coming and how to get the CPU build instead.
-_abc_torch_advice() {
-    [ -z "$1" ] || return 0
-    [ "$(uname -s)" = Linux ] || return 0
-    _abc_has_nvidia_gpu && return 0
-    _abc_log "no NVIDIA GPU here (no nvidia-smi, no /proc/driver/nvidia), but pip's default index gives Linux \
-torch's CUDA build (several GB). For the CPU build, stop now (Ctrl-C) and rerun with ABC_TORCH_CPU=1 \
-(or TORCH_PIP_ARGS=\"--index-url $_ABC_TORCH_CPU_INDEX\"). Going on with the default index (it may hold a local wheel)."
+# _abc_torch_args -> the extra arguments of the torch install, on one line (see the header for the
+# rules); says on stderr which build it chose and why.
+_abc_torch_args() {
+    local choice="${ABC_TORCH:-auto}" cpu_args="--index-url $_ABC_TORCH_CPU_INDEX"
+    if [ "${ABC_TORCH_CPU:-0}" = 1 ]; then
+        case "$choice" in auto|cpu) choice=cpu ;; *) _abc_die "ABC_TORCH_CPU=1 and ABC_TORCH=$choice disagree" ;; esac
+    fi
+    case "$choice" in auto|cpu|cuda) ;; *) _abc_die "ABC_TORCH must be auto, cpu or cuda, got '$choice'" ;; esac
+    if [ -n "${TORCH_PIP_ARGS:-}" ]; then
+        [ "$choice" = auto ] || _abc_die "set either ABC_TORCH=$choice (or ABC_TORCH_CPU=1) or TORCH_PIP_ARGS, not both"
+        _abc_log "torch: TORCH_PIP_ARGS as given ($TORCH_PIP_ARGS)"
+        printf '%s\n' "$TORCH_PIP_ARGS"
+        return 0
+    fi
+    if [ "$choice" = auto ] && [ "$(uname -s)" != Linux ]; then
+        _abc_log "torch: pip's default index ($(uname -s) gets a CPU build from it)"
+        choice=default
+    elif [ "$choice" = auto ] && _abc_has_nvidia_gpu; then
+        _abc_log "torch: NVIDIA GPU found (nvidia-smi or /proc/driver/nvidia): the CUDA build from pip's default \
+index (ABC_TORCH=cpu for the CPU build)"
+        choice=default
+    elif [ "$choice" = auto ] && _abc_cpu_index_reachable; then
+        _abc_log "torch: no NVIDIA GPU found: the CPU build from $_ABC_TORCH_CPU_INDEX (ABC_TORCH=cuda for the CUDA build)"
+        choice=cpu_auto
+    elif [ "$choice" = auto ]; then
+        _abc_log "torch: no NVIDIA GPU found, but $_ABC_TORCH_CPU_INDEX cannot be reached from here: falling back \
+to pip's default index (it may hold a local wheel; on Linux it otherwise gives the CUDA build, several GB). \
+ABC_TORCH=cpu insists on the CPU index, TORCH_PIP_ARGS names another one."
+        choice=default
+    fi
+    case "$choice" in
+        cpu) _abc_log "torch: the CPU build from $_ABC_TORCH_CPU_INDEX (asked for)"; printf '%s\n' "$cpu_args" ;;
+        cpu_auto) printf '%s\n' "$cpu_args" ;;
+        cuda) _abc_log "torch: pip's default index (ABC_TORCH=cuda: the CUDA build on Linux)"; printf '\n' ;;
+        *) printf '\n' ;;
+    esac
 }
 
 _abc_setup_main() {  # [--dry-run]
@@ -89,12 +124,19 @@ _abc_setup_main() {  # [--dry-run]
     repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
     venv="${ABC_VENV:-$repo/.venv}"
     stamp="$venv/.abc_setup_stamp"
-    torch_args="$(_abc_torch_args)"
+    # An automatic choice is made once per venv (and kept in it), so that a network that comes and
+    # goes does not flip the build and reinstall torch.
+    if [ "$dry_run" = 0 ] && [ -f "$venv/.abc_torch_args" ] && [ -z "${ABC_TORCH:-}${TORCH_PIP_ARGS:-}" ] \
+        && [ "${ABC_TORCH_CPU:-0}" != 1 ]; then
+        torch_args="$(cat "$venv/.abc_torch_args")"
+        _abc_log "torch: as chosen when $venv was built (${torch_args:-the default index}; ABC_TORCH=cpu|cuda changes it)"
+    else
+        torch_args="$(_abc_torch_args)" || exit 1
+    fi
 
     if [ "$dry_run" = 1 ]; then
         python="$(_abc_pick_python)"
         _abc_log "dry run: would build $venv with $python ($("$python" -c 'import sys; print("Python %d.%d" % sys.version_info[:2])'))"
-        _abc_torch_advice "$torch_args"
         _abc_log "dry run: would run pip install $_ABC_TORCH_SPEC${torch_args:+ $torch_args}"
         return 0
     fi
@@ -144,7 +186,6 @@ _abc_setup_main() {  # [--dry-run]
     _abc_log "upgrading pip"
     "${pip[@]}" install --upgrade pip
 
-    _abc_torch_advice "$torch_args"
     _abc_log "installing $_ABC_TORCH_SPEC${torch_args:+ (extra args: $torch_args)}"
     # shellcheck disable=SC2086  # the torch arguments are a list of words on purpose
     "${pip[@]}" install "$_ABC_TORCH_SPEC" $torch_args \
@@ -177,6 +218,7 @@ PY
         [ -x "$venv/bin/$tool" ] || _abc_die "$venv/bin/$tool is missing after installing $_ABC_FAIRSEQ_SPEC"
     done
 
+    printf '%s\n' "$torch_args" >"$venv/.abc_torch_args"
     printf '%s\n' "$want" >"$stamp"
     _abc_log "venv $venv is ready"
 }

@@ -2,6 +2,7 @@
 does, and running a fairseq (or plugin) command line in a subprocess."""
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -23,6 +24,36 @@ def write_dictionary(path, names=("dict.txt",), words: int = 30, prefix: str = "
 def parse(argv):
     """fairseq-train's parser on ``argv`` (data dir first)."""
     return options.parse_args_and_arch(options.get_training_parser(), list(map(str, argv)))
+
+
+# fairseq's console scripts and modules -> the parser each one builds
+_PARSERS = {"train": options.get_training_parser, "eval_lm": options.get_eval_lm_parser,
+            "generate": options.get_generation_parser, "interactive": options.get_interactive_generation_parser}
+_TOOLS = {f"fairseq-{name.replace('_', '-')}": name for name in _PARSERS}
+
+
+def fairseq_command(line: str):
+    """A printed launcher command (``fairseq-train ...``, ``torchrun ... fairseq-train ...``,
+    ``python -m fairseq_cli.train ...``) -> (tool, its arguments), or None when it runs no fairseq tool."""
+    words = shlex.split(line)
+    for i, word in enumerate(words):
+        script = words[i + 1].split() if word == "-c" and i + 2 < len(words) else []
+        if script[:1] == ["exec"] and script[1] in _TOOLS:  # sh -c 'exec fairseq-train "$@" ...' NAME ARGS
+            return _TOOLS[script[1]], words[i + 3:]
+        if os.path.basename(word) in _TOOLS:
+            return _TOOLS[os.path.basename(word)], words[i + 1:]
+        if i and words[i - 1] == "-m" and word.startswith("fairseq_cli.") and word[12:] in _PARSERS:
+            return word[12:], words[i + 1:]
+    return None
+
+
+def parse_command(line: str):
+    """Parse a printed launcher command with the parser of the fairseq tool it runs, as that tool
+    does (``--user-dir`` imported, the architecture's defaults applied): (tool, namespace)."""
+    found = fairseq_command(line)
+    assert found is not None, f"no fairseq command in: {line}"
+    tool, argv = found
+    return tool, options.parse_args_and_arch(_PARSERS[tool](), argv)
 
 
 def build(argv, seed: int = 1):

@@ -1,7 +1,8 @@
-"""scripts/mt/compare_bible.py and its helpers: help, variants, log parsing, the phi statistics
+"""experiments.bible_mt (compare_bible and its helpers): help, variants, log parsing, the phi statistics
 against hand-computed values, resuming rules. No training (the comparison itself takes hours on CPU)."""
 
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +10,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-MT = REPO / "scripts" / "mt"
-sys.path.insert(0, str(MT))
+PACKAGE = "experiments.bible_mt"
+
+
+def _module(name: str):
+    """The command that runs one module of the study (from the repository root)."""
+    return [sys.executable, "-m", f"{PACKAGE}.{name}"]
 
 _STAMP = "2026-11-23 12:40:00 | INFO | "
 _VALID_FIELDS = "wps 4000 | wpb 2000 | bsz 60"
@@ -27,15 +32,16 @@ LOG = "".join([
 ])
 
 
-@pytest.mark.parametrize("script", ["compare_bible.py", "phi_usage.py", "phi_init_train.py"])
-def test_help_prints_usage_and_does_nothing(script, tmp_path):
-    proc = subprocess.run([sys.executable, MT / script, "--help"], cwd=tmp_path, capture_output=True, text=True)
+@pytest.mark.parametrize("module", ["compare_bible", "phi_usage", "phi_init_train"])
+def test_help_prints_usage_and_does_nothing(module, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # the package from a folder it must leave empty
+    proc = subprocess.run(_module(module) + ["--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert proc.returncode == 0 and "usage:" in proc.stdout
     assert list(tmp_path.iterdir()) == []
 
 
 def test_unknown_variant_and_stage_are_named():
-    from compare_bible import parse_args
+    from experiments.bible_mt.compare_bible import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--out", "x", "--variants", "softmax,nope"])
@@ -49,9 +55,9 @@ def test_unknown_variant_and_stage_are_named():
 def test_seeds_get_their_own_run_folders_and_train_seed(tmp_path):
     data = tmp_path / "data"
     _write(data / "eval" / "prep.json", "{}")
-    proc = subprocess.run([sys.executable, MT / "compare_bible.py", "--out", tmp_path / "out", "--data", data,
+    proc = subprocess.run(_module("compare_bible") + ["--out", tmp_path / "out", "--data", data,
                            "--variants", "softmax,abc_32_8_attdrop", "--seeds", "1,2", "--stages", "train",
-                           "--dry-run"], capture_output=True, text=True, check=True)
+                           "--dry-run"], cwd=REPO, capture_output=True, text=True, check=True)
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 4
     runs = tmp_path / "out" / "runs"
@@ -63,7 +69,7 @@ def test_seeds_get_their_own_run_folders_and_train_seed(tmp_path):
 
 
 def test_variants_swap_one_position_at_a_time():
-    from bible_variants import VARIANTS
+    from experiments.bible_mt.variants import VARIANTS
 
     assert VARIANTS["abc_cross_32"].fairseq_args == ("--decoder-self-attn", "softmax")
     assert VARIANTS["abc_causal_8"].fairseq_args == ("--decoder-cross-attn", "softmax")
@@ -75,7 +81,7 @@ def test_variants_swap_one_position_at_a_time():
 
 
 def test_valid_curve_and_interpolation():
-    from training_curves import first_update_reaching, loss_at, train_wall_seconds, valid_curve
+    from experiments.bible_mt.training_curves import first_update_reaching, loss_at, train_wall_seconds, valid_curve
 
     curve = valid_curve(LOG)
     assert [(p.updates, p.epoch, p.loss, p.nll_loss) for p in curve] == [(50, 1, 9.5, 9.25), (100, 2, 8.5, 8.0)]
@@ -92,7 +98,7 @@ def test_valid_curve_and_interpolation():
 
 def test_phi_statistics_uniform_and_copying_slots():
     torch = pytest.importorskip("torch")
-    from phi_usage import phi_statistics
+    from experiments.bible_mt.phi_usage import phi_statistics
 
     B, H, N, n = 2, 3, 5, 4
     valid = torch.ones(B, N, dtype=torch.bool)
@@ -131,14 +137,14 @@ def test_a_foreign_run_folder_is_an_error_and_left_alone(tmp_path):
     data = tmp_path / "data"
     _write(data / "eval" / "prep.json", "{}")
     foreign = _write(tmp_path / "out" / "runs" / "softmax" / "notes.txt", "mine")
-    proc = subprocess.run([sys.executable, MT / "compare_bible.py", "--out", tmp_path / "out", "--data", data,
-                           "--variants", "softmax", "--stages", "train"], capture_output=True, text=True)
+    proc = subprocess.run(_module("compare_bible") + ["--out", tmp_path / "out", "--data", data,
+                           "--variants", "softmax", "--stages", "train"], cwd=REPO, capture_output=True, text=True)
     assert proc.returncode != 0 and "not created by this script" in proc.stderr
     assert foreign.read_text() == "mine" and sorted(p.name for p in foreign.parent.iterdir()) == ["notes.txt"]
 
 
 def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
-    from compare_bible import main
+    from experiments.bible_mt.compare_bible import main
 
     data = tmp_path / "data"
     _write(data / "eval" / "prep.json", "{}")
@@ -181,9 +187,9 @@ def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
     assert (other / "compare_bible.md").read_text() == "someone else's"
 
 
-def test_phi_init_gain_scales_w_phi_and_the_wrapper_runs_the_harness(tmp_path):
+def test_phi_init_gain_scales_w_phi_and_is_split_from_fairseq_args():
     torch = pytest.importorskip("torch")
-    from phi_init_train import install_wrapper, patch_phi_init
+    from experiments.bible_mt.phi_init_train import patch_phi_init, split_gain
 
     from abc_fairseq.strategies.phi import PhiProjection
 
@@ -196,11 +202,31 @@ def test_phi_init_gain_scales_w_phi_and_the_wrapper_runs_the_harness(tmp_path):
     finally:
         PhiProjection.__init__ = original
     assert torch.equal(scaled, 3.0 * plain)
-    folder = install_wrapper(tmp_path / "bin", 3.0)
-    text = (folder / "fairseq-train").read_text()
-    assert "ABC_PHI_INIT_GAIN=3.0" in text and "phi_init_train.py" in text
-    proc = subprocess.run([folder / "python", "-c", "print(6 * 7)"], capture_output=True, text=True)
-    assert proc.stdout.strip() == "42"
+    assert split_gain(["DATA", "--arch", "a", "--phi-init-gain", "4", "--seed", "2"]) == (
+        4.0, ["DATA", "--arch", "a", "--seed", "2"])
+    for bad in (["DATA"], ["DATA", "--phi-init-gain", "0"], ["DATA", "--phi-init-gain", "x"]):
+        with pytest.raises(SystemExit):
+            split_gain(bad)
+
+
+def test_phi_gain_variant_trains_through_the_module_with_train_sh(tmp_path):
+    """The gain variant's command: train.sh with --train-module, its fairseq command runs this Python with
+    -m experiments.bible_mt.phi_init_train and the gain flag, and nothing is put on PATH."""
+    data = tmp_path / "data"
+    _write(data / "eval" / "prep.json", "{}")
+    proc = subprocess.run(_module("compare_bible") + ["--out", tmp_path / "out", "--data", data, "--variants",
+                          "abc_32_8_phigain4", "--stages", "train", "--dry-run"], cwd=REPO, capture_output=True,
+                          text=True, check=True)
+    line = proc.stdout.strip()
+    assert "--train-module experiments.bible_mt.phi_init_train" in line and "--phi-init-gain 4" in line
+    assert "PATH=" not in line
+    from experiments.bible_mt.compare_bible import parse_args, train_command
+
+    args = parse_args(["--out", str(tmp_path / "out"), "--data", str(data), "--variants", "abc_32_8_phigain4"])
+    printed = subprocess.run(train_command(args.runs[0], args, dry_run=True), cwd=REPO, capture_output=True,
+                             text=True, check=True).stdout.split()
+    assert printed[1:3] == ["-m", "experiments.bible_mt.phi_init_train"]
+    assert printed[printed.index("--phi-init-gain") + 1] == "4"
 
 
 def test_phi_and_eval_stages_name_each_seed_run(tmp_path):
@@ -210,11 +236,11 @@ def test_phi_and_eval_stages_name_each_seed_run(tmp_path):
     for name in ("abc_32_8", "abc_32_8_seed2"):
         _write(out / "logs" / f"{name}.train.log", LOG)
         _write(out / "runs" / name / "checkpoint_last.pt", "")
-    proc = subprocess.run([sys.executable, MT / "compare_bible.py", "--out", out, "--data", data,
+    proc = subprocess.run(_module("compare_bible") + ["--out", out, "--data", data,
                            "--variants", "abc_32_8", "--seeds", "1,2", "--stages", "phi,eval", "--dry-run"],
-                          capture_output=True, text=True, check=True)
+                          cwd=REPO, capture_output=True, text=True, check=True)
     lines = proc.stdout.strip().splitlines()
-    assert len(lines) == 4 and all("phi_usage.py" in line for line in lines[:2])
+    assert len(lines) == 4 and all("experiments.bible_mt.phi_usage" in line for line in lines[:2])
     for line, name in zip(lines[2:], ("abc_32_8", "abc_32_8_seed2")):
         assert "evaluate.sh" in line and f"--save-dir {out / 'runs' / name} " in line
         assert line.endswith("--tag test_u100")  # the budget its log reached

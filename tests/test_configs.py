@@ -129,7 +129,7 @@ def test_lm_config_equals_bash_recipe(row, data_dir):
     """The bash recipe on 4 GPUs (dry run), parsed by fairseq-train's own parser, against the
     composed config: every field both define must agree (argparse flattens the sections)."""
     line = subprocess.run(
-        ["bash", os.path.join(ROOT, "scripts", "lm", "train_wiki103.sh"), "--row", row, "--gpus", "4",
+        ["bash", os.path.join(ROOT, "scripts", "lm", "train_wiki103.sh"), "--row", row, "--nproc-per-node", "4",
          "--data", data_dir, "--dry-run"], check=True, capture_output=True, text=True).stdout
     argv = shlex.split(line)
     argv = argv[argv.index("fairseq-train") + 1:]

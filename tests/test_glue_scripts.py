@@ -29,7 +29,7 @@ def value(argv, flag):
 @pytest.mark.parametrize("task", sorted(BATCH))
 @pytest.mark.parametrize("gpus,max_sentences", [(1, None), (2, None), (4, None), (4, 2), (8, 1)])
 def test_finetuning_keeps_the_task_batch_on_several_gpus(task, gpus, max_sentences):
-    flags = ["--gpus", str(gpus)] + (["--max-sentences", str(max_sentences)] if max_sentences else [])
+    flags = ["--nproc-per-node", str(gpus)] + (["--max-sentences", str(max_sentences)] if max_sentences else [])
     argv = shlex.split(finetune(task, *flags).stdout)
     per_gpu, freq = int(value(argv, "--batch-size")), int(value(argv, "--update-freq"))
     assert per_gpu * gpus * freq == BATCH[task]
@@ -42,9 +42,9 @@ def test_finetuning_keeps_the_task_batch_on_several_gpus(task, gpus, max_sentenc
 
 
 def test_a_batch_that_does_not_split_is_refused():
-    proc = finetune("RTE", "--gpus", "3", check=False)
+    proc = finetune("RTE", "--nproc-per-node", "3", check=False)
     assert proc.returncode != 0 and "--max-sentences" in proc.stderr
-    proc = finetune("RTE", "--gpus", "2", "--max-sentences", "3", check=False)
+    proc = finetune("RTE", "--nproc-per-node", "2", "--max-sentences", "3", check=False)
     assert proc.returncode != 0 and "--max-sentences 3" in proc.stderr
 
 
@@ -55,7 +55,7 @@ def test_finetune_flags_parse_and_report_the_glue_metrics():
 
     for task, expected in (("STS-B", {"report_pearson_and_spearman": True, "regression_target": True}),
                            ("MNLI", {"valid_subset": "valid,valid1"}), ("CoLA", {"report_mcc": True})):
-        argv = shlex.split(finetune(task, "--gpus", "2", "--cpu").stdout)
+        argv = shlex.split(finetune(task, "--nproc-per-node", "2", "--cpu").stdout)
         argv = argv[argv.index("fairseq_cli.train") + 1:]
         args = vars(options.parse_args_and_arch(options.get_training_parser(), argv))
         assert args["find_unused_parameters"] is True and args["update_freq"] == [1], task

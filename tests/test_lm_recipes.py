@@ -111,7 +111,7 @@ def test_scripts_explain_bad_arguments(tmp_path):
         assert code != 0 and "--bogus" in log
     code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "nope", check=False)
     assert code != 0 and "abc_n64" in log  # lists the rows
-    code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--gpus", "3", "--dry-run",
+    code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--nproc-per-node", "3", "--dry-run",
                     "--data", tmp_path, check=False)
     assert code != 0 and "--max-tokens" in log
 
@@ -121,13 +121,15 @@ def test_update_freq_keeps_the_paper_batch(prepared):
         line = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--data", prepared / "bin",
                    "--dry-run", *flags)
         return int(re.search(r"--update-freq (\d+)", line).group(1))
-    assert update_freq("--gpus", "1") == 4       # 1 x 8192 x 4 = 64 x 512
-    assert update_freq("--gpus", "8", "--max-tokens", "2048") == 2
-    assert update_freq("--gpus", "2", "--max-tokens", "1024") == 16
-    assert update_freq("--cpu", "--cpu-procs", "2", "--max-tokens", "512", "--batch-tokens", "2048") == 2
-    line = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--data", prepared / "bin",
-               "--dry-run", "--gpus", "4", "--nodes", "2", "--max-tokens", "4096")
-    assert line.startswith("sbatch ") and "--gpus-per-node 4" in line  # outside SLURM: submits itself
+    assert update_freq("--nproc-per-node", "1") == 4       # 1 x 8192 x 4 = 64 x 512
+    assert update_freq("--nproc-per-node", "8", "--max-tokens", "2048") == 2
+    assert update_freq("--nproc-per-node", "2", "--max-tokens", "1024") == 16
+    assert update_freq("--cpu", "--nproc-per-node", "2", "--max-tokens", "512", "--batch-tokens", "2048") == 2
+    assert update_freq("--gpus", "2", "--max-tokens", "1024") == 16  # deprecated alias of --nproc-per-node
+    code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--data", prepared / "bin",
+                    "--dry-run", "--nproc-per-node", "4", "--nnodes", "2", "--max-tokens", "4096", check=False)
+    # outside SLURM several nodes are refused with the sbatch command to submit, as for MT and RoBERTa
+    assert code != 0 and "sbatch --nodes 2 --ntasks-per-node 1 --gpus-per-node 4 scripts/lm/train_wiki103.sbatch" in log
 
 
 def num_updates(checkpoint):
@@ -138,7 +140,7 @@ def test_train_evaluate_collect(prepared, tmp_path):
     data, save = prepared / "bin", tmp_path / "ckpt"
     common = ["bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--data", data, "--save-dir", save,
               "--cpu", "--max-tokens", "512", "--batch-tokens", "2048"]
-    log = run(*common, "--cpu-procs", "2", "--", *TINY, "--max-update", "2")
+    log = run(*common, "--nproc-per-node", "2", "--", *TINY, "--max-update", "2")
     assert "update-freq 2" in log and "ABCMultiheadAttention" in log
     assert num_updates(save / "checkpoint_last.pt") == 2
     assert list((save / "tensorboard").iterdir())
@@ -194,7 +196,7 @@ def test_multi_node_launch_inside_slurm(prepared, tmp_path):
     env = dict(os.environ, SLURM_JOB_ID="4242", SLURM_JOB_NODELIST="node[17-18]",
                PATH=str(fake) + os.pathsep + os.environ.get("PATH", ""))
     line = subprocess.run(["bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--data", str(prepared / "bin"),
-                           "--gpus", "4", "--nodes", "2", "--max-tokens", "2048", "--dry-run"],
+                           "--nproc-per-node", "4", "--nnodes", "2", "--max-tokens", "2048", "--dry-run"],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
     assert line.startswith("srun --nodes 2 --ntasks-per-node 1 torchrun --nnodes 2 --nproc_per_node 4")
     assert "--rdzv_endpoint node17:29500" in line and "--rdzv_id 4242" in line

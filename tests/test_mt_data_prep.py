@@ -252,7 +252,7 @@ def test_two_process_cpu_training_on_windows_and_resume(iwslt_prepared, tmp_path
     dest, _ = iwslt_prepared
     save = tmp_path / "ck"
     common = ["bash", REPO / "scripts/mt/train.sh", "--dataset", "tiny", "--data", dest / "bin", "--save-dir", save,
-              "--cpu", "--nproc", "2", "--master-port", str(29400 + os.getpid() % 500)]
+              "--cpu", "--nproc-per-node", "2", "--master-port", str(29400 + os.getpid() % 500)]
     proc = _run(common + ["--max-update", "2", "--", "--num-workers", "0", "--no-progress-bar"])
     log = proc.stdout + proc.stderr  # fairseq logs to stdout
     assert "initialized host" in log and "rank 1" in log and (save / "checkpoint_last.pt").is_file()

@@ -49,7 +49,7 @@ def _fake_data(tmp_path, window=1):
 @pytest.mark.parametrize("gpus,freq", [(1, 8), (2, 4), (4, 2), (8, 1), (16, 1)])
 def test_train_update_freq_keeps_the_total_batch(tmp_path, gpus, freq):
     proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "wmt14", "--data", _fake_data(tmp_path),
-                 "--save-dir", tmp_path / "ck", "--gpus", gpus, "--dry-run"])
+                 "--save-dir", tmp_path / "ck", "--nproc-per-node", gpus, "--dry-run"])
     cmd = proc.stdout
     assert "--update-freq %d " % freq in cmd
     assert "--lr 7e-4" in cmd and "--warmup-updates 6000" in cmd and "--dropout 0.1" in cmd
@@ -61,20 +61,20 @@ def test_train_update_freq_keeps_the_total_batch(tmp_path, gpus, freq):
 def test_train_multinode_and_cpu_launch_commands(tmp_path):
     data = _fake_data(tmp_path)
     proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "iwslt14_doc", "--data", data, "--save-dir",
-                 tmp_path / "ck", "--gpus", "4", "--nnodes", "2", "--node-rank", "1", "--master-addr", "node0",
+                 tmp_path / "ck", "--nproc-per-node", "4", "--nnodes", "2", "--node-rank", "1", "--master-addr", "node0",
                  "--dry-run"])
     cmd = proc.stdout
     assert "--nnodes 2 --node_rank 1 --nproc_per_node 4 --master_addr node0" in cmd
     assert "--distributed-world-size 8" in cmd and "--update-freq 1 " in cmd and "--distributed-rank" in cmd
     assert "--warmup-updates 4000" in cmd and "--dropout 0.3" in cmd and "--decoder-cross-memory 128" in cmd
     proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "tiny", "--data", data, "--save-dir",
-                 tmp_path / "ck", "--cpu", "--nproc", "2", "--model", "softmax", "--dry-run"])
+                 tmp_path / "ck", "--cpu", "--nproc-per-node", "2", "--model", "softmax", "--dry-run"])
     cmd = proc.stdout
     assert "--distributed-backend gloo" in cmd and "--ddp-backend legacy_ddp" in cmd and "--cpu" in cmd
     assert "--decoder-cross-attn softmax" in cmd and "--decoder-self-attn softmax" in cmd
     proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "wmt14", "--data", data, "--save-dir",
-                 tmp_path / "ck", "--gpus", "x"], check=False)
-    assert proc.returncode != 0 and "--gpus" in proc.stderr
+                 tmp_path / "ck", "--nproc-per-node", "x"], check=False)
+    assert proc.returncode != 0 and "--nproc-per-node" in proc.stderr
 
 
 def test_sweep_lists_the_table5_grid(tmp_path):
@@ -188,7 +188,7 @@ def test_every_table7_row_launches_from_train_sh(tmp_path):
             flags += ["--encoder-memory", encoder]
         if model == "window" or encoder:  # through train.sh (seconds each); the rest: the same flags, parsed here
             proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "wmt14", "--data", data, "--save-dir",
-                         tmp_path / "ck", "--gpus", "1", "--dry-run", *flags])
+                         tmp_path / "ck", "--nproc-per-node", "1", "--dry-run", *flags])
             argv = shlex.split(proc.stdout.splitlines()[0])[1:]
         else:
             attention = ["--decoder-cross-attn", model, "--decoder-self-attn", model, "--encoder-attn", "softmax"]

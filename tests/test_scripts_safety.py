@@ -29,7 +29,7 @@ SCRIPTS = {
     "scripts/roberta/pretrain_mlm.sh": [],
     "scripts/roberta/finetune_glue.sh": ["SST-2"],
 }
-SBATCH = ["scripts/lm/train_wiki103.sbatch", "scripts/mt/train.sbatch"]
+SBATCH = ["scripts/lm/train_wiki103.sbatch", "scripts/mt/train.sbatch", "scripts/roberta/pretrain_mlm.sbatch"]
 
 
 def run(cmd, cwd=REPO, timeout=120, **env):
@@ -226,7 +226,8 @@ def fake_bin(tmp_path, pythons, nvidia_smi=False):
 
 def setup_dry_run(tmp_path, pythons, nvidia_smi=False, **env):
     tmp_path.mkdir()
-    full = {k: v for k, v in os.environ.items() if k not in ("TORCH_PIP_ARGS", "ABC_PYTHON", "ABC_TORCH_CPU")}
+    full = {k: v for k, v in os.environ.items()
+            if k not in ("TORCH_PIP_ARGS", "ABC_PYTHON", "ABC_TORCH_CPU", "ABC_TORCH", "_ABC_CPU_INDEX_REACHABLE")}
     full.update(PATH=fake_bin(tmp_path, pythons, nvidia_smi), ABC_VENV=str(tmp_path / "venv"),
                 _ABC_NVIDIA_PROC=str(tmp_path / "no-driver"), **env)
     proc = subprocess.run(["/bin/bash", str(REPO / "scripts" / "setup_env.sh"), "--dry-run"], env=full,
@@ -246,19 +247,33 @@ def test_setup_env_tries_python312_and_python311(tmp_path):
     assert proc.returncode != 0 and "python3.12" in proc.stderr and "python3 is Python 3.9" in proc.stderr
 
 
-def test_setup_env_tells_a_machine_without_gpu_how_to_get_the_cpu_build(tmp_path):
-    proc = setup_dry_run(tmp_path / "cpu", {"3": "3.11"})
-    assert proc.returncode == 0
-    advice = proc.stderr.index("ABC_TORCH_CPU=1")
-    assert advice < proc.stderr.index("pip install torch==2.13.0")  # said before the download
-    assert "pip install torch==2.13.0\n" in proc.stderr  # the default index, as CI needs
-    proc = setup_dry_run(tmp_path / "gpu", {"3": "3.11"}, nvidia_smi=True)
-    assert proc.returncode == 0 and "ABC_TORCH_CPU" not in proc.stderr
-    proc = setup_dry_run(tmp_path / "opt-in", {"3": "3.11"}, ABC_TORCH_CPU="1")
-    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in proc.stderr
-    proc = setup_dry_run(tmp_path / "own", {"3": "3.11"}, TORCH_PIP_ARGS="--index-url https://example.org/simple")
-    assert "pip install torch==2.13.0 --index-url https://example.org/simple" in proc.stderr
-    assert "ABC_TORCH_CPU=1" not in proc.stderr  # the user chose an index: no advice
+CPU_INDEX = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu\n"
+DEFAULT_INDEX = "pip install torch==2.13.0\n"
+
+
+@pytest.mark.parametrize("case,env,gpu,expected,says", [
+    ("cpu", {"_ABC_CPU_INDEX_REACHABLE": "1"}, False, CPU_INDEX, "no NVIDIA GPU found: the CPU build"),
+    ("offline", {"_ABC_CPU_INDEX_REACHABLE": "0"}, False, DEFAULT_INDEX, "cannot be reached from here"),
+    ("gpu", {"_ABC_CPU_INDEX_REACHABLE": "1"}, True, DEFAULT_INDEX, "NVIDIA GPU found"),
+    ("forced-cpu", {"ABC_TORCH": "cpu", "_ABC_CPU_INDEX_REACHABLE": "0"}, True, CPU_INDEX, "(asked for)"),
+    ("old-cpu-flag", {"ABC_TORCH_CPU": "1"}, True, CPU_INDEX, "(asked for)"),
+    ("forced-cuda", {"ABC_TORCH": "cuda", "_ABC_CPU_INDEX_REACHABLE": "1"}, False, DEFAULT_INDEX, "ABC_TORCH=cuda"),
+    ("own-index", {"TORCH_PIP_ARGS": "--index-url https://example.org/simple"}, False,
+     "pip install torch==2.13.0 --index-url https://example.org/simple\n", "TORCH_PIP_ARGS as given"),
+])
+def test_setup_env_picks_the_torch_build_and_says_which(tmp_path, case, env, gpu, expected, says):
+    proc = setup_dry_run(tmp_path / case, {"3": "3.11"}, nvidia_smi=gpu, **env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.endswith(expected) and says in proc.stderr
+    assert proc.stderr.index("torch: ") < proc.stderr.index("would run pip install")  # said before the download
+
+
+@pytest.mark.parametrize("env,flag", [({"ABC_TORCH": "rocm"}, "ABC_TORCH"),
+                                      ({"ABC_TORCH": "cuda", "ABC_TORCH_CPU": "1"}, "ABC_TORCH_CPU"),
+                                      ({"ABC_TORCH": "cpu", "TORCH_PIP_ARGS": "--pre"}, "TORCH_PIP_ARGS")])
+def test_setup_env_refuses_contradicting_torch_choices(tmp_path, env, flag):
+    proc = setup_dry_run(tmp_path / "bad", {"3": "3.11"}, **env)
+    assert proc.returncode != 0 and flag in proc.stderr
 
 
 @pytest.mark.parametrize("script", ["scripts/lm/make_configs.py", "scripts/lm/collect_lm_results.py",

@@ -8,6 +8,7 @@
 #   usage                 print the calling script's header comment (its --help text)
 #   answer_help ARGS...   if -h or --help is among ARGS (before a '--'), print usage and exit 0
 #   unknown_option ARG [HINT]  die naming ARG as an unknown option
+#   deprecated OLD NEW    warn that flag OLD is a deprecated alias of NEW (it still works)
 #   posint FLAG VALUE     die unless VALUE is a positive integer
 #   nonneg_int FLAG VALUE die unless VALUE is an integer >= 0
 #   need_tool TOOL        die unless TOOL is on PATH
@@ -47,6 +48,10 @@ unknown_option() {  # ARG [HINT]
     die "unknown option '$1' (see --help${2:+; $2})"
 }
 
+deprecated() {  # OLD NEW
+    warn "$1 is a deprecated alias of $2 (the launchers of scripts/lm, scripts/mt and scripts/roberta share $2)"
+}
+
 posint() {  # FLAG VALUE
     [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "$1 expects a positive integer, got '$2'"
 }
@@ -56,7 +61,7 @@ nonneg_int() {  # FLAG VALUE
 }
 
 need_tool() {  # TOOL
-    command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH (activate the project venv: . scripts/setup_env.sh)"
+    command -v "$1" >/dev/null 2>&1 || die "$1 not found on PATH (activate the project venv: . .venv/bin/activate)"
 }
 
 find_tool() {  # TOOL REPO -> prints its path
@@ -66,7 +71,7 @@ find_tool() {  # TOOL REPO -> prints its path
     elif [ -x "$venv/bin/$1" ]; then
         printf '%s\n' "$venv/bin/$1"
     else
-        die "$1 not found on PATH nor in $venv; activate the venv (. scripts/setup_env.sh)"
+        die "$1 not found on PATH nor in $venv; build it (bash scripts/setup_env.sh) and activate it (. .venv/bin/activate)"
     fi
 }
 

@@ -21,6 +21,7 @@
 #   --max-tokens N     tokens per batch (default 4096)
 #   --cpu              evaluate on CPU
 #   --force            re-evaluate even when a log is up to date
+#   --dry-run          print the fairseq-eval-lm commands instead of running them
 #   -h, --help         this help
 set -euo pipefail
 
@@ -33,7 +34,7 @@ answer_help "$@"
 
 TOKENS_PER_SAMPLE=512
 row="" data="$repo/data-bin/wikitext-103/bin" checkpoint="" out="" contexts="" splits="valid test"
-max_tokens=4096 cpu=0 force=0 extra=()
+max_tokens=4096 cpu=0 force=0 dry_run=0 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --row) row="${2:?--row needs an experiment name}"; shift 2 ;;
@@ -45,6 +46,7 @@ while [ $# -gt 0 ]; do
         --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --force) force=1; shift ;;
+        --dry-run) dry_run=1; shift ;;
         --) shift; extra=("$@"); break ;;
         *) unknown_option "$1" "fairseq flags go after '--'" ;;
     esac
@@ -59,19 +61,23 @@ for c in $contexts; do
     fi
 done
 [ -n "$splits" ] || die "--splits is empty"
-[ -f "$data/dict.txt" ] || die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
+[ -f "$data/dict.txt" ] || [ "$dry_run" = 1 ] || die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
 checkpoint="${checkpoint:-$repo/checkpoints/lm/$row/checkpoint_best.pt}"
-[ -f "$checkpoint" ] || die "--checkpoint $checkpoint does not exist (train with scripts/lm/train_wiki103.sh --row $row)"
+[ -f "$checkpoint" ] || [ "$dry_run" = 1 ] || die "--checkpoint $checkpoint does not exist (train with scripts/lm/train_wiki103.sh --row $row)"
 out="${out:-$repo/results/lm/$row}"
-need_tool fairseq-eval-lm
-mkdir -p "$out"
+[ "$dry_run" = 1 ] || { need_tool fairseq-eval-lm; mkdir -p "$out"; }
 
 device=()
 [ "$cpu" = 0 ] || device=(--cpu)
 for split in $splits; do
-    [ -f "$data/$split.bin" ] || die "--data $data has no split '$split' ($data/$split.bin)"
+    [ -f "$data/$split.bin" ] || [ "$dry_run" = 1 ] || die "--data $data has no split '$split' ($data/$split.bin)"
     for c in $contexts; do
         logfile="$out/${split}_ctx${c}.log" tmp="$out/${split}_ctx${c}.log.$$.tmp"
+        cmd=(fairseq-eval-lm "$data" --user-dir "$repo/abc_fairseq" --path "$checkpoint"
+             --task language_modeling --gen-subset "$split" --tokens-per-sample "$TOKENS_PER_SAMPLE"
+             --context-window "$c" --sample-break-mode none --max-tokens "$max_tokens"
+             --softmax-batch 1024 --log-format simple "${device[@]}" "${extra[@]}")
+        if [ "$dry_run" = 1 ]; then printf '%q ' "${cmd[@]}"; echo; continue; fi
         if [ "$force" = 0 ] && [ "$logfile" -nt "$checkpoint" ] && grep -q 'Perplexity:' "$logfile"; then
             log "$split, context $c: up to date ($logfile)"
             continue
@@ -79,10 +85,7 @@ for split in $splits; do
         log "$split, context $c -> $logfile"
         # Written aside (a name of this process's own, so two evaluations cannot mix their output)
         # and moved when complete, so a log with a result is always a whole run.
-        fairseq-eval-lm "$data" --user-dir "$repo/abc_fairseq" --path "$checkpoint" \
-            --task language_modeling --gen-subset "$split" --tokens-per-sample "$TOKENS_PER_SAMPLE" \
-            --context-window "$c" --sample-break-mode none --max-tokens "$max_tokens" \
-            --softmax-batch 1024 --log-format simple "${device[@]}" "${extra[@]}" >"$tmp" 2>&1 \
+        "${cmd[@]}" >"$tmp" 2>&1 \
             || { tail -n 20 "$tmp" >&2; die "fairseq-eval-lm failed on $split with context $c (full log: $tmp)"; }
         mv "$tmp" "$logfile"
         log "$split, context $c: $(grep -o 'Perplexity: [0-9.]*' "$logfile" | tail -n 1)"

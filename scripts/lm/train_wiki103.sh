@@ -7,9 +7,10 @@
 # the 32-layer base_32l, elu_32l, rfa_32l, t2r_32l, abc_n64_32l). Flags after '--' go to
 # fairseq-train last, so they override anything set here (e.g. '-- --max-update 1000').
 #
-# Launching: one process on 1 GPU (or on CPU with --cpu); torchrun with one process per GPU on
-# one node; with --nodes N > 1, inside a SLURM allocation srun starts one torchrun per node, and
-# outside one the script submits itself through scripts/lm/train_wiki103.sbatch.
+# Launching (the same flags as scripts/mt/train.sh and scripts/roberta/*.sh): one process on 1 GPU
+# (or on CPU with --cpu); torchrun with --nproc-per-node processes on one node; with --nnodes N > 1,
+# inside a SLURM allocation srun starts one torchrun per node. Outside an allocation several nodes
+# are refused with the sbatch command to submit (scripts/lm/train_wiki103.sbatch, same arguments).
 #
 # Batch: the paper's 64 segments x 512 tokens = 32768 tokens per update are kept whatever the
 # hardware: --update-freq = batch tokens / (processes x --max-tokens), which must divide evenly.
@@ -30,16 +31,17 @@
 #   --data DIR           binarised data (default <repo>/data-bin/wikitext-103/bin, made by
 #                        data_prep/wikitext/prepare.sh)
 #   --save-dir DIR       checkpoints (default <repo>/checkpoints/lm/ROW)
-#   --gpus N             GPUs per node (default: all that nvidia-smi lists)
-#   --nodes N            nodes (default 1; more needs SLURM)
+#   --nproc-per-node N   processes per node: GPUs (default: all that nvidia-smi lists), or with
+#                        --cpu CPU processes (default 1; > 1 runs torchrun with gloo)
+#   --nnodes N           nodes (default 1; more runs inside a SLURM allocation)
 #   --max-tokens N       tokens per process and forward pass, a multiple of 512 (default 8192)
 #   --batch-tokens N     tokens per update (default 32768 = 64 x 512, the paper's batch)
-#   --cpu                train on CPU (small runs); --cpu-procs N processes (default 1; > 1
-#                        runs torchrun with gloo)
+#   --cpu                train on CPU (small runs)
 #   --no-fp16            GPU training in fp32 (default: --fp16, as Baevski & Auli)
 #   --no-tensorboard     do not write TensorBoard logs (default: SAVE_DIR/tensorboard)
 #   --dry-run            print the command instead of running it
 #   -h, --help           this help
+# Deprecated aliases: --nodes (--nnodes), --gpus and --cpu-procs (--nproc-per-node).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -50,8 +52,8 @@ SCRIPT_NAME=train_wiki103  # the name of its messages
 answer_help "$@"
 
 TOKENS_PER_SAMPLE=512  # the paper's segment length (Baevski & Auli's 512-token setting)
-row="" data="$repo/data-bin/wikitext-103/bin" save_dir="" gpus="" nodes=1 max_tokens=8192
-batch_tokens=$((64 * TOKENS_PER_SAMPLE)) fp16=1 cpu=0 cpu_procs=1 tensorboard=1 dry_run=0
+row="" data="$repo/data-bin/wikitext-103/bin" save_dir="" nproc="" nodes=1 max_tokens=8192
+batch_tokens=$((64 * TOKENS_PER_SAMPLE)) fp16=1 cpu=0 tensorboard=1 dry_run=0
 original_args=("$@")
 extra=()
 while [ $# -gt 0 ]; do
@@ -59,12 +61,13 @@ while [ $# -gt 0 ]; do
         --row) row="${2:?--row needs an experiment name}"; shift 2 ;;
         --data) data="${2:?--data needs a directory}"; shift 2 ;;
         --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
-        --gpus) gpus="${2:?--gpus needs a number}"; shift 2 ;;
-        --nodes) nodes="${2:?--nodes needs a number}"; shift 2 ;;
+        --nproc-per-node) nproc="${2:?--nproc-per-node needs a number}"; shift 2 ;;
+        --nnodes) nodes="${2:?--nnodes needs a number}"; shift 2 ;;
+        --gpus|--cpu-procs) deprecated "$1" --nproc-per-node; nproc="${2:?$1 needs a number}"; shift 2 ;;
+        --nodes) deprecated --nodes --nnodes; nodes="${2:?--nodes needs a number}"; shift 2 ;;
         --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
         --batch-tokens) batch_tokens="${2:?--batch-tokens needs a number}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
-        --cpu-procs) cpu_procs="${2:?--cpu-procs needs a number}"; shift 2 ;;
         --no-tensorboard) tensorboard=0; shift ;;
         --no-fp16) fp16=0; shift ;;
         --dry-run) dry_run=1; shift ;;
@@ -74,23 +77,23 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$row" ] || die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
 lm_row "$row"
-posint --nodes "$nodes"
+posint --nnodes "$nodes"
 posint --max-tokens "$max_tokens"
 posint --batch-tokens "$batch_tokens"
-posint --cpu-procs "$cpu_procs"
 [ $((max_tokens % TOKENS_PER_SAMPLE)) = 0 ] \
     || die "--max-tokens $max_tokens is not a multiple of the $TOKENS_PER_SAMPLE-token segment"
 
 if [ "$cpu" = 1 ]; then
-    [ "$nodes" = 1 ] || die "--cpu runs on one machine; drop --nodes"
-    [ -z "$gpus" ] || die "--cpu and --gpus exclude each other"
-    procs="$cpu_procs"
+    [ "$nodes" = 1 ] || die "--cpu runs on one machine; drop --nnodes"
+    procs="${nproc:-1}"
+    posint --nproc-per-node "$procs"
 else
+    gpus="$nproc"
     if [ -z "$gpus" ]; then
         gpus="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)"
-        [ "$gpus" -gt 0 ] 2>/dev/null || die "no GPU found (nvidia-smi); give --gpus N, or --cpu for a small CPU run"
+        [ "$gpus" -gt 0 ] 2>/dev/null || die "no GPU found (nvidia-smi); give --nproc-per-node N, or --cpu for a small CPU run"
     fi
-    posint --gpus "$gpus"
+    posint --nproc-per-node "$gpus"
     procs=$((nodes * gpus))
 fi
 
@@ -101,8 +104,12 @@ $procs process(es) x --max-tokens $max_tokens; choose --max-tokens so that $batc
 is a whole number (or change --batch-tokens)"
 update_freq=$((batch_tokens / per_pass))
 
-[ -f "$data/dict.txt" ] || die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
-data="$(cd "$data" && pwd)"
+# A dry run needs no data: it shows the command a prepared --data would get.
+if [ -f "$data/dict.txt" ]; then
+    data="$(cd "$data" && pwd)"
+elif [ "$dry_run" = 0 ]; then
+    die "--data $data has no dict.txt (run data_prep/wikitext/prepare.sh first)"
+fi
 save_dir="${save_dir:-$repo/checkpoints/lm/$row}"
 
 cmd=(
@@ -150,12 +157,8 @@ else
                 --rdzv_id "$SLURM_JOB_ID" --rdzv_endpoint "$master:${LM_RDZV_PORT:-29500}"
                 --no-python fairseq-train)
     else
-        submit=(sbatch --nodes "$nodes" --ntasks-per-node 1 --gpus-per-node "$gpus"
-                --chdir "$repo" "$here/train_wiki103.sbatch" "${original_args[@]}")
-        if [ "$dry_run" = 1 ]; then printf '%q ' "${submit[@]}"; echo; exit 0; fi
-        need_tool sbatch
-        log "not inside a SLURM allocation: submitting ${submit[*]}"
-        exec "${submit[@]}"
+        die "--nnodes $nodes needs a SLURM allocation; submit: sbatch --nodes $nodes --ntasks-per-node 1 \
+--gpus-per-node $gpus scripts/lm/train_wiki103.sbatch $(printf '%q ' "${original_args[@]}")"
     fi
 fi
 

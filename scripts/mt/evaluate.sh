@@ -32,6 +32,8 @@
 #   --tag NAME            name of the output folder under SAVE_DIR/eval (default derived)
 #   --cpu                 decode on CPU
 #   --force               recompute even if an up-to-date result exists
+#   --dry-run             print the averaging and decoding commands instead of running them (no
+#                         data needed: without DATA/eval/prep.json, sentence-level en -> de is shown)
 #   -h, --help            this help
 set -euo pipefail
 
@@ -43,7 +45,7 @@ SCRIPT_NAME=evaluate.sh
 answer_help "$@"
 original_args=("$@")
 
-data="" save_dir="" split=test checkpoint="" avg=5 beam=5 lenpen=0.6 decode=auto batch=64 tag="" cpu=0 force=0
+data="" save_dir="" split=test checkpoint="" avg=5 beam=5 lenpen=0.6 decode=auto batch=64 tag="" cpu=0 force=0 dry_run=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --data) data="${2:?--data needs a directory}"; shift 2 ;;
@@ -58,13 +60,14 @@ while [ $# -gt 0 ]; do
         --tag) tag="${2:?--tag needs a name}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --force) force=1; shift ;;
+        --dry-run) dry_run=1; shift ;;
         *) unknown_option "$1" ;;
     esac
 done
 [ -n "$data" ] || die "--data is required (the recipe's DEST/bin)"
 [ -n "$save_dir" ] || die "--save-dir is required"
-[ -f "$data/eval/prep.json" ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
-[ -d "$save_dir" ] || die "--save-dir $save_dir is not a directory"
+[ -f "$data/eval/prep.json" ] || [ "$dry_run" = 1 ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
+[ -d "$save_dir" ] || [ "$dry_run" = 1 ] || die "--save-dir $save_dir is not a directory"
 case "$split" in valid|test) ;; *) die "--split must be valid or test, got '$split'" ;; esac
 case "$decode" in auto|sentence|doc) ;; *) die "--decode must be auto, sentence or doc, got '$decode'" ;; esac
 posint --beam "$beam"
@@ -76,20 +79,27 @@ find_tools fairseq-generate "$repo"
 bindir="$BINDIR" py="$PY"
 
 meta() { "$py" -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$data/eval/prep.json" "$1"; }
-src="$(meta src)" tgt="$(meta tgt)" window="$(meta window)"
+if [ -f "$data/eval/prep.json" ]; then
+    src="$(meta src)" tgt="$(meta tgt)" window="$(meta window)"
+else  # a dry run without data
+    src=en tgt=de window=1
+fi
 if [ "$decode" = auto ]; then
     if [ "$window" -gt 1 ]; then decode=doc; else decode=sentence; fi
 fi
 
 # --- 1. checkpoint ----------------------------------------------------------------------------
 if [ -n "$checkpoint" ]; then
-    [ -f "$checkpoint" ] || die "--checkpoint $checkpoint does not exist"
+    [ -f "$checkpoint" ] || [ "$dry_run" = 1 ] || die "--checkpoint $checkpoint does not exist"
     ckpt_tag="$(basename "$checkpoint" .pt)"
 else
     checkpoint="$save_dir/average_last$avg.pt"
     ckpt_tag="avg$avg"
     newest="$(find "$save_dir" -maxdepth 1 -regex '.*/checkpoint[0-9]+\.pt' -newer "$checkpoint" 2>/dev/null | head -1 || true)"
-    if [ ! -f "$checkpoint" ] || [ -n "$newest" ]; then
+    if [ "$dry_run" = 1 ]; then
+        printf '%q ' "$py" "$here/average_checkpoints.py" --save-dir "$save_dir" --last-epochs "$avg" --output "$checkpoint"
+        echo
+    elif [ ! -f "$checkpoint" ] || [ -n "$newest" ]; then
         "$py" "$here/average_checkpoints.py" --save-dir "$save_dir" --last-epochs "$avg" --output "$checkpoint" \
             || die "checkpoint averaging failed (see above)"
     else
@@ -99,10 +109,29 @@ fi
 
 tag="${tag:-${split}_${ckpt_tag}_beam${beam}_lp${lenpen}_${decode}}"
 out="$save_dir/eval/$tag"
+max_len_a=1.5 max_len_b=20
+device=()
+[ "$cpu" = 0 ] || device=(--cpu)
+if [ "$decode" = doc ]; then
+    decode_cmd=("$py" "$here/translate_docs.py" --data "$data" --path "$checkpoint" --split "$split"
+                --beam "$beam" --lenpen "$lenpen" --max-len-a "$max_len_a" --max-len-b "$max_len_b"
+                --batch-size "$batch" --output "$out/hyp.$split.bpe" "${device[@]}")
+else
+    # --required-batch-size-multiple 1: the fairseq build in use drops the last
+    # (length % multiple) sentences of a split when batches are rounded to a multiple (default 8).
+    decode_cmd=("$bindir/fairseq-generate" "$data" --user-dir "$repo/abc_fairseq" --path "$checkpoint"
+                --source-lang "$src" --target-lang "$tgt" --gen-subset "$split"
+                --beam "$beam" --lenpen "$lenpen" --batch-size "$batch" --required-batch-size-multiple 1
+                --max-len-a "$max_len_a" --max-len-b "$max_len_b" "${device[@]}")
+fi
+if [ "$dry_run" = 1 ]; then
+    printf '%q ' "${decode_cmd[@]}"
+    echo
+    exit 0
+fi
 take_lock "$out" "${original_args[@]}"  # one evaluation per output folder at a time
 trap release_lock EXIT
-# Everything the result depends on; max_len is part of the decoding settings below.
-max_len_a=1.5 max_len_b=20
+# Everything the result depends on; max_len is part of the decoding settings.
 stamp="$(printf '%s\n' "$(stat -c '%s %Y' "$checkpoint")" "$data" "$split" "$beam" "$lenpen" "$decode" \
     "$max_len_a" "$max_len_b" | sha256sum | cut -d' ' -f1)"
 if [ "$force" = 0 ] && [ -f "$out/result.json" ] && [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -113,23 +142,12 @@ fi
 rm -f "$out/result.json" "$out/.stamp"
 
 # --- 2. decoding ------------------------------------------------------------------------------
-device=()
-[ "$cpu" = 0 ] || device=(--cpu)
 t0=$SECONDS
 if [ "$decode" = doc ]; then
-    "$py" "$here/translate_docs.py" --data "$data" --path "$checkpoint" --split "$split" \
-        --beam "$beam" --lenpen "$lenpen" --max-len-a "$max_len_a" --max-len-b "$max_len_b" \
-        --batch-size "$batch" --output "$out/hyp.$split.bpe" "${device[@]}" \
-        || die "document-level decoding failed (see above)"
+    "${decode_cmd[@]}" || die "document-level decoding failed (see above)"
     score_input=(--hyp-pieces "$out/hyp.$split.bpe")
 else
-    # --required-batch-size-multiple 1: the fairseq build in use drops the last
-    # (length % multiple) sentences of a split when batches are rounded to a multiple (default 8).
-    "$bindir/fairseq-generate" "$data" --user-dir "$repo/abc_fairseq" --path "$checkpoint" \
-        --source-lang "$src" --target-lang "$tgt" --gen-subset "$split" \
-        --beam "$beam" --lenpen "$lenpen" --batch-size "$batch" --required-batch-size-multiple 1 \
-        --max-len-a "$max_len_a" --max-len-b "$max_len_b" "${device[@]}" >"$out/generate.$split.txt" \
-        || die "fairseq-generate failed (see above)"
+    "${decode_cmd[@]}" >"$out/generate.$split.txt" || die "fairseq-generate failed (see above)"
     score_input=(--generate-output "$out/generate.$split.txt")
 fi
 decode_s=$((SECONDS - t0))

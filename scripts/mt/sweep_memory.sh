@@ -6,7 +6,7 @@
 #   python scripts/mt/collect_results.py ckpt/table5            # the table, in Markdown
 #
 # Each configuration trains into ROOT/abc_cross<C>_causal<K> with scripts/mt/train.sh
-# (--dataset wmt14, the Table 3 setup; arguments after -- go to train.sh, e.g. --gpus 4 or
+# (--dataset wmt14, the Table 3 setup; arguments after -- go to train.sh, e.g. --nproc-per-node 4 or
 # --max-update N) and is then evaluated on the development set (newstest2013) with
 # scripts/mt/evaluate.sh --split valid --checkpoint checkpoint_last.pt --beam 1. Both steps
 # resume or skip when already done, so the sweep can be rerun after an interruption. To spread

@@ -5,12 +5,12 @@
 #   bash scripts/mt/train.sh --dataset iwslt14_doc --data data-bin/iwslt14_es_en_doc/bin --save-dir ckpt/iwslt
 #   bash scripts/mt/train.sh --dataset tiny --data data-bin/bible_es_en/bin --save-dir /tmp/ck --cpu
 #
-# Launching
+# Launching (the same flags as scripts/lm/train_wiki103.sh and scripts/roberta/*.sh)
 #   - one process:          fairseq-train directly (1 GPU, or --cpu)
-#   - N GPUs of one node:   torchrun --nproc_per_node N (--gpus N; default: all visible GPUs)
-#   - several nodes:        submit scripts/mt/train.sbatch, which runs this script once per node
-#                           under srun with --nnodes/--node-rank/--master-addr taken from SLURM
-#   - N CPU processes:      --cpu --nproc N (gloo backend; for testing the distributed path)
+#   - N GPUs of one node:   torchrun --nproc_per_node N (--nproc-per-node N; default: all visible GPUs)
+#   - several nodes:        submit scripts/mt/train.sbatch by hand, which runs this script once per
+#                           node under srun with --nnodes/--node-rank/--master-addr taken from SLURM
+#   - N CPU processes:      --cpu --nproc-per-node N (gloo backend; for testing the distributed path)
 # Every process gets its rank from torchrun's environment (fairseq 0.12 only infers it itself
 # on GPU nodes, so it is passed explicitly: --distributed-rank/--device-id/--distributed-world-size
 # with --distributed-init-method env://).
@@ -54,17 +54,21 @@
 #   --causal-memory N      memory size of decoder causal attention (default per dataset)
 #   --encoder-memory N     also use --model in the encoder, memory N (the "-all" variant, App. C.2)
 #   --arch ARCH            override the architecture; a non-ABC arch gets no ABC flags
-#   --gpus N               GPUs per node (default: all visible)
+#   --nproc-per-node N     processes per node: GPUs (default: all visible), or with --cpu CPU
+#                          processes (default 1)
 #   --cpu                  train on CPU
-#   --nproc N              processes per node with --cpu (default 1)
 #   --nnodes N --node-rank R --master-addr HOST --master-port P
 #                          multi-node (set by train.sbatch; default single node)
 #   --max-tokens N         tokens per process per step (default per dataset)
 #   --total-tokens N       tokens per update to reach (default per dataset)
 #   --lr X --warmup N --max-update N --seed N   override the defaults
+#   --train-module MODULE  run training as 'python -m MODULE' instead of fairseq-train: a module
+#                          that runs fairseq_cli.train with a change (an experiment's, e.g.
+#                          experiments.bible_mt.phi_init_train); it gets the same arguments
 #   --dry-run              print the command instead of running it
 #   -- ARGS...             further arguments for fairseq-train
 #   -h, --help             this help
+# Deprecated aliases: --gpus and --nproc (--nproc-per-node).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -76,8 +80,8 @@ answer_help "$@"
 original_args=("$@")
 
 dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_mem="" arch=""
-gpus="" cpu=0 nproc=1 nnodes=1 node_rank=0 master_addr=127.0.0.1 master_port=29500
-max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 dry_run=0
+cpu=0 nproc="" nnodes=1 node_rank=0 master_addr=127.0.0.1 master_port=29500
+max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 dry_run=0 train_module=""
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -89,9 +93,9 @@ while [ $# -gt 0 ]; do
         --causal-memory) causal_mem="${2:?--causal-memory needs a number}"; shift 2 ;;
         --encoder-memory) encoder_mem="${2:?--encoder-memory needs a memory size}"; shift 2 ;;
         --arch) arch="${2:?--arch needs a name}"; shift 2 ;;
-        --gpus) gpus="${2:?--gpus needs a number}"; shift 2 ;;
+        --nproc-per-node) nproc="${2:?--nproc-per-node needs a number}"; shift 2 ;;
+        --gpus|--nproc) deprecated "$1" --nproc-per-node; nproc="${2:?$1 needs a number}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
-        --nproc) nproc="${2:?--nproc needs a number}"; shift 2 ;;
         --nnodes) nnodes="${2:?--nnodes needs a number}"; shift 2 ;;
         --node-rank) node_rank="${2:?--node-rank needs a number}"; shift 2 ;;
         --master-addr) master_addr="${2:?--master-addr needs a host}"; shift 2 ;;
@@ -102,6 +106,7 @@ while [ $# -gt 0 ]; do
         --warmup) warmup="${2:?--warmup needs a number}"; shift 2 ;;
         --max-update) max_update="${2:?--max-update needs a number}"; shift 2 ;;
         --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
+        --train-module) train_module="${2:?--train-module needs a Python module name}"; shift 2 ;;
         --dry-run) dry_run=1; shift ;;
         --) shift; extra=("$@"); break ;;
         *) unknown_option "$1" "fairseq-train arguments go after --" ;;
@@ -110,8 +115,8 @@ done
 [ -n "$dataset" ] || die "--dataset is required (wmt14, iwslt14_doc or tiny)"
 [ -n "$data" ] || die "--data is required (the recipe's DEST/bin directory)"
 [ -n "$save_dir" ] || die "--save-dir is required"
-[ -d "$data" ] || die "--data $data is not a directory"
-[ -f "$data/eval/prep.json" ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
+[ -d "$data" ] || [ "$dry_run" = 1 ] || die "--data $data is not a directory"
+[ -f "$data/eval/prep.json" ] || [ "$dry_run" = 1 ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
 [[ "$model" =~ ^[a-z][a-z0-9-]*$ ]] || die "--model expects a name such as abc, random, linformer or softmax, got '$model'"
 
 # --- per-dataset settings ---------------------------------------------------------------------
@@ -146,7 +151,7 @@ lr="${lr:-$d_lr}" warmup="${warmup:-$d_warmup}" max_update="${max_update:-$d_max
 max_tokens="${max_tokens:-$d_max_tokens}" total_tokens="${total_tokens:-$d_total}"
 for pair in "--cross-memory:$cross_mem" "--causal-memory:$causal_mem" "--warmup:$warmup" \
             "--max-update:$max_update" "--max-tokens:$max_tokens" "--total-tokens:$total_tokens" \
-            "--nproc:$nproc" "--nnodes:$nnodes" "--master-port:$master_port"; do
+            "--nnodes:$nnodes" "--master-port:$master_port"; do
     posint "${pair%%:*}" "${pair#*:}"
 done
 [ -z "$encoder_mem" ] || posint --encoder-memory "$encoder_mem"
@@ -157,6 +162,13 @@ fi
 # --- tools ------------------------------------------------------------------------------------
 find_tools fairseq-train "$repo"
 bindir="$BINDIR" py="$PY"
+train_prog=("$bindir/fairseq-train")
+if [ -n "$train_module" ]; then
+    [[ "$train_module" =~ ^[A-Za-z_][A-Za-z0-9_.]*$ ]] || die "--train-module expects a module name such as pkg.module, got '$train_module'"
+    (cd "$repo" && "$py" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)' \
+        "$train_module" 2>/dev/null) || die "--train-module $train_module: no such module (run from $repo)"
+    train_prog=("$py" -m "$train_module")
+fi
 
 # ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer) is
 # trained as it is, as the softmax baseline.
@@ -194,15 +206,14 @@ fi
 
 # --- processes and batch ----------------------------------------------------------------------
 if [ "$cpu" = 1 ]; then
+    per_node="${nproc:-1}"
+elif [ -n "$nproc" ]; then
     per_node="$nproc"
 else
-    if [ -z "$gpus" ]; then
-        gpus="$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)"
-        [ "$gpus" -gt 0 ] || die "no GPU visible; pass --cpu to train on CPU (or --gpus N)"
-    fi
-    posint --gpus "$gpus"
-    per_node="$gpus"
+    per_node="$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)"
+    [ "$per_node" -gt 0 ] || die "no GPU visible; pass --cpu to train on CPU (or --nproc-per-node N)"
 fi
+posint --nproc-per-node "$per_node"
 world=$((per_node * nnodes))
 update_freq=$(( (total_tokens + max_tokens * world - 1) / (max_tokens * world) ))
 log "$world process(es) x $max_tokens tokens x update-freq $update_freq = $((world * max_tokens * update_freq)) tokens per update (target $total_tokens)"
@@ -216,7 +227,7 @@ train_args=("$data" --arch "$arch" "${abc_args[@]}" "${common[@]}" "${d_args[@]}
 [ "$cpu" = 0 ] || train_args+=(--cpu)
 
 if [ "$world" -eq 1 ]; then
-    cmd=("$bindir/fairseq-train" "${train_args[@]}")
+    cmd=("${train_prog[@]}" "${train_args[@]}")
 else
     if [ "$cpu" = 1 ]; then
         train_args+=(--distributed-backend gloo --ddp-backend legacy_ddp)
@@ -227,7 +238,7 @@ else
     cmd=("$bindir/torchrun" --nnodes "$nnodes" --node_rank "$node_rank" --nproc_per_node "$per_node"
          --master_addr "$master_addr" --master_port "$master_port" --no-python
          sh -c 'exec "$0" "$@" --distributed-rank "$RANK" --device-id "$LOCAL_RANK"'
-         "$bindir/fairseq-train" "${train_args[@]}")
+         "${train_prog[@]}" "${train_args[@]}")
     [ -x "$bindir/torchrun" ] || cmd[0]="torchrun"
 fi
 

@@ -14,13 +14,16 @@
 #   --data-root DIR     where TASK-bin lives [data-bin/glue]
 #   --save-dir DIR      checkpoints and train.log [checkpoints/glue/ATTN_N/TASK]
 #   --seed S            [1]
-#   --gpus G            GPUs (processes, torchrun on one node) [all visible, or 1]
+#   --nproc-per-node G  processes (GPUs; torchrun on one node) [all visible, or 1]
+#   --nnodes N          nodes: fine-tuning runs on one node, only 1 is accepted [1]
 #   --max-sentences S   sentences per GPU per step [the task's batch / G]; the task's batch is kept
 #                       whatever G and S: --update-freq = batch / (G x S), which must be whole
 #   --cpu               run on CPU (tests; no fp16)
 #   --dry-run           print the command and exit
 #   -- ARGS             passed to fairseq-train as is (e.g. -- --max-update 10)
 #   -h, --help          this text
+# Deprecated alias: --gpus (--nproc-per-node). The flag names are those of every launcher of
+# scripts/lm, scripts/mt and scripts/roberta.
 #
 # Per-task values (RoBERTa's GLUE recipe, Liu et al. 2019 / fairseq's examples/roberta):
 #   task   lr    batch  total updates  warmup  classes
@@ -59,7 +62,9 @@ while [ $# -gt 0 ]; do
         --data-root) data_root="${2:?--data-root needs a directory}"; shift 2 ;;
         --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
         --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
-        --gpus) gpus="${2:?--gpus needs a number}"; shift 2 ;;
+        --nproc-per-node) gpus="${2:?--nproc-per-node needs a number}"; shift 2 ;;
+        --gpus) deprecated --gpus --nproc-per-node; gpus="${2:?--gpus needs a number}"; shift 2 ;;
+        --nnodes) [ "${2:-}" = 1 ] || die "--nnodes: fine-tuning runs on one node (--nnodes 1), got '${2:-}'"; shift 2 ;;
         --max-sentences) max_sentences="${2:?--max-sentences needs a number}"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --dry-run) dry_run=1; shift ;;
@@ -92,7 +97,7 @@ if [ -z "$gpus" ]; then
     if [ "$cpu" = 1 ]; then gpus=1
     else gpus="$(python -c 'import torch; print(max(1, torch.cuda.device_count()))' 2>/dev/null || echo 1)"; fi
 fi
-posint --gpus "$gpus"
+posint --nproc-per-node "$gpus"
 [ $((hp[1] % gpus)) = 0 ] || [ -n "$max_sentences" ] || die "the $task batch of ${hp[1]} sentences does not split \
 over $gpus GPUs; give --max-sentences S with ${hp[1]} a multiple of $gpus x S"
 max_sentences="${max_sentences:-$((hp[1] / gpus))}"

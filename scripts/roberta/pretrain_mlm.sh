@@ -14,15 +14,18 @@
 #   --memory N          memory slots n (the paper: 64 and 128) [64]
 #   --arch NAME         abc_roberta_base or abc_roberta_large [abc_roberta_base]
 #   --save-dir DIR      checkpoints; tensorboard logs go to DIR/tensorboard [checkpoints/mlm_ATTN_N]
-#   --gpus G            processes (GPUs) per node [all visible GPUs, or 1]
-#   --nodes M           nodes; under SLURM the default is $SLURM_NNODES (launch this script once
-#                       per node: srun --ntasks-per-node=1 bash scripts/roberta/pretrain_mlm.sh ...)
+#   --nproc-per-node G  processes (GPUs) per node [all visible GPUs, or 1]
+#   --nnodes M          nodes; under SLURM the default is $SLURM_NNODES: submit
+#                       scripts/roberta/pretrain_mlm.sbatch by hand, which runs this script once per
+#                       node (srun) [1]
 #   --batch-seqs B      sequences per update, kept whatever G x M: --update-freq is derived [2048]
 #   --max-sentences S   sequences per GPU per step [16]
 #   --total-updates U   updates [125000]     --warmup-updates W  [10000]     --lr LR  [0.0005]
 #   --cpu               run on CPU (tests; no fp16)
 #   --dry-run           print the command and exit
 #   -h, --help          this text
+# Deprecated aliases: --gpus (--nproc-per-node), --nodes (--nnodes). The flag names are those of
+# every launcher of scripts/lm, scripts/mt and scripts/roberta.
 #   -- ARGS             anything after -- goes to fairseq-train as is
 #
 # Hyperparameters are RoBERTa-base's (Liu et al.; fairseq's pretraining recipe) as the paper
@@ -47,8 +50,10 @@ while [ $# -gt 0 ]; do
         --memory) memory="${2:?--memory needs a number}"; shift 2 ;;
         --arch) arch="${2:?--arch needs a name}"; shift 2 ;;
         --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
-        --gpus) gpus="${2:?--gpus needs a number}"; shift 2 ;;
-        --nodes) nodes="${2:?--nodes needs a number}"; shift 2 ;;
+        --nproc-per-node) gpus="${2:?--nproc-per-node needs a number}"; shift 2 ;;
+        --nnodes) nodes="${2:?--nnodes needs a number}"; shift 2 ;;
+        --gpus) deprecated --gpus --nproc-per-node; gpus="${2:?--gpus needs a number}"; shift 2 ;;
+        --nodes) deprecated --nodes --nnodes; nodes="${2:?--nodes needs a number}"; shift 2 ;;
         --batch-seqs) batch_seqs="${2:?--batch-seqs needs a number}"; shift 2 ;;
         --max-sentences) max_sentences="${2:?--max-sentences needs a number}"; shift 2 ;;
         --total-updates) total_updates="${2:?--total-updates needs a number}"; shift 2 ;;
@@ -61,11 +66,14 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ -n "$data" ] || die "--data is required (prepare it with data_prep/mlm/prepare.sh)"
-for pair in "memory:$memory" "nodes:$nodes" "batch-seqs:$batch_seqs" "max-sentences:$max_sentences" \
+for pair in "memory:$memory" "nnodes:$nodes" "batch-seqs:$batch_seqs" "max-sentences:$max_sentences" \
             "total-updates:$total_updates"; do
     [[ "${pair#*:}" =~ ^[1-9][0-9]*$ ]] || die "--${pair%%:*} must be a positive integer, got '${pair#*:}'"
 done
 [[ "$warmup_updates" =~ ^[0-9]+$ ]] || die "--warmup-updates must be an integer >= 0, got '$warmup_updates'"
+if [ "$nodes" -gt 1 ] && [ -z "${SLURM_JOB_ID:-}" ] && [ -z "${MASTER_ADDR:-}" ] && [ "$dry_run" = 0 ]; then
+    die "--nnodes $nodes needs one launch per node: submit sbatch --nodes $nodes scripts/roberta/pretrain_mlm.sbatch ARGS (or set MASTER_ADDR and NODE_RANK on each node)"
+fi
 IFS=: read -r -a shard_dirs <<< "$data"
 for d in "${shard_dirs[@]}"; do
     [ -f "$d/dict.txt" ] || [ "$dry_run" = 1 ] || die "--data: $d has no dict.txt (not a binarised corpus)"
@@ -77,7 +85,7 @@ if [ -z "$gpus" ]; then
     if [ "$cpu" = 1 ]; then gpus=1
     else gpus="$(python -c 'import torch; print(max(1, torch.cuda.device_count()))' 2>/dev/null || echo 1)"; fi
 fi
-[[ "$gpus" =~ ^[1-9][0-9]*$ ]] || die "--gpus must be a positive integer, got '$gpus'"
+[[ "$gpus" =~ ^[1-9][0-9]*$ ]] || die "--nproc-per-node must be a positive integer, got '$gpus'"
 save_dir="${save_dir:-checkpoints/mlm_${attn}_${memory}}"
 
 # Keep batch_seqs sequences per update whatever the number of processes.

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """What ABC_MLP's control phi has learnt: slot usage statistics of translation checkpoints.
 
-    python scripts/mt/phi_usage.py --data DATA_BIN --output phi.json CKPT_DIR/checkpoint_1_100.pt ...
+    python -m experiments.bible_mt.phi_usage --data DATA_BIN --output phi.json CKPT_DIR/checkpoint_1_100.pt ...
 
 Runs each checkpoint teacher-forced over the valid split (eval mode), records the control logits
 l = W_phi x of every ABC_MLP attention layer and reports, per layer (averaged over sentences and
@@ -24,14 +23,11 @@ memory after the last target token (phi normalised over the whole target prefix)
 import argparse
 import json
 import math
-import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Dict, List
 
 import torch
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def parse_args(argv=None):
@@ -155,7 +151,6 @@ def _updates(path: Path):
 
 def main(argv=None):
     args = parse_args(argv)
-    sys.path.insert(0, str(REPO))
     results = {}
     if args.fresh:
         results["initialisation"] = checkpoint_statistics(args.checkpoints[0], args.data, args.split,

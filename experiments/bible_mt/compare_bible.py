@@ -1,21 +1,20 @@
-#!/usr/bin/env python3
 """Softmax against ABC (and other bounded-memory attentions) on the embedded Bible ES-EN corpus:
 train every variant with identical settings and budget, decode and score it, and summarise.
 
-    python scripts/mt/compare_bible.py --out results/compare_bible                      # softmax, abc_32_8
-    python scripts/mt/compare_bible.py --out results/compare_bible --variants softmax,abc_cross_32,abc_causal_8
-    python scripts/mt/compare_bible.py --out results/compare_bible --stages summary --summary-dir docs/mt_quality
+    python -m experiments.bible_mt.compare_bible --out results/compare_bible                      # softmax, abc_32_8
+    python -m experiments.bible_mt.compare_bible --out results/compare_bible --variants softmax,abc_cross_32,abc_causal_8
+    python -m experiments.bible_mt.compare_bible --out results/compare_bible --stages summary --summary-dir docs/mt_quality
 
 Stages (``--stages``, default all, in this order):
   prepare  data_prep/mt/prepare_doc_corpus.sh on data_prep/bible_es_en (Moses + truecase, 2000
            shared BPE, sentence level) into OUT/prep, unless --data names prepared data
   train    scripts/mt/train.sh per variant and seed into OUT/runs/NAME (NAME_seedS for a seed S other
-           than 1), its log in OUT/logs/NAME.train.log (see bible_variants.py: 3+3 layers,
+           than 1), its log in OUT/logs/NAME.train.log (see variants.py: 3+3 layers,
            width 256, 4 heads, lr 1e-3, 400 warm-up updates, 4096 tokens per update, validation
            every epoch; --save-interval-updates 100 is passed, but with ~50 updates per epoch
            fairseq writes none of them, as they fall on epoch ends: the phi stage reads
            checkpoint_last.pt)
-  phi      phi slot usage (scripts/mt/phi_usage.py) of the ABC variants: fresh initialisation, the
+  phi      phi slot usage (experiments.bible_mt.phi_usage) of the ABC variants: fresh initialisation, the
            interval checkpoints (those not on an epoch end) and checkpoint_last.pt
   eval     scripts/mt/evaluate.sh on the test split with checkpoint_last.pt, beam 5, length
            penalty 0.6, SacreBLEU
@@ -37,14 +36,11 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Optional
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
-sys.path.insert(0, str(HERE))
+from .report import EARLIER_GENERATORS, GENERATOR, REPORT_UPDATES, catch_up, markdown, seed_means
+from .training_curves import ValidPoint, loss_at, plot_curves, train_wall_seconds, valid_curve
+from .variants import DEFAULT_VARIANTS, MODEL_ARGS, SCHEDULE, VARIANTS, Run, parse_seed_list, parse_variant_list
 
-from bible_variants import (DEFAULT_VARIANTS, MODEL_ARGS, SCHEDULE, VARIANTS, Run, Variant,  # noqa: E402
-                            parse_seed_list, parse_variant_list)
-from bible_report import GENERATOR, REPORT_UPDATES, catch_up, markdown, seed_means  # noqa: E402
-from training_curves import loss_at, plot_curves, train_wall_seconds, valid_curve  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 STAGES = ("prepare", "train", "phi", "eval", "summary")
 LOG_ARGS = ("--num-workers", "0", "--no-progress-bar", "--log-interval", "10",
@@ -52,11 +48,11 @@ LOG_ARGS = ("--num-workers", "0", "--no-progress-bar", "--log-interval", "10",
 
 
 def die(message: str) -> None:
-    sys.exit(f"compare_bible.py: ERROR: {message}")
+    sys.exit(f"compare_bible: ERROR: {message}")
 
 
 def log(message: str) -> None:
-    print(f"compare_bible.py: {message}", file=sys.stderr, flush=True)
+    print(f"compare_bible: {message}", file=sys.stderr, flush=True)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -108,13 +104,11 @@ def log_of(run: Run, args) -> Path:
     return args.out / "logs" / f"{run.name}.train.log"
 
 
-def child_env(threads: int, first_on_path: Optional[Path] = None) -> Dict[str, str]:
+def child_env(threads: int) -> Dict[str, str]:
+    """This Python's tools first on PATH (train.sh and evaluate.sh find fairseq there)."""
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(threads)
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
-    if first_on_path is not None:
-        env["PATH"] = str(first_on_path) + os.pathsep + env["PATH"]
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
 
 
@@ -148,24 +142,19 @@ def run(cmd, args, log_file: Optional[Path] = None) -> None:
 
 # ----------------------------------------------------------------------------------------- train
 def train_command(run: Run, args, dry_run: bool = False) -> List[str]:
+    """train.sh's command; a variant with another W_phi initialisation trains through
+    ``experiments.bible_mt.phi_init_train`` (train.sh's --train-module), its gain a flag of that module."""
     variant = run.variant
     cmd = ["bash", str(REPO / "scripts/mt/train.sh"), "--dataset", "tiny", "--data", str(args.data),
            "--save-dir", str(run_dir_of(run, args)), "--cpu", "--arch", "abc_transformer", *SCHEDULE,
            "--max-update", str(args.max_update), "--seed", str(run.seed), *variant.train_args]
+    gain = []
+    if variant.phi_init_gain != 1.0:
+        cmd += ["--train-module", "experiments.bible_mt.phi_init_train"]
+        gain = ["--phi-init-gain", f"{variant.phi_init_gain:g}"]
     if dry_run:
         cmd.append("--dry-run")
-    return cmd + ["--", *MODEL_ARGS, *LOG_ARGS, *variant.fairseq_args, *args.extra_train_args.split()]
-
-
-def train_env(variant: Variant, args) -> Dict[str, str]:
-    """The environment train.sh runs in: a variant with another W_phi initialisation finds the
-    phi_init_train.py wrapper first on PATH as its fairseq-train."""
-    wrapper = None
-    if variant.phi_init_gain != 1.0:
-        from phi_init_train import install_wrapper
-
-        wrapper = install_wrapper(args.out / "bin" / f"phi_gain_{variant.phi_init_gain:g}", variant.phi_init_gain)
-    return child_env(args.threads, wrapper)
+    return cmd + ["--", *MODEL_ARGS, *LOG_ARGS, *variant.fairseq_args, *gain, *args.extra_train_args.split()]
 
 
 def _comparable(command: str) -> str:
@@ -182,7 +171,7 @@ def check_run_dir(run: Run, args) -> None:
     recorded = run_dir / "train_command.txt"
     if not recorded.is_file():
         die(f"{run_dir} exists and was not created by this script (no train_command.txt); move it away")
-    wanted = subprocess.run(train_command(run, args, dry_run=True), cwd=REPO, env=train_env(run.variant, args),
+    wanted = subprocess.run(train_command(run, args, dry_run=True), cwd=REPO, env=child_env(args.threads),
                             capture_output=True, text=True, check=True).stdout
     if _comparable(recorded.read_text()) != _comparable(wanted):
         die(f"{run_dir} holds a run with other settings ({recorded}); choose another --out")
@@ -204,9 +193,7 @@ def train(args) -> None:
         todo.append(job)
     if args.dry_run:
         for job in todo:
-            gain = job.variant.phi_init_gain
-            prefix = "" if gain == 1.0 else f"PATH=<phi_init_train.py wrapper, gain {gain:g}>:$PATH "
-            print(prefix + " ".join(niced(train_command(job, args), args)))
+            print(" ".join(niced(train_command(job, args), args)))
         return
     procs = []
     for job in todo:
@@ -215,7 +202,7 @@ def train(args) -> None:
         log(f"{job.name}: training to {args.max_update} updates (log {log_file})")
         with open(log_file, "a", encoding="utf-8") as out:
             procs.append((job, subprocess.Popen(niced(train_command(job, args), args), cwd=REPO,
-                                                env=train_env(job.variant, args), stdout=out,
+                                                env=child_env(args.threads), stdout=out,
                                                 stderr=subprocess.STDOUT)))
         if len(procs) >= args.jobs:
             _wait(procs.pop(0))
@@ -241,7 +228,7 @@ def phi_stats(args) -> None:
         if output.is_file() and output.stat().st_mtime > max(c.stat().st_mtime for c in checkpoints):
             log(f"{job.name}: phi usage up to date")
             continue
-        cmd = [sys.executable, HERE / "phi_usage.py", "--data", args.data, "--output", output, "--fresh", *checkpoints]
+        cmd = [sys.executable, "-m", "experiments.bible_mt.phi_usage", "--data", args.data, "--output", output, "--fresh", *checkpoints]
         run(cmd, args)
 
 
@@ -293,7 +280,7 @@ def _ours(path: Path) -> bool:
     if not path.exists():
         return True
     try:
-        return json.loads(path.read_text()).get("generator") == GENERATOR
+        return json.loads(path.read_text()).get("generator") in (GENERATOR, *EARLIER_GENERATORS)
     except (ValueError, AttributeError):
         return False
 
@@ -316,8 +303,6 @@ def summarise(args) -> None:
     target.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(summary, indent=1) + "\n")
     md_path.write_text(markdown(rows, summary))
-    from training_curves import ValidPoint
-
     try:
         plot_curves(str(png_path), {n: [ValidPoint(**p) for p in r["curve"]] for n, r in rows.items()},
                     "Bible ES-EN, 3+3 layers x 256: validation loss against updates")

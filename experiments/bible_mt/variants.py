@@ -33,7 +33,7 @@ class Variant(NamedTuple):
     description: str
     train_args: Tuple[str, ...]
     fairseq_args: Tuple[str, ...] = ()
-    phi_init_gain: float = 1.0  # != 1: trained through phi_init_train.py (an experiment, not the paper)
+    phi_init_gain: float = 1.0  # != 1: trained through phi_init_train (an experiment, not the paper)
 
     def uses_phi(self) -> bool:
         """Whether some position runs ABC_MLP (``--model abc``), whose W_phi phi_usage.py inspects."""
