@@ -32,6 +32,7 @@
 #   --batch-seqs B          MLM sequences per update [32]        --finetune-batch S [32]
 #   --mlm-lr LR [1e-3]  --finetune-lr LR [1e-4]  --vocab V (dictionary size) [12000]
 #   --max-train N / --max-eval N   keep the first N lines of each train / dev-test source [all]
+#   --finetune-max-train N  fine-tune on the first N train snippets only (MLM text keeps all) [all]
 #   --seed S [1]        --threads T  torch threads [2]
 #   -h, --help          this text
 set -euo pipefail
@@ -44,7 +45,7 @@ answer_help "$@"
 original_args=("$@")
 
 out="$repo/work_dirs/roberta_mini" P=500 C=100 E=2 layers=4 dim=128 heads=4 ffn="" memory=16 tps=128
-batch=32 ft_batch=32 mlm_lr=1e-3 ft_lr=1e-4 vocab=12000 max_train=0 max_eval=0 seed=1 threads=2
+batch=32 ft_batch=32 mlm_lr=1e-3 ft_lr=1e-4 vocab=12000 max_train=0 max_eval=0 ft_max_train=0 seed=1 threads=2
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,7 +53,7 @@ while [ $# -gt 0 ]; do
                 max_train=200 max_eval=40 mlm_lr=1e-3 ft_lr=1e-3; shift; continue ;;
         --out|--pretrain-updates|--continue-updates|--finetune-epochs|--layers|--dim|--heads|--ffn|--memory|\
 --tokens-per-sample|--batch-seqs|--finetune-batch|--mlm-lr|--finetune-lr|--vocab|--max-train|--max-eval|--seed|\
---threads) need "$@" ;;
+--threads|--finetune-max-train) need "$@" ;;
         *) unknown_option "$1" ;;
     esac
     case "$1" in
@@ -65,17 +66,18 @@ while [ $# -gt 0 ]; do
         --mlm-lr) mlm_lr="$2" ;;                --finetune-lr) ft_lr="$2" ;;
         --vocab) vocab="$2" ;;                  --max-train) max_train="$2" ;;
         --max-eval) max_eval="$2" ;;            --seed) seed="$2" ;;
-        --threads) threads="$2" ;;
+        --threads) threads="$2" ;;             --finetune-max-train) ft_max_train="$2" ;;
     esac
     shift 2
 done
+posint --dim "$dim"
 ffn="${ffn:-$((4 * dim))}"
-for pair in --pretrain-updates:$P --continue-updates:$C --finetune-epochs:$E --layers:$layers --dim:$dim \
+for pair in --pretrain-updates:$P --continue-updates:$C --finetune-epochs:$E --layers:$layers \
     --heads:$heads --ffn:$ffn --memory:$memory --tokens-per-sample:$tps --batch-seqs:$batch \
     --finetune-batch:$ft_batch --vocab:$vocab --threads:$threads; do
     posint "${pair%%:*}" "${pair#*:}"
 done
-for pair in --max-train:$max_train --max-eval:$max_eval --seed:$seed; do nonneg_int "${pair%%:*}" "${pair#*:}"; done
+for pair in --max-train:$max_train --max-eval:$max_eval --finetune-max-train:$ft_max_train --seed:$seed; do nonneg_int "${pair%%:*}" "${pair#*:}"; done
 for pair in --mlm-lr:$mlm_lr --finetune-lr:$ft_lr; do
     [[ "${pair#*:}" =~ ^[0-9]*\.?[0-9]+([eE]-?[0-9]+)?$ ]] || die "${pair%%:*} expects a number, got '${pair#*:}'"
 done
@@ -83,7 +85,7 @@ done
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 
 settings="P=$P C=$C E=$E layers=$layers dim=$dim heads=$heads ffn=$ffn memory=$memory tps=$tps batch=$batch \
-ft_batch=$ft_batch mlm_lr=$mlm_lr ft_lr=$ft_lr vocab=$vocab max_train=$max_train max_eval=$max_eval seed=$seed"
+ft_batch=$ft_batch mlm_lr=$mlm_lr ft_lr=$ft_lr vocab=$vocab max_train=$max_train max_eval=$max_eval ft_max_train=$ft_max_train seed=$seed"
 claim_dir "$out" roberta-mini-table4 "$settings"
 take_lock "$out" "${original_args[@]}"
 trap release_lock EXIT
@@ -103,7 +105,7 @@ if ! is_done "$data" "$data_key"; then
     rm -rf "$data" && mkdir -p "$data" && touch "$data/.ours"
     log "stage data: building $data"
     "$PY" scripts/roberta/mini_table4_data.py --kjv data_prep/default_corpus --rt data_prep/rotten_tomatoes \
-        --out "$data/raw" --max-train "$max_train" --max-eval "$max_eval"
+        --out "$data/raw" --max-train "$max_train" --max-eval "$max_eval" --max-finetune-train "$ft_max_train"
     pre() { fairseq-preprocess --only-source --workers 1 "$@" >>"$data/preprocess.log" 2>&1 \
         || die "fairseq-preprocess failed (log: $data/preprocess.log)"; }
     pre --trainpref "$data/raw/mlm/train.txt" --validpref "$data/raw/mlm/valid.txt" --destdir "$data/mlm" \
@@ -185,14 +187,14 @@ done
 
 validate() {  # LOG CHECKPOINT SUBSETS DATA TASK: fairseq-validate once per checkpoint (skipped when newer)
     [ -s "$1" ] && [ "$1" -nt "$2" ] && grep -q '| loss ' "$1" && return 0
-    fairseq-validate "$4" --task "$5" --criterion "$5" "${user_dir[@]}" --path "$2" --valid-subset "$3" --cpu --num-workers 0 \
-        --batch-size 32 \
-        --log-format simple >"$1" 2>&1 || { tail -20 "$1" >&2; die "fairseq-validate failed on $2 (log: $1)"; }
+    fairseq-validate "$4" --task "$5" --criterion "$5" "${user_dir[@]}" --path "$2" --valid-subset "$3" --cpu \
+        --num-workers 0 --batch-size 32 --log-format simple >"$1" 2>&1 || { tail -20 "$1" >&2; die "fairseq-validate failed on $2 (log: $1)"; }
 }
+# MLM valid perplexity: each MLM stage's own final validation (train.log); the converted model's here.
 mkdir -p "$out/eval"
+validate "$out/eval/mlm_abc_converted.log" "$conv/model.pt" valid "$data/mlm" masked_lm
 for name in "${names[@]}"; do
-    log "evaluating $name: MLM valid perplexity of its starting checkpoint, dev and test accuracy"
-    validate "$out/eval/mlm_$name.log" "${start_of[$name]}" valid "$data/mlm" masked_lm
+    log "evaluating $name: dev and test accuracy of the fine-tuned checkpoint with the best dev accuracy"
     validate "$out/eval/cls_$name.log" "$out/finetune/$name/checkpoint_best.pt" valid,test "$data/cls" sentence_prediction
 done
 "$PY" scripts/roberta/mini_table4_report.py --out "$out" --settings "$settings" --threads "$threads" \

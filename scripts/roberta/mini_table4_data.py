@@ -12,7 +12,9 @@ lower-cased, one line per sentence:
 - ``cls/{train,valid,test}.input0`` and ``.label`` (``fresh`` / ``rotten``) for fairseq's
   ``sentence_prediction`` task.
 
-``--max-train`` / ``--max-eval`` keep the first N lines of each source (toy runs). OUT must not
+``--max-train`` / ``--max-eval`` keep the first N lines of each source (toy runs);
+``--max-finetune-train`` the first N of the classification train split for fine-tuning only (the
+MLM text keeps them all). OUT must not
 hold these files already (the caller builds into a fresh temporary directory).
 """
 
@@ -55,8 +57,10 @@ def main(argv=None):
     parser.add_argument("--out", required=True, help="folder to write mlm/ and cls/ into")
     parser.add_argument("--max-train", type=int, default=0, metavar="N", help="first N lines of each train source")
     parser.add_argument("--max-eval", type=int, default=0, metavar="N", help="first N lines of each dev/test source")
+    parser.add_argument("--max-finetune-train", type=int, default=0, metavar="N",
+                        help="first N classification train snippets for fine-tuning (MLM text keeps all)")
     args = parser.parse_args(argv)
-    for flag in ("max_train", "max_eval"):
+    for flag in ("max_train", "max_eval", "max_finetune_train"):
         if getattr(args, flag) < 0:
             parser.error("--%s must be >= 0" % flag.replace("_", "-"))
     existing = [f for f in FILES if os.path.exists(os.path.join(args.out, f))]
@@ -71,6 +75,8 @@ def main(argv=None):
     mlm_valid += [text for _, text in splits["valid"]]
     write(os.path.join(args.out, "mlm/train.txt"), mlm_train)
     write(os.path.join(args.out, "mlm/valid.txt"), mlm_valid)
+    if args.max_finetune_train:
+        splits["train"] = splits["train"][:args.max_finetune_train]
     for split, pairs in splits.items():
         write(os.path.join(args.out, "cls/%s.input0" % split), [text for _, text in pairs])
         write(os.path.join(args.out, "cls/%s.label" % split), [label for label, _ in pairs])

@@ -2,8 +2,8 @@
 
     python scripts/roberta/mini_table4_report.py --out OUT [--settings TEXT] [--threads T]
 
-Reads, under OUT: ``eval/mlm_<model>.log`` (fairseq-validate of each stage's MLM checkpoint on the
-MLM valid set), ``eval/cls_<model>.log`` (fairseq-validate of the fine-tuned checkpoint with the
+Reads, under OUT: the last MLM validation of each MLM stage (``<stage>/train.log``; the converted
+model's: ``eval/mlm_abc_converted.log``, fairseq-validate), ``eval/cls_<model>.log`` (fairseq-validate of the fine-tuned checkpoint with the
 best dev accuracy on the dev and test splits), ``finetune/<model>/train_seconds`` and the MLM
 stages' ``train_seconds``; and compares the converted checkpoint's tensors with the softmax
 one's (conversion must keep every pretrained tensor and only add W_phi). A missing or unparsable
@@ -26,7 +26,7 @@ MODELS = ("softmax", "abc_converted", "abc_continued", "abc_scratch")
 LABELS = {"softmax": "softmax (pretrained)", "abc_converted": "ABC converted, no continued MLM",
           "abc_continued": "ABC converted + continued MLM", "abc_scratch": "ABC from scratch (same budget)"}
 MLM_STAGE = {"softmax": "softmax", "abc_converted": None, "abc_continued": "abc_continued",
-             "abc_scratch": "abc_scratch"}
+             "abc_scratch": "abc_scratch"}  # None: no MLM training of its own
 SUBSET_RE = re.compile(r"on '(\w+)' subset \| (.*)$")
 
 
@@ -92,12 +92,12 @@ def machine():
 def collect(out):
     rows = {}
     for name in MODELS:
-        mlm_log = os.path.join(out, "eval", "mlm_%s.log" % name)
+        stage = MLM_STAGE[name]
+        mlm_log = os.path.join(out, stage, "train.log") if stage else os.path.join(out, "eval", "mlm_%s.log" % name)
         cls_log = os.path.join(out, "eval", "cls_%s.log" % name)
         mlm, cls = parse_subsets(mlm_log), parse_subsets(cls_log)
-        stage = MLM_STAGE[name]
         rows[name] = {
-            "mlm_valid_ppl": round(2 ** metric(mlm, "valid", "loss", mlm_log), 2),  # fairseq logs base-2 loss
+            "mlm_valid_ppl": metric(mlm, "valid", "ppl", mlm_log),
             "dev_accuracy": metric(cls, "valid", "accuracy", cls_log),
             "test_accuracy": metric(cls, "test", "accuracy", cls_log),
             "mlm_seconds": seconds(os.path.join(out, stage, "train_seconds")) if stage else 0,
