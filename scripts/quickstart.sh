@@ -17,7 +17,8 @@
 #
 # Options: -h, --help prints this text. Everything else is set by the variables below.
 #
-# Budget and size, all optional (defaults give a few minutes per model on 2 CPU cores):
+# Budget and size, all optional (defaults: 8-15 minutes of training per model on 2 shared CPU
+# cores, docs/quickstart/results.md):
 #   QUICKSTART_MAX_UPDATE=300        optimizer steps per model (fairseq --max-update)
 #   QUICKSTART_MAX_EPOCH=0           epoch limit (0: none)
 #   QUICKSTART_MAX_TOKENS=2048       tokens per batch (8 sequences of 256)

@@ -1,17 +1,11 @@
 """Shared by the strategy tests: tiny float64 problems (strategies built directly, their inputs,
-step-by-step decoding) and a one-thread fixture (intra-op parallelism only adds synchronisation at
-these sizes, badly so on a busy machine)."""
+step-by-step decoding). The test files run on one thread (conftest's ``one_thread``, through
+``pytestmark``): intra-op parallelism only adds synchronisation at these sizes."""
 
-import pytest
 import torch
 
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
 from abc_fairseq.strategies.random_slots import hashed_slots
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread(one_thread):  # noqa: F811 (conftest's, made autouse for the files importing it)
-    yield
 
 
 H, D, N_SLOTS, C_IN = 2, 4, 4, 6

@@ -71,8 +71,8 @@ def test_old_names_are_deprecated_aliases(launcher, old, new):
 def test_several_nodes_outside_slurm_name_the_sbatch_to_submit(tmp_path):
     env = {"PATH": "/usr/bin:/bin"}
     (tmp_path / "dict.txt").write_text("w 1\n")  # the LM launcher checks its data first
-    for argv, sbatch in ((LM + ["--data", str(tmp_path), "--nproc-per-node", "4", "--nnodes", "2", "--max-tokens", "4096"],
-                          "scripts/lm/train_wiki103.sbatch"),
+    lm = LM + ["--data", str(tmp_path), "--nproc-per-node", "4", "--nnodes", "2", "--max-tokens", "4096"]
+    for argv, sbatch in ((lm, "scripts/lm/train_wiki103.sbatch"),
                          (MLM + ["--nproc-per-node", "4", "--nnodes", "2"], "scripts/roberta/pretrain_mlm.sbatch")):
         proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
         assert proc.returncode != 0 and "--nnodes 2" in proc.stderr and sbatch in proc.stderr

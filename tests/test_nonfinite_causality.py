@@ -9,7 +9,8 @@ from abc_fairseq.ops import causal_abc
 from abc_fairseq.ops.nonfinite import zero_safe_matmul
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
 from ops_helpers import random_inputs, step_by_step
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 BAD_VALUES = [float("nan"), float("inf"), float("-inf")]
 N, BAD_ROW = 20, 10  # the bad row sits inside a chunk / band block, not at its start

@@ -8,7 +8,8 @@ import torch
 from abc_fairseq.ops import abc, abc_memory, abc_read, causal_abc, reference_abc, reference_causal_abc
 from abc_fairseq.ops.dropout import dropout_keep_mask
 from ops_helpers import random_inputs
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 P = 0.3
 

@@ -10,7 +10,8 @@ from abc_fairseq.ops.gated import reference_causal_gsa
 from abc_fairseq.strategies import reference as ref
 from strategies_helpers import (BIDIRECTIONAL, CAUSAL, H, N_SLOTS, OPTIONS, gate, gsa_log_gates, inputs, left_padded,
                                 make, reference_phi, run_bidirectional, steps)
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # ------------------------------------------------------------------------------------------ causal

@@ -8,7 +8,8 @@ from benchmark_helpers import run_benchmark
 
 from abc_fairseq.benchmark.attention_methods import DEFAULT_METHODS, METHOD_NOTES, METHODS, build_case
 from abc_fairseq.strategies import STRATEGIES
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 CAUSAL = [name for name, cls in STRATEGIES.items() if "causal" in cls.modes]
 

@@ -16,7 +16,8 @@ from abc_fairseq.strategies.random_slots import hashed_slots
 from attention_helpers import E, make_attention
 from strategies_helpers import (BIDIRECTIONAL, CAUSAL, N_SLOTS, OPTIONS, gsa_log_gates, inputs, left_padded, make,
                                 reference_phi, run_bidirectional)
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 RATE = 0.3
 ABC_FAMILY = ("abc", "abc-relu", "abc-sigmoid")  # dropout inside the ops, tested in test_ops_dropout.py

@@ -10,7 +10,8 @@ from abc_fairseq.strategies import StrategyOptions, get_strategy
 from abc_fairseq.strategies import reference as ref
 from strategies_helpers import (BIDIRECTIONAL, C_IN, CAUSAL, D, H, N_SLOTS, gate, inputs, left_padded, make,
                                 run_bidirectional, steps)
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 # ------------------------------------------------------------------------------------------- errors

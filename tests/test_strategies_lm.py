@@ -10,7 +10,8 @@ from abc_fairseq.modules import ABCMultiheadAttention
 from abc_fairseq.strategies import STRATEGIES, ControlModule
 from fairseq_helpers import build as build_model
 from fairseq_helpers import parse_error
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 TINY = ["--arch", "abc_lm", "--decoder-layers", "2", "--decoder-embed-dim", "32", "--decoder-ffn-embed-dim",
         "64", "--decoder-attention-heads", "4", "--dropout", "0", "--tokens-per-sample", "32",

@@ -14,7 +14,8 @@ from abc_fairseq.models import (ATTENTION_CHOICES, DECODER_CROSS, DECODER_SELF, 
 from abc_fairseq.modules import phi_parameter_overhead
 from abc_fairseq.strategies import STRATEGIES, ControlModule
 from attention_helpers import E, H, check_cross_attention, future_mask, step_by_step
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 N_SLOTS = 4
 

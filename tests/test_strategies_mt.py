@@ -11,7 +11,8 @@ from abc_fairseq.modules import ABCMultiheadAttention
 from abc_fairseq.strategies import STRATEGIES
 from fairseq_helpers import build as build_model
 from fairseq_helpers import parse, parse_error
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 VOCAB = 30  # the words of conftest's mt_dir dictionaries
 TINY = ["--arch", "abc_transformer_tiny", "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",

@@ -15,10 +15,10 @@ from abc_fairseq.ops import (abc, abc_memory, abc_read, causal_abc_step, referen
                              reference_causal_abc)
 from ops_helpers import random_inputs
 
+pytestmark = pytest.mark.usefixtures("interpreted_kernels")
+
 if importlib.util.find_spec("triton") is None:
     pytest.skip("triton is not installed", allow_module_level=True)
-
-from triton_helpers import interpreted_kernels  # noqa: E402,F401  (autouse fixture)
 
 TOLERANCE = {torch.float32: 2e-5, torch.float16: 3e-3}
 

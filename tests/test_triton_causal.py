@@ -22,10 +22,11 @@ from ops_helpers import random_inputs
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
 
-from triton_helpers import PACKAGE, interpreted_kernels  # noqa: E402,F401  (autouse fixture)
+from triton_helpers import PACKAGE  # noqa: E402
 
 # The interpreter evaluates exp() on lanes that are then selected away (pairs i > t).
-pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+pytestmark = [pytest.mark.usefixtures("interpreted_kernels"),
+              pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")]
 
 
 def _triton(*inputs, **kwargs):

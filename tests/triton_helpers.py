@@ -4,8 +4,6 @@ import importlib
 import os
 import sys
 
-import pytest
-
 PACKAGE = "abc_fairseq.ops.triton"
 # Triton decorates its own library functions (tl.sum, tl.max, ...) when it is imported, as
 # interpreted or compiled functions depending on TRITON_INTERPRET at that moment; its compiled
@@ -18,11 +16,10 @@ def _modules(*prefixes):
             if any(name == p or name.startswith(p + ".") for p in prefixes)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def interpreted_kernels():
+def interpret_kernels():
     """Import Triton and the kernels afresh under TRITON_INTERPRET=1, whatever imported them
-    before (a GPU test, torch), and put the earlier modules and environment back afterwards.
-    Import it into a test module to apply it there."""
+    before (a GPU test, torch), and put the earlier modules and environment back afterwards (a
+    generator: conftest's ``interpreted_kernels`` fixture, which test modules ask for)."""
     parent = sys.modules["abc_fairseq.ops"]
     saved_attribute = parent.__dict__.get("triton")
     saved_env = os.environ.get("TRITON_INTERPRET")

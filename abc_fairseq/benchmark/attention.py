@@ -151,7 +151,7 @@ def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str
     by_case = {(row["method"], row["N"]): row for row in rows}
     on_gpu = config["device"].startswith("cuda")
     targets = check_gpu_targets(by_case) if on_gpu else check_targets(by_case)
-    title = "Targets (issue 13, GPU; informational)" if on_gpu else "Targets (informational)"
+    title = "Targets (GPU; informational)" if on_gpu else "Targets (informational)"
     text = report(rows, env, config, memory_probes) + "\n\n" + format_targets(targets, title) + "\n"
     plot_title = (f"causal attention fwd+bwd, {config['tokens']} tokens/call, H={config['heads']}, "
                   f"d={config['head_dim']}, n={config['memory']}, {config['dtype']}, {config['device']}")

@@ -14,7 +14,7 @@
 #   fetch_file URL DEST OPTS  download/copy with resume and checksum verification (lib/fetch.py)
 #   hash_key / files_key / stage_key, find_python / require_python_modules
 #
-# Safety rules these helpers enforce (the README's "Reliability" section states them):
+# Safety rules these helpers enforce (docs/reliability.md states them):
 #   - nothing a recipe did not create is deleted or overwritten: an output directory must be
 #     absent, empty, or carry this recipe's owner mark (.data_prep_owner); a stage directory is
 #     replaced only when it carries a stage stamp (.stage_key);

@@ -33,8 +33,3 @@ def write_lines(path, lines):
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for line in lines:
             f.write(line + "\n")
-
-
-def count_lines(path):
-    with open(path, "rb") as f:
-        return sum(1 for _ in f)

@@ -2,8 +2,10 @@
 train every variant with identical settings and budget, decode and score it, and summarise.
 
     python -m experiments.bible_mt.compare_bible --out results/compare_bible                      # softmax, abc_32_8
-    python -m experiments.bible_mt.compare_bible --out results/compare_bible --variants softmax,abc_cross_32,abc_causal_8
-    python -m experiments.bible_mt.compare_bible --out results/compare_bible --stages summary --summary-dir docs/mt_quality
+    python -m experiments.bible_mt.compare_bible --out results/compare_bible \
+        --variants softmax,abc_cross_32,abc_causal_8
+    python -m experiments.bible_mt.compare_bible --out results/compare_bible --stages summary \
+        --summary-dir docs/mt_quality
 
 Stages (``--stages``, default all, in this order):
   prepare  data_prep/mt/prepare_doc_corpus.sh on data_prep/bible_es_en (Moses + truecase, 2000
@@ -228,7 +230,8 @@ def phi_stats(args) -> None:
         if output.is_file() and output.stat().st_mtime > max(c.stat().st_mtime for c in checkpoints):
             log(f"{job.name}: phi usage up to date")
             continue
-        cmd = [sys.executable, "-m", "experiments.bible_mt.phi_usage", "--data", args.data, "--output", output, "--fresh", *checkpoints]
+        cmd = [sys.executable, "-m", "experiments.bible_mt.phi_usage", "--data", args.data, "--output", output,
+               "--fresh", *checkpoints]
         run(cmd, args)
 
 

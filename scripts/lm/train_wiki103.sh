@@ -91,6 +91,10 @@ else
     gpus="$nproc"
     if [ -z "$gpus" ]; then
         gpus="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)"
+        if ! [ "$gpus" -gt 0 ] 2>/dev/null && [ "$dry_run" = 1 ]; then
+            gpus=1
+            log "dry run: no GPU found, showing one process per node (--nproc-per-node N sets it)"
+        fi
         [ "$gpus" -gt 0 ] 2>/dev/null || die "no GPU found (nvidia-smi); give --nproc-per-node N, or --cpu for a small CPU run"
     fi
     posint --nproc-per-node "$gpus"

@@ -211,6 +211,10 @@ elif [ -n "$nproc" ]; then
     per_node="$nproc"
 else
     per_node="$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)"
+    if [ "$per_node" = 0 ] && [ "$dry_run" = 1 ]; then
+        per_node=1
+        log "dry run: no GPU visible, showing one process per node (--nproc-per-node N sets it)"
+    fi
     [ "$per_node" -gt 0 ] || die "no GPU visible; pass --cpu to train on CPU (or --nproc-per-node N)"
 fi
 posint --nproc-per-node "$per_node"
