@@ -161,7 +161,8 @@ def test_beam_search_shares_memories_and_scores_equal_rescoring(mt_dir, name):
     attn.strategy.read = lambda q, memory: read_batches.append((q.shape[0], q.shape[2])) or read(q, memory)
     generator = SequenceGenerator([model], d, beam_size=BEAM, max_len_a=0, max_len_b=9, min_len=1)
     with torch.no_grad():
-        hypos = generator.generate([model], {"net_input": {"src_tokens": src, "src_lengths": torch.tensor([8, 5, 3, 7])}})
+        sample = {"net_input": {"src_tokens": src, "src_lengths": torch.tensor([8, 5, 3, 7])}}
+        hypos = generator.generate([model], sample)
     attn.strategy.read = read
     assert read_batches[0] == (4, BEAM) and all(m == BEAM for _, m in read_batches)  # [sentences, H, beams, d]
     lengths = set()

@@ -164,6 +164,13 @@ def add_ratios(rows: List[dict]) -> None:
 HEADERS = ("case", "method", "tokens/s", "x softmax", "x RFA", "generate s", "tokens", "peak MiB", "load")
 
 
+def _timing(config: dict) -> str:
+    rounds = config.get("rounds", 1)
+    per_case = ("the memory generate timed" if config["repeats"] == 0
+                else f"median of {config['repeats']} timed generate(s) after {config['warmup']} warmup")
+    return per_case + (f", {rounds} interleaved rounds pooled (median)" if rounds > 1 else ", one round")
+
+
 def _load(row: dict) -> str:
     info = row.get("info") or {}
     loads = [info[k][0] for k in ("load_average_start", "load_average_end") if info.get(k)]
@@ -184,9 +191,7 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "# End-to-end generation (fairseq SequenceGenerator), softmax vs "
         + ", ".join(m.upper() for m in config["methods"] if m != "softmax"),
         "",
-        f"{config['dtype']} on {config['device']}, **{threads} thread(s)**; median of {config['repeats']} timed "
-        f"generate(s) per round after {config['warmup']} warmup, {config.get('rounds', 1)} interleaved round(s) "
-        f"pooled; torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
+        f"{config['dtype']} on {config['device']}, **{threads} thread(s)**; {_timing(config)}; torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
         f"{env['date']}; load average at start {env.get('load_average')}.",
         "",
         "Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in
@@ -197,11 +202,18 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "",
         "Notes:",
         "",
-        f"- sentences: the first {config['sentences']} pairs of the Bible test set (`data_prep/bible_es_en`), "
-        f"source = Spanish words + eos, output = English words + eos of the batch's longest (eos kept out "
-        f"until then), sorted by length, batches of {config['sentence_batch']}, left-padded; random "
-        "weights and symbols (speed only).",
-        f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each (then eos), greedy.",
+    ]
+    workloads = {row["workload"] for row in rows}
+    if "sentences" in workloads:
+        lines.append(
+            f"- sentences: the first {config['sentences']} pairs of the Bible test set (`data_prep/bible_es_en`), "
+            f"source = Spanish words + eos, output = English words + eos of the batch's longest (eos kept out "
+            f"until then), sorted by length, batches of {config['sentence_batch']}, left-padded; random "
+            "weights and symbols (speed only).")
+    if "long" in workloads:
+        lines.append(f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each (then eos), "
+                     "greedy.")
+    lines += [
         "- tokens/s: tokens of the best hypotheses (eos included) / the whole generate (encoder, decoder, "
         "beam search); x softmax, x RFA: tokens/s over the reference's in the same case (above 1 is faster).",
         f"- peak MiB: peak memory increase during the first, untimed generate in a fresh process "

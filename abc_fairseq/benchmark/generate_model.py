@@ -37,16 +37,12 @@ PROFILE_ENTRIES = 25
 def bible_lengths(count: Optional[int], directory: Path = BIBLE) -> List[Tuple[int, int]]:
     """(source, target) lengths in tokens (words + eos) of the first ``count`` test sentences
     (None: all of them)."""
-    pairs = []
-    with open(directory / "test.es", encoding="utf-8") as source, open(directory / "test.en", encoding="utf-8") as target:
-        for es, en in zip(source, target):
-            if es.strip() and en.strip():
-                pairs.append((len(es.split()) + 1, len(en.split()) + 1))
-            if len(pairs) == count:
-                break
+    source = (directory / "test.es").read_text(encoding="utf-8").splitlines()
+    target = (directory / "test.en").read_text(encoding="utf-8").splitlines()
+    pairs = [(len(es.split()) + 1, len(en.split()) + 1) for es, en in zip(source, target) if es.strip() and en.strip()]
     if count is not None and len(pairs) < count:
         raise ValueError(f"--sentences {count}: the Bible test set has only {len(pairs)} sentence pairs")
-    return pairs
+    return pairs[:count]
 
 
 def sentence_batches(pairs: List[Tuple[int, int]], batch: int) -> List[List[Tuple[int, int]]]:
