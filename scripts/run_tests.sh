@@ -3,7 +3,7 @@
 #
 #   bash scripts/run_tests.sh                 # all tests
 #   bash scripts/run_tests.sh -k data_prep -x # extra arguments go to pytest
-#   bash scripts/run_tests.sh tests/test_data_prep.py   # a path replaces the default "tests"
+#   bash scripts/run_tests.sh tests/recipes/test_data_prep.py   # a path replaces the default "tests"
 #   bash scripts/run_tests.sh --help          # this text (pytest's own help: python -m pytest --help)
 set -euo pipefail
 

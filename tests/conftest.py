@@ -1,11 +1,12 @@
 """Shared pytest setup.
 
 - Make the repository importable without installation.
-- Fixtures shared by the fairseq-level tests: ``lm_dir`` / ``mt_dir`` (data dirs holding only
-  30-word dictionaries), ``one_thread``, ``interpreted_kernels`` (Triton's interpreter), tiny
-  abc_transformer models (``mt``, ``mt_all_abc``, ``mt_untied``, ``mt_window``), and prepared data built by the repository's recipes:
-  ``default_corpus``, ``bible_run`` (Bible ES-EN), ``roberta_data`` (see ``fairseq_helpers``,
-  ``mt_helpers`` and ``attention_helpers`` for the shared functions).
+- Fixtures shared by more than one test folder: ``lm_dir`` / ``mt_dir`` (data dirs holding only
+  30-word dictionaries), ``one_thread``, and prepared data built by the repository's recipes:
+  ``default_corpus``, ``bible_run`` (Bible ES-EN), ``roberta_data``. A folder's own fixtures live in
+  its conftest (``kernels/``: ``interpreted_kernels``; ``models/``: the tiny abc_transformer models).
+  The shared functions are in the ``*_helpers.py`` modules beside this file, importable from every
+  folder because this file puts its own folder on ``sys.path`` (pytest's default import mode).
 - One intra-op thread per process (inherited by the fairseq CLIs the tests start): the tests use
   tiny tensors, where OpenMP's parallel regions cost more than they save, and two-process training
   tests would otherwise put four busy threads on a two-core machine. Set OMP_NUM_THREADS yourself
@@ -53,49 +54,6 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
-
-
-@pytest.fixture(scope="module")
-def interpreted_kernels():
-    """Triton and the kernels imported afresh under Triton's interpreter for one test module (CPU
-    tensors, no GPU), the earlier modules and environment put back afterwards (triton_helpers)."""
-    from triton_helpers import interpret_kernels
-
-    yield from interpret_kernels()
-
-
-# --- tiny abc_transformer models (transformer_helpers), one per test file that uses them ---------------
-
-@pytest.fixture(scope="module")
-def mt(mt_dir):
-    """abc_transformer (tiny), a (task, model) pair. Default layout: ABC causal and cross attention, softmax encoder."""
-    from transformer_helpers import TINY, build
-
-    return build(mt_dir, *TINY)
-
-
-@pytest.fixture(scope="module")
-def mt_all_abc(mt_dir):
-    """ABC in all three positions (the paper's MLP-exp-all)."""
-    from transformer_helpers import ENCODER_ABC, TINY, build
-
-    return build(mt_dir, *TINY, *ENCODER_ABC)
-
-
-@pytest.fixture(scope="module")
-def mt_untied(mt_dir):
-    """ABC in all three positions with ``--untie-phi``: one W_phi per layer (not the paper's model)."""
-    from transformer_helpers import ENCODER_ABC, TINY, build
-
-    return build(mt_dir, *TINY, *ENCODER_ABC, "--untie-phi")
-
-
-@pytest.fixture(scope="module")
-def mt_window(mt_dir):
-    """Table 7's Window row: window in cross (the last n source tokens) and causal attention."""
-    from transformer_helpers import TINY, build
-
-    return build(mt_dir, *TINY, "--decoder-cross-attn", "window", "--decoder-self-attn", "window")
 
 
 # --- prepared data, built by the repository's own recipes (module-scoped: each test file that

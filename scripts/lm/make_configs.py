@@ -6,7 +6,7 @@ architecture of abc_fairseq/models/abc_lm_presets.py (the model's sizes and regu
     python scripts/lm/make_configs.py            # (re)write the configs
     python scripts/lm/make_configs.py --check    # exit 1 naming every config that differs
 
-The training schedule below is that of scripts/lm/train_wiki103.sh; tests/test_configs.py checks
+The training schedule below is that of scripts/lm/train_wiki103.sh; tests/models/test_configs.py checks
 every generated config against the script's dry run, field by field. Edit rows.tsv or the
 presets, never the generated files, then rerun this script.
 """

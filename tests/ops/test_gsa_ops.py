@@ -8,7 +8,8 @@ import torch
 
 from abc_fairseq.ops.gated import GSAState, causal_gsa, reference_causal_gsa
 from gsa_helpers import GATE_REGIMES, assert_rows_close, problem, step_by_step
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("regime", GATE_REGIMES)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA_PREP = REPO / "data_prep"
 RECIPES = ["default_corpus/prepare.sh", "default_corpus/make.sh", "wikitext/prepare.sh", "wmt14_en_de/prepare.sh",
            "iwslt14_es_en_doc/prepare.sh", "glue/prepare.sh", "mlm/prepare.sh", "mt/prepare_doc_corpus.sh",
@@ -64,7 +64,7 @@ def test_each_dataset_recipe_lives_in_its_own_folder():
            "prepare_iwslt14_es_en_doc", "prepare_glue", "prepare_mlm_corpus", "mt/stages.sh"]
     found = subprocess.run(["git", "grep", "-n"] + [arg for name in old for arg in ("-e", name)], cwd=REPO,
                            capture_output=True, text=True)
-    lines = [line for line in found.stdout.splitlines() if not line.startswith("tests/test_data_prep_safety.py")]
+    lines = [line for line in found.stdout.splitlines() if not line.startswith("tests/recipes/test_data_prep_safety.py")]
     assert lines == [], "references to the old recipe paths:\n" + "\n".join(lines)
 
 

@@ -103,7 +103,7 @@ for kernel, arch, dtype, width in json.loads(sys.argv[1]):
 
 
 def test_table_agrees_with_the_compiler(tmp_path):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env.update(PYTHONPATH=root, TRITON_DEFAULT_FP_FUSION="1", TRITON_CACHE_DIR=str(tmp_path))
     proc = subprocess.run([sys.executable, "-c", SAMPLE_CHECK, json.dumps(SAMPLE)], cwd=root, env=env,
@@ -115,5 +115,5 @@ def test_table_agrees_with_the_compiler(tmp_path):
 def test_help_does_nothing_else(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "abc_fairseq.gpu_compile", "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+                          env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
     assert proc.returncode == 0 and "--archs" in proc.stdout and not list(tmp_path.iterdir())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 COMMON = REPO / "scripts" / "lib" / "common.sh"
 
 # Every shell entry point, with the arguments that come before an option (finetune_glue's TASK).

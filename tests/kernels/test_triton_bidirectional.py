@@ -3,7 +3,7 @@
 Against the float64 oracles written from the paper's equations: the memory write (softmax of the
 phi logits over positions, padding never written), the read with and without attention dropout, and
 the decoding step fed one token at a time. fp32 and fp16 inputs (the interpreter mishandles bf16
-``tl.dot``; bf16 is checked by tests/test_cuda.py on a GPU).
+``tl.dot``; bf16 is checked by tests/gpu/test_cuda.py on a GPU).
 """
 
 import importlib.util

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BATCH = {"MNLI": 32, "QNLI": 32, "QQP": 32, "SST-2": 32, "RTE": 16, "MRPC": 16, "CoLA": 16, "STS-B": 16}
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BIBLE = REPO / "data_prep" / "bible_es_en"
 SPLITS = ("train", "valid", "test")
 EXTS = ("es", "en", "doc")

@@ -21,9 +21,8 @@ from ops_helpers import random_inputs
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
 
-from triton_helpers import interpreted_kernels  # noqa: E402,F401  (autouse fixture)
-
-pytestmark = pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+pytestmark = [pytest.mark.usefixtures("interpreted_kernels"),
+              pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")]
 DISPATCH = "abc_fairseq.ops.triton.dispatch"
 
 

@@ -20,7 +20,7 @@ from fairseq.dataclass.initialize import add_defaults, hydra_init
 from fairseq.dataclass.utils import omegaconf_no_object_check
 from fairseq.modules import MultiheadAttention
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG_DIR = os.path.join(ROOT, "configs")
 CONFIGS = sorted(os.path.relpath(p, CONFIG_DIR) for p in glob.glob(os.path.join(CONFIG_DIR, "*", "*.yaml")))
 LM_ROWS = [line.split("\t")[0] for line in open(os.path.join(ROOT, "scripts", "lm", "rows.tsv"))
@@ -84,7 +84,7 @@ def test_every_lm_row_has_a_config():
 
 
 BUILT_GROUPS = ("lm", "mt")  # RoBERTa configs (mlm/, glue/) are composed below; their models are
-# built and trained by tests/test_roberta.py and tests/test_glue_prep.py.
+# built and trained by tests/models/test_roberta.py and tests/recipes/test_glue_prep.py.
 
 
 @pytest.mark.parametrize("relpath", [c for c in CONFIGS if c.split(os.sep)[0] in BUILT_GROUPS])

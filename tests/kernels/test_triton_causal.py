@@ -171,7 +171,7 @@ def test_the_ops_import_without_triton():
             "try:\n    causal_abc(x, x, x, torch.randn(1, 1, 5, 3), backend='triton')\n"
             "except RuntimeError as e:\n    assert 'triton package' in str(e), e\n"
             "else:\n    raise AssertionError('no error without triton')\n")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
                           text=True, timeout=120)

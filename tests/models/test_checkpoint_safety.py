@@ -23,7 +23,7 @@ from abc_fairseq.checkpoint_integrity import (DamagedCheckpointError, guard_chec
                                               newest_intact_checkpoint)
 from test_fairseq_cli import LM_MODEL, LM_TRAIN, fairseq, num_updates, write_lines
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _truncate(path, keep=0.5):

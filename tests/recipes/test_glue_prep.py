@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if not (ROOT / "data_prep" / "lib" / "fetch.py").exists():  # the shared download helper
     pytest.skip("data_prep/lib/fetch.py is not available", allow_module_level=True)
 

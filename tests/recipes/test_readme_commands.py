@@ -15,7 +15,7 @@ import pytest
 
 from fairseq_helpers import fairseq_command, parse_command
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "scripts" / "lm" / "README.md"]
 NOT_RUN = "<!-- not run:"  # a Python block preceded by this line is an excerpt of a file, not a program
 # Launchers: a dry run prints the commands they would run.

@@ -1,7 +1,7 @@
 """The ops and fairseq training on a CUDA device, against float64 CPU oracles.
 
 Skipped where no GPU is visible (CI has none); run on a GPU machine with
-``python -m pytest tests/test_cuda.py``. The CPU suite checks the maths; this file checks that the
+``python -m pytest tests/gpu/test_cuda.py``. The CPU suite checks the maths; this file checks that the
 same code gives the same numbers on CUDA (where the workspace defers to the caching allocator and
 the GEMMs are cuBLAS's), in fp32 and with fp16 / bf16 inputs, and that fairseq trains, scores and
 generates with an ABC model in mixed precision.
@@ -25,7 +25,7 @@ from ops_helpers import random_inputs
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 CUDA = torch.device("cuda")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # Causal tests run on both paths: the PyTorch chunked ops and the Triton kernels ("auto" on CUDA).
 HAS_TRITON = importlib.util.find_spec("triton") is not None
 BACKENDS = ["torch", "triton"] if HAS_TRITON else ["torch"]

@@ -1,7 +1,7 @@
 """Whole fairseq models on a CUDA device in mixed precision, on the Triton kernels (issue 14).
 
 Skipped where no GPU is visible (CI has none); run on a GPU machine with
-``python -m pytest tests/test_cuda_models.py``. Each fairseq command runs in a subprocess through
+``python -m pytest tests/gpu/test_cuda_models.py``. Each fairseq command runs in a subprocess through
 ``COUNTING_LAUNCHER``, which counts the calls that reach the Triton kernels' entry points (the
 causal chunk kernel, the memory write and read, the decoding step) and prints them at exit: with
 ``backend="auto"`` on CUDA the models must take the kernels, not the PyTorch path.
@@ -30,7 +30,7 @@ import torch
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GPU = ["--fp16"]  # fairseq 0.12's --bf16 means TPU: mixed precision on a GPU is fp16
 TRITON_ENTRY_POINTS = {
     "abc_fairseq.ops.triton.function": ["triton_causal_abc"],

@@ -15,7 +15,8 @@ from abc_fairseq.strategies import STRATEGIES, StrategyOptions
 from abc_fairseq.strategies.gsa import GateProjection
 from fairseq_helpers import build, parse, parse_error
 from strategies_helpers import gsa_log_gates, inputs, left_padded, make, steps
-from strategies_helpers import one_thread  # noqa: F401 (autouse fixture)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 LM = ["--task", "language_modeling", "--arch", "abc_lm", "--decoder-layers", "2", "--decoder-embed-dim", "32",
       "--decoder-ffn-embed-dim", "64", "--decoder-attention-heads", "4", "--dropout", "0", "--tokens-per-sample",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts/roberta/mini_table4.sh"
 RT = ROOT / "data_prep/rotten_tomatoes"
 MODELS = ("softmax", "abc_converted", "abc_continued", "abc_scratch")

@@ -73,7 +73,7 @@ compile_for_sm90(step_kernel.causal_step_kernel, inputs, dict(wide, BLOCK_S=128)
 
 
 def test_every_kernel_compiles_for_a_gpu(tmp_path):
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env.update(PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""),
                TRITON_DEFAULT_FP_FUSION="1", TRITON_CACHE_DIR=str(tmp_path))

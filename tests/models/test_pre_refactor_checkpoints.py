@@ -4,7 +4,7 @@ names and shapes) and with the same outputs.
 ``fixtures/pre_refactor_models.pt`` holds, for abc_transformer with each strategy at every
 position that supports it (softmax elsewhere) and for abc_roberta with ABC, the float64 state
 dict and the outputs of a fixed batch, written by this file's ``build`` with the code of commit
-cdf8d97 (``python tests/test_pre_refactor_checkpoints.py``; regenerating it with later code
+cdf8d97 (``python tests/models/test_pre_refactor_checkpoints.py``; regenerating it with later code
 would make the test vacuous).
 """
 

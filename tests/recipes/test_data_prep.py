@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "data_prep" / "default_corpus"
 PREPARE = REPO / "data_prep" / "default_corpus" / "prepare.sh"
 SPLITS = ("train", "valid", "test")

@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from fairseq_helpers import fairseq, run_module
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = sys.executable
 WEIGHTS_ONLY_BY_DEFAULT = Version(torch.__version__.split("+")[0]) >= Version("2.6")
 
