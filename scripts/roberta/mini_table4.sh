@@ -78,7 +78,9 @@ for pair in --pretrain-updates:$P --continue-updates:$C --finetune-epochs:$E --l
     --finetune-batch:$ft_batch --vocab:$vocab --threads:$threads; do
     posint "${pair%%:*}" "${pair#*:}"
 done
-for pair in --max-train:$max_train --max-eval:$max_eval --finetune-max-train:$ft_max_train --seed:$seed; do nonneg_int "${pair%%:*}" "${pair#*:}"; done
+for pair in --max-train:$max_train --max-eval:$max_eval --finetune-max-train:$ft_max_train --seed:$seed; do
+    nonneg_int "${pair%%:*}" "${pair#*:}"
+done
 for pair in --mlm-lr:$mlm_lr --finetune-lr:$ft_lr; do
     [[ "${pair#*:}" =~ ^[0-9]*\.?[0-9]+([eE]-?[0-9]+)?$ ]] || die "${pair%%:*} expects a number, got '${pair#*:}'"
 done
@@ -86,7 +88,8 @@ done
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 
 settings="P=$P C=$C E=$E layers=$layers dim=$dim heads=$heads ffn=$ffn memory=$memory tps=$tps batch=$batch \
-ft_batch=$ft_batch mlm_lr=$mlm_lr ft_lr=$ft_lr vocab=$vocab max_train=$max_train max_eval=$max_eval ft_max_train=$ft_max_train seed=$seed"
+ft_batch=$ft_batch mlm_lr=$mlm_lr ft_lr=$ft_lr vocab=$vocab max_train=$max_train max_eval=$max_eval \
+ft_max_train=$ft_max_train seed=$seed"
 claim_dir "$out" roberta-mini-table4 "$settings"
 take_lock "$out" "${original_args[@]}"
 trap release_lock EXIT
@@ -189,14 +192,16 @@ done
 validate() {  # LOG CHECKPOINT SUBSETS DATA TASK: fairseq-validate once per checkpoint (skipped when newer)
     [ -s "$1" ] && [ "$1" -nt "$2" ] && grep -q '| loss ' "$1" && return 0
     fairseq-validate "$4" --task "$5" --criterion "$5" "${user_dir[@]}" --path "$2" --valid-subset "$3" --cpu \
-        --num-workers 0 --batch-size 32 --log-format simple >"$1" 2>&1 || { tail -20 "$1" >&2; die "fairseq-validate failed on $2 (log: $1)"; }
+        --num-workers 0 --batch-size 32 --log-format simple >"$1" 2>&1 \
+        || { tail -20 "$1" >&2; die "fairseq-validate failed on $2 (log: $1)"; }
 }
 # MLM valid perplexity: each MLM stage's own final validation (train.log); the converted model's here.
 mkdir -p "$out/eval"
 validate "$out/eval/mlm_abc_converted.log" "$conv/model.pt" valid "$data/mlm" masked_lm
 for name in "${names[@]}"; do
     log "evaluating $name: dev and test accuracy of the fine-tuned checkpoint with the best dev accuracy"
-    validate "$out/eval/cls_$name.log" "$out/finetune/$name/checkpoint_best.pt" valid,test "$data/cls" sentence_prediction
+    validate "$out/eval/cls_$name.log" "$out/finetune/$name/checkpoint_best.pt" valid,test "$data/cls" \
+        sentence_prediction
 done
 "$PY" scripts/roberta/mini_table4_report.py --out "$out" --settings "$settings" --threads "$threads" \
     --command-args "${original_args[*]}"

@@ -3,7 +3,8 @@
     python scripts/roberta/mini_table4_report.py --out OUT [--settings TEXT] [--threads T]
 
 Reads, under OUT: the last MLM validation of each MLM stage (``<stage>/train.log``; the converted
-model's: ``eval/mlm_abc_converted.log``, fairseq-validate), ``eval/cls_<model>.log`` (fairseq-validate of the fine-tuned checkpoint with the
+model's: ``eval/mlm_abc_converted.log``, fairseq-validate), ``eval/cls_<model>.log``
+(fairseq-validate of the fine-tuned checkpoint with the
 best dev accuracy on the dev and test splits), ``finetune/<model>/train_seconds`` and the MLM
 stages' ``train_seconds``; and compares the converted checkpoint's tensors with the softmax
 one's (conversion must keep every pretrained tensor and only add W_phi). A missing or unparsable
