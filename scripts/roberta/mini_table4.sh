@@ -26,11 +26,11 @@
 #                           earlier run of this script with the same settings (OUT/.run)
 #   --tiny                  toy sizes for tests (a minute or two): 2 x 32 model, 200 train
 #                           lines, 8+4 MLM updates, 1 epoch; explicit flags after it still apply
-#   --pretrain-updates P    [600]        --continue-updates C [150]      --finetune-epochs E [2]
-#   --layers L [4]  --dim D [128]  --heads H [4]  --ffn F [4 x D]  --memory N (ABC slots) [16]
-#   --tokens-per-sample T   MLM sequence length and max positions [128]
-#   --batch-seqs B          MLM sequences per update [16]        --finetune-batch S [32]
-#   --mlm-lr LR [1e-3]  --finetune-lr LR [1e-4]  --vocab V (dictionary size) [12000]
+#   --pretrain-updates P    [500]        --continue-updates C [125]      --finetune-epochs E [3]
+#   --layers L [4]  --dim D [64]  --heads H [4]  --ffn F [4 x D]  --memory N (ABC slots) [8]
+#   --tokens-per-sample T   MLM sequence length and max positions [64] (n/T = 1/8, as 64/512 in the paper)
+#   --batch-seqs B          MLM sequences per update [32]        --finetune-batch S [32]
+#   --mlm-lr LR [1e-3]  --finetune-lr LR [5e-4]  --vocab V (dictionary size) [12000]
 #   --max-train N / --max-eval N   keep the first N lines of each train / dev-test source [all]
 #   --finetune-max-train N  fine-tune on the first N train snippets only (MLM text keeps all) [all]
 #   --seed S [1]        --threads T  torch threads [2]; on a machine shared with other jobs use 1
@@ -45,8 +45,8 @@ SCRIPT_NAME=mini_table4
 answer_help "$@"
 original_args=("$@")
 
-out="$repo/work_dirs/roberta_mini" P=600 C=150 E=2 layers=4 dim=128 heads=4 ffn="" memory=16 tps=128
-batch=16 ft_batch=32 mlm_lr=1e-3 ft_lr=1e-4 vocab=12000 max_train=0 max_eval=0 ft_max_train=0 seed=1 threads=2
+out="$repo/work_dirs/roberta_mini" P=500 C=125 E=3 layers=4 dim=64 heads=4 ffn="" memory=8 tps=64
+batch=32 ft_batch=32 mlm_lr=1e-3 ft_lr=5e-4 vocab=12000 max_train=0 max_eval=0 ft_max_train=0 seed=1 threads=2
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
     case "$1" in
