@@ -21,7 +21,8 @@
 #                  and test accuracy (checkpoint with the best dev accuracy) into
 #                  OUT/results.{json,md,png} (scripts/roberta/mini_table4_report.py)
 #
-# Options (defaults in brackets; the default budget is about 40 minutes on 2 idle CPU cores):
+# Options (defaults in brackets; the defaults took 38 minutes with --threads 1 on 2 CPU cores shared
+# with other jobs; docs/roberta_mini/ holds that run):
 #   --out DIR               output folder [work_dirs/roberta_mini]; must be absent, empty or an
 #                           earlier run of this script with the same settings (OUT/.run)
 #   --tiny                  toy sizes for tests (a minute or two): 2 x 32 model, 200 train
