@@ -21,19 +21,21 @@
 #                  and test accuracy (checkpoint with the best dev accuracy) into
 #                  OUT/results.{json,md,png} (scripts/roberta/mini_table4_report.py)
 #
-# Options (defaults in brackets; the default budget is about 40 minutes on 2 idle CPU cores):
+# Options (defaults in brackets; the defaults took 38 minutes with --threads 1 on 2 CPU cores shared
+# with other jobs; docs/roberta_mini/ holds that run):
 #   --out DIR               output folder [work_dirs/roberta_mini]; must be absent, empty or an
 #                           earlier run of this script with the same settings (OUT/.run)
 #   --tiny                  toy sizes for tests (a minute or two): 2 x 32 model, 200 train
 #                           lines, 8+4 MLM updates, 1 epoch; explicit flags after it still apply
-#   --pretrain-updates P    [500]        --continue-updates C [100]      --finetune-epochs E [2]
-#   --layers L [4]  --dim D [128]  --heads H [4]  --ffn F [4 x D]  --memory N (ABC slots) [16]
-#   --tokens-per-sample T   MLM sequence length and max positions [128]
+#   --pretrain-updates P    [500]        --continue-updates C [125]      --finetune-epochs E [3]
+#   --layers L [4]  --dim D [64]  --heads H [4]  --ffn F [4 x D]  --memory N (ABC slots) [8]
+#   --tokens-per-sample T   MLM sequence length and max positions [64] (n/T = 1/8, as 64/512 in the paper)
 #   --batch-seqs B          MLM sequences per update [32]        --finetune-batch S [32]
-#   --mlm-lr LR [1e-3]  --finetune-lr LR [1e-4]  --vocab V (dictionary size) [12000]
+#   --mlm-lr LR [1e-3]  --finetune-lr LR [5e-4]  --vocab V (dictionary size) [12000]
 #   --max-train N / --max-eval N   keep the first N lines of each train / dev-test source [all]
 #   --finetune-max-train N  fine-tune on the first N train snippets only (MLM text keeps all) [all]
-#   --seed S [1]        --threads T  torch threads [2]
+#   --seed S [1]        --threads T  torch threads [2]; on a machine shared with other jobs use 1
+#                       (two OpenMP threads on two busy cores ran about 10x slower here)
 #   -h, --help          this text
 set -euo pipefail
 
@@ -44,8 +46,8 @@ SCRIPT_NAME=mini_table4
 answer_help "$@"
 original_args=("$@")
 
-out="$repo/work_dirs/roberta_mini" P=500 C=100 E=2 layers=4 dim=128 heads=4 ffn="" memory=16 tps=128
-batch=32 ft_batch=32 mlm_lr=1e-3 ft_lr=1e-4 vocab=12000 max_train=0 max_eval=0 ft_max_train=0 seed=1 threads=2
+out="$repo/work_dirs/roberta_mini" P=500 C=125 E=3 layers=4 dim=64 heads=4 ffn="" memory=8 tps=64
+batch=32 ft_batch=32 mlm_lr=1e-3 ft_lr=5e-4 vocab=12000 max_train=0 max_eval=0 ft_max_train=0 seed=1 threads=2
 need() { [ $# -ge 2 ] || die "$1 needs a value"; }
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -77,7 +79,9 @@ for pair in --pretrain-updates:$P --continue-updates:$C --finetune-epochs:$E --l
     --finetune-batch:$ft_batch --vocab:$vocab --threads:$threads; do
     posint "${pair%%:*}" "${pair#*:}"
 done
-for pair in --max-train:$max_train --max-eval:$max_eval --finetune-max-train:$ft_max_train --seed:$seed; do nonneg_int "${pair%%:*}" "${pair#*:}"; done
+for pair in --max-train:$max_train --max-eval:$max_eval --finetune-max-train:$ft_max_train --seed:$seed; do
+    nonneg_int "${pair%%:*}" "${pair#*:}"
+done
 for pair in --mlm-lr:$mlm_lr --finetune-lr:$ft_lr; do
     [[ "${pair#*:}" =~ ^[0-9]*\.?[0-9]+([eE]-?[0-9]+)?$ ]] || die "${pair%%:*} expects a number, got '${pair#*:}'"
 done
@@ -85,7 +89,8 @@ done
 case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 
 settings="P=$P C=$C E=$E layers=$layers dim=$dim heads=$heads ffn=$ffn memory=$memory tps=$tps batch=$batch \
-ft_batch=$ft_batch mlm_lr=$mlm_lr ft_lr=$ft_lr vocab=$vocab max_train=$max_train max_eval=$max_eval ft_max_train=$ft_max_train seed=$seed"
+ft_batch=$ft_batch mlm_lr=$mlm_lr ft_lr=$ft_lr vocab=$vocab max_train=$max_train max_eval=$max_eval \
+ft_max_train=$ft_max_train seed=$seed"
 claim_dir "$out" roberta-mini-table4 "$settings"
 take_lock "$out" "${original_args[@]}"
 trap release_lock EXIT
@@ -188,14 +193,16 @@ done
 validate() {  # LOG CHECKPOINT SUBSETS DATA TASK: fairseq-validate once per checkpoint (skipped when newer)
     [ -s "$1" ] && [ "$1" -nt "$2" ] && grep -q '| loss ' "$1" && return 0
     fairseq-validate "$4" --task "$5" --criterion "$5" "${user_dir[@]}" --path "$2" --valid-subset "$3" --cpu \
-        --num-workers 0 --batch-size 32 --log-format simple >"$1" 2>&1 || { tail -20 "$1" >&2; die "fairseq-validate failed on $2 (log: $1)"; }
+        --num-workers 0 --batch-size 32 --log-format simple >"$1" 2>&1 \
+        || { tail -20 "$1" >&2; die "fairseq-validate failed on $2 (log: $1)"; }
 }
 # MLM valid perplexity: each MLM stage's own final validation (train.log); the converted model's here.
 mkdir -p "$out/eval"
 validate "$out/eval/mlm_abc_converted.log" "$conv/model.pt" valid "$data/mlm" masked_lm
 for name in "${names[@]}"; do
     log "evaluating $name: dev and test accuracy of the fine-tuned checkpoint with the best dev accuracy"
-    validate "$out/eval/cls_$name.log" "$out/finetune/$name/checkpoint_best.pt" valid,test "$data/cls" sentence_prediction
+    validate "$out/eval/cls_$name.log" "$out/finetune/$name/checkpoint_best.pt" valid,test "$data/cls" \
+        sentence_prediction
 done
 "$PY" scripts/roberta/mini_table4_report.py --out "$out" --settings "$settings" --threads "$threads" \
     --command-args "${original_args[*]}"

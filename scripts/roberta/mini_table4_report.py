@@ -3,7 +3,8 @@
     python scripts/roberta/mini_table4_report.py --out OUT [--settings TEXT] [--threads T]
 
 Reads, under OUT: the last MLM validation of each MLM stage (``<stage>/train.log``; the converted
-model's: ``eval/mlm_abc_converted.log``, fairseq-validate), ``eval/cls_<model>.log`` (fairseq-validate of the fine-tuned checkpoint with the
+model's: ``eval/mlm_abc_converted.log``, fairseq-validate), ``eval/cls_<model>.log``
+(fairseq-validate of the fine-tuned checkpoint with the
 best dev accuracy on the dev and test splits), ``finetune/<model>/train_seconds`` and the MLM
 stages' ``train_seconds``; and compares the converted checkpoint's tensors with the softmax
 one's (conversion must keep every pretrained tensor and only add W_phi). A missing or unparsable
@@ -27,6 +28,8 @@ LABELS = {"softmax": "softmax (pretrained)", "abc_converted": "ABC converted, no
           "abc_continued": "ABC converted + continued MLM", "abc_scratch": "ABC from scratch (same budget)"}
 MLM_STAGE = {"softmax": "softmax", "abc_converted": None, "abc_continued": "abc_continued",
              "abc_scratch": "abc_scratch"}  # None: no MLM training of its own
+SHORT = {"softmax": "softmax", "abc_converted": "ABC converted\nno more MLM", "abc_continued": "ABC converted\n+ MLM",
+         "abc_scratch": "ABC\nfrom scratch"}
 SUBSET_RE = re.compile(r"on '(\w+)' subset \| (.*)$")
 
 
@@ -58,6 +61,16 @@ def seconds(path):
             return int(f.read().strip())
     except (FileNotFoundError, ValueError):
         return None
+
+
+def majority(out):
+    """Accuracy (%) of always answering the most frequent dev / test label: the floor to compare with."""
+    result = {}
+    for split, key in (("valid", "dev"), ("test", "test")):
+        with open(os.path.join(out, "data", "raw", "cls", split + ".label")) as f:
+            labels = f.read().split()
+        result[key] = round(100 * max(map(labels.count, set(labels))) / len(labels), 2)
+    return result
 
 
 def model_state(path):
@@ -118,7 +131,8 @@ def markdown(result):
                                                                r["test_accuracy"], r["mlm_seconds"],
                                                                r["finetune_seconds"]))
     c = result["conversion"]
-    lines += ["", "Conversion kept %d of the %d pretrained tensors unchanged; added: %s." % (
+    lines += ["", "Majority class: %(dev).2f (dev), %(test).2f (test)." % result["majority_class"],
+              "", "Conversion kept %d of the %d pretrained tensors unchanged; added: %s." % (
         c["identical"], c["softmax_tensors"], ", ".join(c["added"]) or "none"),
         "MLM valid ppl: of each model's starting checkpoint (ABC converted: before any ABC training). "
         "Accuracy: the fine-tuned checkpoint with the best dev accuracy, on dev and test.", "",
@@ -133,20 +147,23 @@ def plot(result, path):
 
     names = list(MODELS)
     fig, (ax_acc, ax_ppl) = plt.subplots(1, 2, figsize=(11, 4))
-    x = range(len(names))
+    x = list(range(len(names)))
     for offset, key, label in ((-0.2, "dev_accuracy", "dev"), (0.2, "test_accuracy", "test")):
-        ax_acc.bar([i + offset for i in x], [result["models"][n][key] for n in names], width=0.4, label=label)
-    ax_acc.set_xticks(list(x), [LABELS[n].replace(", ", ",\n").replace(" + ", "\n+ ") for n in names], fontsize=7)
+        values = [result["models"][n][key] for n in names]
+        bars = ax_acc.bar([i + offset for i in x], values, width=0.4, label=label)
+        ax_acc.bar_label(bars, fmt="%.1f", fontsize=7)
+    ax_acc.axhline(result["majority_class"]["dev"], color="gray", linestyle="--", label="majority class (dev)")
+    ax_acc.set_xticks(x, [SHORT[n] for n in names], fontsize=8)
     ax_acc.set_ylabel("accuracy (%)")
     low = min(min(result["models"][n]["dev_accuracy"], result["models"][n]["test_accuracy"]) for n in names)
-    ax_acc.set_ylim(max(0, low - 10), 100)
-    ax_acc.legend()
-    ax_acc.set_title("Rotten Tomatoes fresh/rotten")
-    ax_ppl.bar(list(x), [result["models"][n]["mlm_valid_ppl"] for n in names], color="gray")
-    ax_ppl.set_yscale("log")
-    ax_ppl.set_xticks(list(x), [LABELS[n].replace(", ", ",\n").replace(" + ", "\n+ ") for n in names], fontsize=7)
+    ax_acc.set_ylim(min(50, max(0, low - 5)), 100)
+    ax_acc.legend(fontsize=8)
+    ax_acc.set_title("Rotten Tomatoes fresh/rotten (fine-tuned)")
+    bars = ax_ppl.bar(x, [result["models"][n]["mlm_valid_ppl"] for n in names], color="gray")
+    ax_ppl.bar_label(bars, fmt="%.1f", fontsize=7)
+    ax_ppl.set_xticks(x, [SHORT[n] for n in names], fontsize=8)
     ax_ppl.set_ylabel("MLM valid perplexity")
-    ax_ppl.set_title("MLM valid perplexity of the starting checkpoint")
+    ax_ppl.set_title("MLM valid perplexity before fine-tuning")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
 
@@ -162,6 +179,7 @@ def main(argv=None):
         parser.error("--out %s is not a folder" % args.out)
     result = {"settings": args.settings, "command_args": args.command_args,
               "machine": dict(machine(), threads=args.threads), "models": collect(args.out),
+              "majority_class": majority(args.out),
               "conversion": conversion_check(os.path.join(args.out, "softmax", "checkpoint_last.pt"),
                                              os.path.join(args.out, "abc_converted", "model.pt"))}
     with open(os.path.join(args.out, "results.json"), "w") as f:

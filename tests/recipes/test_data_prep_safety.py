@@ -18,14 +18,14 @@ REPO = Path(__file__).resolve().parents[2]
 DATA_PREP = REPO / "data_prep"
 RECIPES = ["default_corpus/prepare.sh", "default_corpus/make.sh", "wikitext/prepare.sh", "wmt14_en_de/prepare.sh",
            "iwslt14_es_en_doc/prepare.sh", "glue/prepare.sh", "mlm/prepare.sh", "mt/prepare_doc_corpus.sh",
-           "bible_es_en/make_corpus.sh"]
+           "bible_es_en/make_corpus.sh", "rotten_tomatoes/make.sh"]
 # Each Python entry point with arguments it accepts, so that argparse's only complaint is the flag.
 MODULES = {"data_prep.lib.fetch": ["https://h/a.tgz", "a.tgz", "--sha256", "0" * 64],
            "data_prep.wikitext.extract": ["a.zip", "out"], "data_prep.glue.prepare": ["--dest", "out"],
            "data_prep.glue.roberta_bpe": ["fetch", "--dest", "out"], "data_prep.mlm.shard": ["a", "b", "--shards", "2"],
            "data_prep.mlm.wikitext_docs": ["a.zip", "out"], "data_prep.mt.windows": ["--doc", "d", "in", "out"],
            "data_prep.mt.spm_bpe": ["decode", "--model", "m", "in", "out"]}
-SCRIPTS = ["default_corpus/kjv_to_corpus.py", "bible_es_en/sword_to_corpus.py"]
+SCRIPTS = ["default_corpus/kjv_to_corpus.py", "bible_es_en/sword_to_corpus.py", "rotten_tomatoes/rt_to_corpus.py"]
 
 
 def run(cmd, cwd=REPO, **env_extra):

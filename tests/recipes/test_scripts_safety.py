@@ -28,6 +28,7 @@ SCRIPTS = {
     "scripts/mt/sweep_memory.sh": [],
     "scripts/roberta/pretrain_mlm.sh": [],
     "scripts/roberta/finetune_glue.sh": ["SST-2"],
+    "scripts/roberta/mini_table4.sh": [],
 }
 SBATCH = ["scripts/lm/train_wiki103.sbatch", "scripts/mt/train.sbatch", "scripts/roberta/pretrain_mlm.sbatch"]
 
