@@ -86,7 +86,10 @@ def markdown(record):
 
 
 def plot(record, path):
+    import logging
+
     import matplotlib
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)  # importing fairseq left the root logger verbose
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
