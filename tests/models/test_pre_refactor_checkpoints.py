@@ -33,11 +33,14 @@ ROBERTA = ["--task", "masked_lm", "--arch", "abc_roberta_tiny", "--encoder-layer
 # The positions each strategy supported when the fixture was written; a position added later (window
 # in cross attention) is a new model, not an old checkpoint, so those cases keep softmax there.
 MODES_AT_FIXTURE = {"window": ("causal", "encoder")}
+# Strategies registered after the fixture was written: no checkpoint of theirs predates the refactor.
+AFTER_FIXTURE = ("gsa",)
 
 
 def _strategies():
     from abc_fairseq.strategies import STRATEGIES
-    return {name: sorted(MODES_AT_FIXTURE.get(name, cls.modes)) for name, cls in STRATEGIES.items()}
+    return {name: sorted(MODES_AT_FIXTURE.get(name, cls.modes)) for name, cls in STRATEGIES.items()
+            if name not in AFTER_FIXTURE}
 
 
 def _mt_flags(name, modes):

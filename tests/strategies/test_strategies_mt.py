@@ -73,8 +73,8 @@ def test_translation_model_with_each_strategy(mt_dir, name):
 
 def test_strategy_without_the_positions_mode_fails_at_parsing(mt_dir, capsys, monkeypatch):
     """A strategy the position does not support (issue 11) is refused by argparse, not at model
-    build. Every registered strategy now has every mode (window got its cross form, issue 15), so
-    the check is shown on window with its cross mode taken away, as it was declared before."""
+    build. Shown on window with its cross mode taken away, as it was declared before it got its cross
+    form; ``gsa``, causal only, is refused at the encoder and cross positions in test_gsa_strategy.py."""
     window = STRATEGIES["window"]
     monkeypatch.setattr(window, "modes", window.modes - {"cross"})
     argv = [mt_dir, "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny",
