@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "gsa_quickstart_report.py"
 
 TRAIN = """2026-01-01 | INFO | fairseq_cli.train | num. shared model params: 4,900,000 (num. trained: 4,900,000)
