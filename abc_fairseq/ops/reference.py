@@ -15,16 +15,9 @@ from ._checks import default_scale
 from .dropout import drop, dropout_keep_mask
 
 
-def reference_abc(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    phi_logits: torch.Tensor,
-    key_padding_mask: Optional[torch.Tensor] = None,
-    scale: Optional[float] = None,
-    dropout_p: float = 0.0,
-    dropout_mask: Optional[torch.Tensor] = None,
-) -> torch.Tensor:
+def reference_abc(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
+                  key_padding_mask: Optional[torch.Tensor] = None, scale: Optional[float] = None,
+                  dropout_p: float = 0.0, dropout_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """Bidirectional ABC_MLP.
 
     q: [B, H, M, d]; k, v: [B, H, N, d]; phi_logits: [B, H, N, n];

@@ -25,7 +25,8 @@ import torch.nn.functional as F
 from ..ops.gated import GSAState, causal_gsa, causal_gsa_step
 from ._common import compute_dtype
 from .abc_mlp import ABCMLP
-from .base import ControlModule, Setting, State, Strategy, StrategyOptions
+from .base import Setting, State, Strategy, StrategyOptions
+from .phi import SlotProjection
 from .registry import register
 
 TEMPERATURE = Setting("gsa_temperature", "temperature",
@@ -33,19 +34,9 @@ TEMPERATURE = Setting("gsa_temperature", "temperature",
                       "the gates nearer 1 (longer memory); 8 as in the paper", default=8, metavar="TAU")
 
 
-class GateProjection(nn.Linear, ControlModule):
-    """W_alpha, the gate logits of GSA: ``in_dim -> num_heads * memory_size``, no bias, head-major
-    (head h owns columns h * memory_size ... (h + 1) * memory_size - 1). One per attention
-    position, shared by its layers (registered once by the model, like W_phi)."""
-
-    def __init__(self, in_dim: int, num_heads: int, memory_size: int):
-        super().__init__(in_dim, num_heads * memory_size, bias=False)
-        self.num_heads = num_heads
-        self.memory_size = memory_size
-        nn.init.xavier_uniform_(self.weight)
-
-    def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, num_heads={self.num_heads}, memory_size={self.memory_size}"
+class GateProjection(SlotProjection):
+    """W_alpha, the gate logits of GSA. One per attention position, shared by its layers (registered
+    once by the model, like W_phi)."""
 
 
 @register

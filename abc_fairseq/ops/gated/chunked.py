@@ -95,19 +95,11 @@ def _chunks(q, k, v, g, key_memory, value_memory, keep, scale: float, keep_scale
     return out, key_memory, value_memory
 
 
-def causal_gsa(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    log_gates: torch.Tensor,
-    scale: Optional[float] = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    tile_elements: int = DEFAULT_TILE_ELEMENTS,
-    initial_state: Optional[GSAState] = None,
-    return_state: bool = False,
-    dropout_p: float = 0.0,
-    dropout_mask: Optional[torch.Tensor] = None,
-) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
+def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
+               scale: Optional[float] = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
+               tile_elements: int = DEFAULT_TILE_ELEMENTS, initial_state: Optional[GSAState] = None,
+               return_state: bool = False, dropout_p: float = 0.0,
+               dropout_mask: Optional[torch.Tensor] = None) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
     """Causal gated slot attention (Zhang et al., 2024; equations in ``naive``).
 
     Args:

@@ -18,16 +18,9 @@ from ..dropout import drop, dropout_keep_mask
 from .state import GSAState
 
 
-def reference_causal_gsa(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    log_gates: torch.Tensor,
-    scale: Optional[float] = None,
-    initial_state: Optional[GSAState] = None,
-    dropout_p: float = 0.0,
-    dropout_mask: Optional[torch.Tensor] = None,
-) -> torch.Tensor:
+def reference_causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
+                         scale: Optional[float] = None, initial_state: Optional[GSAState] = None,
+                         dropout_p: float = 0.0, dropout_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
     """q, k: [B, H, N, d]; v: [B, H, N, dv]; log_gates: [B, H, N, n] (log a_t <= 0);
     initial_state: the memories before row 0 (default zero); dropout_mask: bool [B, H, N, n],
     True = keep, at rate dropout_p (drawn if not given). Returns [B, H, N, dv], computed in the

@@ -9,14 +9,8 @@ from ..recurrent import compute_dtype
 from .state import GSAState
 
 
-def causal_gsa_step(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    log_gates: torch.Tensor,
-    state: Optional[GSAState] = None,
-    scale: Optional[float] = None,
-) -> Tuple[torch.Tensor, GSAState]:
+def causal_gsa_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
+                    state: Optional[GSAState] = None, scale: Optional[float] = None) -> Tuple[torch.Tensor, GSAState]:
     """One decoding step of causal GSA (see ``naive`` for the equations).
 
     q, k: [B, H, 1, d]; v: [B, H, 1, dv]; log_gates: [B, H, 1, n] (log a <= 0; 0 at padding keeps
