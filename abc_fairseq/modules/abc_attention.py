@@ -1,16 +1,15 @@
 """ABCMultiheadAttention: bounded-memory attention (ABC_MLP or any registered strategy) as a
-drop-in for fairseq's MultiheadAttention."""
+drop-in for fairseq's MultiheadAttention, an adapter over the plain layer ``abc_fairseq.layers.ABCAttention``."""
 
 import logging
 from typing import Dict, Optional, Tuple
 
 import torch
-import torch.nn as nn
-from torch import Tensor
-
 from fairseq.incremental_decoding_utils import with_incremental_state
 from fairseq.modules.quant_noise import quant_noise
+from torch import Tensor
 
+from ..layers import ABCAttention
 from ..strategies import ABCAttentionSpec
 from .beam_memory import ROWS_KEY, first_of_groups, fold_queries, reorder_plan, shared_rows, unfold_outputs
 from .masks import FutureMaskValidator
@@ -34,14 +33,15 @@ def _warn_dropout_once(dropout: float, strategy: str) -> None:
 
 
 @with_incremental_state
-class ABCMultiheadAttention(nn.Module):
+class ABCMultiheadAttention(ABCAttention):
     """Multi-head bounded-memory attention with fairseq's MultiheadAttention API.
 
     The memory control is the ``Strategy`` that ``spec`` (an ``ABCAttentionSpec``, resolved and
     validated by the model) names, e.g. ``abc``: ABC_MLP, Peng et al. Eq. 12: each head writes its
     keys and values into ``memory_size`` slots with control weights phi = exp(W_phi x) normalised
     over positions, then reads the slots with an n-way softmax, out_t = V~^T softmax(scale * K~ q_t).
-    This module only projects, masks and keeps the incremental state; the strategy does the math.
+    The projections and the math are the plain layer's (``ABCAttention``, batch first); this
+    adapter adds fairseq's Time x Batch layout, masks, incremental state and beam search.
     Three modes, fixed at construction:
 
     - causal self attention (``self_attention=True, causal=True``; decoder): row t reads the memory
@@ -97,7 +97,6 @@ class ABCMultiheadAttention(nn.Module):
         spec: ABCAttentionSpec,
         causal: bool = False,
     ):
-        super().__init__()
         if self_attention == encoder_decoder_attention:
             raise ValueError(
                 "ABC attention must be either self attention or encoder-decoder attention "
@@ -110,71 +109,20 @@ class ABCMultiheadAttention(nn.Module):
             raise ValueError("ABC attention does not support add_bias_kv / add_zero_attn")
         if xformers_att_config is not None:
             raise ValueError("ABC attention does not run through xFormers: drop the xformers attention config")
-        if embed_dim % num_heads != 0:
-            raise ValueError(f"embed_dim ({embed_dim}) must be divisible by num_heads ({num_heads})")
-
-        self.embed_dim = embed_dim
-        self.kdim = kdim if kdim is not None else embed_dim
-        self.vdim = vdim if vdim is not None else embed_dim
-        self.qkv_same_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        if self_attention and not self.qkv_same_dim:
-            raise ValueError("self attention requires query, key and value of the same size")
-        if (spec.in_dim, spec.num_heads) != (self.kdim, num_heads):
-            raise ValueError(f"the spec of {spec.name} (its phi / shared module) was built for key inputs of "
-                             f"{spec.in_dim} and {spec.num_heads} heads; this attention has {self.kdim} and "
-                             f"{num_heads}")
-        self.num_heads = num_heads
-        self.head_dim = embed_dim // num_heads
-        self.scaling = self.head_dim ** -0.5
-        self.memory_size = spec.memory_size
+        mode = "causal" if causal else ("encoder" if self_attention else "cross")
+        super().__init__(embed_dim, num_heads, spec, mode, kdim=kdim, vdim=vdim, dropout=dropout, bias=bias)
         self.self_attention = self_attention
         self.encoder_decoder_attention = encoder_decoder_attention
         self.causal = causal
-        self.dropout = dropout  # see the class docstring
-        self.strategy_spec = spec  # a plain attribute: the shared module belongs to the model
-        self.strategy = spec.build(self.head_dim, self.mode, scale=self.scaling, dropout=dropout)
-        if not self.strategy.applies_dropout():
-            _warn_dropout_once(dropout, self.strategy.name)
-
-        self.k_proj = quant_noise(nn.Linear(self.kdim, embed_dim, bias=bias), q_noise, qn_block_size)
-        self.v_proj = quant_noise(nn.Linear(self.vdim, embed_dim, bias=bias), q_noise, qn_block_size)
-        self.q_proj = quant_noise(nn.Linear(embed_dim, embed_dim, bias=bias), q_noise, qn_block_size)
-        self.out_proj = quant_noise(nn.Linear(embed_dim, embed_dim, bias=bias), q_noise, qn_block_size)
-        self.reset_parameters()
+        for name in ("k_proj", "v_proj", "q_proj", "out_proj"):  # the same modules unless q_noise > 0
+            setattr(self, name, quant_noise(getattr(self, name), q_noise, qn_block_size))
 
         self.beam_size = 1
         self.onnx_trace = False
         self._future_mask_ok = FutureMaskValidator()
 
-    @property
-    def mode(self) -> str:
-        if not self.self_attention:
-            return "cross"
-        return "causal" if self.causal else "encoder"
-
-    @property
-    def phi(self) -> Optional[nn.Module]:
-        """The shared control module (registered on the model; the strategy refers to it)."""
-        return self.strategy.shared
-
-    def reset_parameters(self):
-        # Same initialisation as fairseq's MultiheadAttention, so both attentions start alike.
-        gain = 2 ** -0.5 if self.qkv_same_dim else 1.0
-        for proj in (self.k_proj, self.v_proj, self.q_proj):
-            nn.init.xavier_uniform_(proj.weight, gain=gain)
-        nn.init.xavier_uniform_(self.out_proj.weight)
-        if self.out_proj.bias is not None:
-            nn.init.constant_(self.out_proj.bias, 0.0)
-
-    def extra_repr(self) -> str:
-        return (f"mode={self.mode}, strategy={self.strategy.name}, num_heads={self.num_heads}, "
-                f"memory_size={self.memory_size}")
-
-    # ----------------------------------------------------------------- projections
-    def _heads(self, x: Tensor, proj: nn.Module) -> Tensor:
-        """[T, B, C_in] -> [B, H, T, head_dim]."""
-        T, B, _ = x.shape
-        return proj(x).view(T, B, self.num_heads, self.head_dim).permute(1, 2, 0, 3)
+    def _warn_dropout(self, dropout: float) -> None:
+        _warn_dropout_once(dropout, self.strategy.name)
 
     # ----------------------------------------------------------------- forward
     def forward(
@@ -225,32 +173,26 @@ class ABCMultiheadAttention(nn.Module):
                     raise ValueError("bidirectional ABC self attention has no incremental mode")
                 out = self._encode(query, key, value, valid)
 
-        out = out.permute(2, 0, 1, 3).reshape(T, B, self.embed_dim)  # [B, H, T, d] -> [T, B, C]
-        return self.out_proj(out), None
+        return self.output(out, time_first=True), None
+
+    @staticmethod
+    def _batch_first(x: Tensor) -> Tensor:
+        """[T, B, C] -> a [B, T, C] view, the plain layer's layout (no copy)."""
+        return x.transpose(0, 1)
 
     def _causal(self, query, key, value, valid, incremental_state) -> Tensor:
         """Returns [B, H, T, head_dim]; advances the strategy's state in ``incremental_state``."""
-        q = self._heads(query, self.q_proj)
-        k = self._heads(key, self.k_proj)
-        v = self._heads(value, self.v_proj)
-        x = key.transpose(0, 1)  # the control input, [B, T, C]
+        query, key, value = (self._batch_first(x) for x in (query, key, value))
         if incremental_state is None:
-            return self.strategy.causal(q, k, v, x, valid)
+            return self.causal_heads(query, key, value, valid)
         buffer = self._get_input_buffer(incremental_state)
-        out, state = self.strategy.extend(q, k, v, x, valid, buffer or None)
-        self._set_input_buffer(incremental_state, dict(state))
+        out, state = self.extend_heads(query, key, value, valid, buffer)
+        self._set_input_buffer(incremental_state, state)
         return out
 
     def _encode(self, query, key, value, valid) -> Tensor:
-        """Bidirectional self attention, [B, H, T, head_dim]. For memory/read strategies the
-        memory is written first, so that q, k, v and the [B, H, T, n] control weights are never
-        alive together: the layer's peak stays at softmax attention's (q, k, v and the output)."""
-        if not self.strategy.encodes_through_memory():
-            return self.strategy.encode(self._heads(query, self.q_proj), self._heads(key, self.k_proj),
-                                        self._heads(value, self.v_proj), key.transpose(0, 1), valid)
-        memory = self.strategy.memory(self._heads(key, self.k_proj), self._heads(value, self.v_proj),
-                                      key.transpose(0, 1), valid)
-        return self.strategy.read(self._heads(query, self.q_proj), memory)
+        """Bidirectional self attention, [B, H, T, head_dim] (the layer's ``encode_heads``)."""
+        return self.encode_heads(self._batch_first(query), self._batch_first(key), self._batch_first(value), valid)
 
     def _cross(self, query, key, value, valid, incremental_state, static_kv) -> Tensor:
         """Returns [B, H, T, head_dim]; builds (or reuses) the memory of the encoder output. Cached
@@ -270,12 +212,11 @@ class ABCMultiheadAttention(nn.Module):
                 rows = shared_rows(key, valid, self.beam_size) if cache else 1
             key, valid = first_of_groups(key, valid, rows)
             value = key if value is None or rows > 1 else value
-            memory = self.strategy.memory(self._heads(key, self.k_proj), self._heads(value, self.v_proj),
-                                          key.transpose(0, 1), valid)
+            memory = self.memory_of(self._batch_first(key), self._batch_first(value), valid)
             if cache:
                 self._set_input_buffer(incremental_state, self._with_rows(memory, rows))
-        q = fold_queries(self._heads(query, self.q_proj), rows)
-        return unfold_outputs(self.strategy.read(q, memory), rows)
+        q = fold_queries(self.heads(self._batch_first(query), self.q_proj), rows)
+        return unfold_outputs(self.read_heads(q, memory), rows)
 
     @staticmethod
     def _with_rows(memory: Dict[str, Tensor], rows: int) -> Dict[str, Optional[Tensor]]:
