@@ -7,13 +7,15 @@ and tabulate registers, spills and shared memory per kernel, tile and architectu
 Writes ``abc_fairseq/ops/triton/compile_table.json`` (what the causal launcher reads to pick its
 chunk on a device: ``ops/triton/sizes.py``) and ``docs/gpu_compile.md``. Rows already in the JSON
 are kept and not compiled again (an interrupted run resumes); ``--fresh`` starts a new table.
-Registers and spills (the stack frame, which in Triton kernels holds only spilled registers) come
-from ``cuobjdump --dump-resource-usage`` on the cubin (ptxas's figures),
+Registers, spill stores and stack frame come from ``ptxas -v`` (the log of the ptxas run
+Triton makes, or a rerun of ptxas on the PTX when Triton took the kernel from its cache),
 shared memory from Triton's metadata; ``limit`` is the architecture's shared memory per block
 (opt-in maximum, CUDA programming guide), the bound the launcher reads from the device at run time.
 """
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -86,15 +88,30 @@ def _signature(fn, dtype: str, constants: Dict) -> Dict[str, str]:
     return signature
 
 
-def resource_usage(cubin: bytes, tool: str) -> Tuple[int, int]:
-    """(registers, stack-frame bytes) per thread of the one function in ``cubin`` (cuobjdump's
-    figures). Triton kernels keep no local arrays: their stack frame holds register spills."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        text = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True,
-                              check=True).stdout
-    return int(re.search(r"REG:(\d+)", text).group(1)), int(re.search(r"STACK:(\d+)", text).group(1))
+def ptxas_usage(log: str) -> Dict[str, int]:
+    """Registers, spill-store bytes and stack-frame bytes per thread from ``ptxas -v``'s log."""
+    def number(pattern):
+        found = re.search(pattern, log)
+        return int(found.group(1)) if found else 0
+
+    if "Used" not in log:
+        raise RuntimeError(f"no ptxas -v figures in: {log[-500:]}")
+    return dict(registers=number(r"Used (\d+) registers"), spills=number(r"(\d+) bytes spill stores"),
+                stack=number(r"(\d+) bytes stack frame"))
+
+
+def _ptxas_log(compiled, arch: int) -> str:
+    """``ptxas -v`` on the kernel's PTX (for a kernel Triton took from its cache, whose log is gone)."""
+    import triton
+
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = os.path.join(tmp, "kernel.ptx")
+        with open(source, "w") as f:
+            f.write(compiled.asm["ptx"])
+        gpu = f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
+        return subprocess.run([tool, "-v", f"--gpu-name={gpu}", source, "-o", os.path.join(tmp, "k.cubin")],
+                              capture_output=True, text=True, check=True).stderr
 
 
 def compile_case(case: Case, arch: int) -> Dict:
@@ -111,14 +128,18 @@ def compile_case(case: Case, arch: int) -> Dict:
     constants = {k: v for k, v in case.tiles.items() if k != "num_warps"}
     constexprs = {(fn.arg_names.index(k),): v for k, v in constants.items()}
     started = time.time()
-    compiled = triton.compile(ASTSource(fn, _signature(fn, case.dtype, constants), constexprs),
-                              target=GPUTarget("cuda", arch, 32), options=dict(num_warps=case.tiles["num_warps"]))
-    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-    registers, spills = resource_usage(compiled.asm["cubin"], tool)
+    os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"  # Triton prints ptxas -v's log when it runs ptxas
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):
+        compiled = triton.compile(ASTSource(fn, _signature(fn, case.dtype, constants), constexprs),
+                                  target=GPUTarget("cuda", arch, 32),
+                                  options=dict(num_warps=case.tiles["num_warps"]))
+    text = log.getvalue()
+    usage = ptxas_usage(text if "Used" in text else _ptxas_log(compiled, arch))
     shared, limit = compiled.metadata.shared, SHARED_LIMITS[arch]
     return dict(key=sizes.table_key(case.kernel, arch, case.dtype, case.tiles), kernel=case.kernel,
-                arch=arch, dtype=case.dtype, tiles=case.tiles, registers=registers, spills=spills, shared=shared,
-                limit=limit, fits=shared <= limit and spills == 0, seconds=round(time.time() - started, 1))
+                arch=arch, dtype=case.dtype, tiles=case.tiles, **usage, shared=shared,
+                limit=limit, fits=shared <= limit and usage["spills"] == 0, seconds=round(time.time() - started, 1))
 
 
 def _tile_text(tiles: Dict) -> str:
@@ -129,16 +150,16 @@ def markdown(rows: List[Dict], command: str, meta: Dict) -> str:
     lines = ["# Triton kernels compiled per GPU architecture", "",
              f"Generated by `{command}` (triton {meta['triton']}, {meta['date']}, commit {meta['commit']}): "
              "Triton's real compiler and the ptxas in its wheel, no GPU. Registers and spills per "
-             "thread from `cuobjdump --dump-resource-usage` (spills: the stack frame, which in Triton kernels holds "
-             "only spilled registers); shared memory per block from Triton's metadata; "
+             "thread from `ptxas -v` (spills: bytes of spill stores; stack: the stack frame, spills and "
+             "local arrays); shared memory per block from Triton's metadata; "
              "limit: the architecture's shared memory per block (opt-in). `fits`: shared <= limit and no "
              "spills. The causal launcher takes the largest chunk C whose four kernels fit on the device "
              "at hand (`ops/triton/sizes.py`); a row that does not fit is a tile the launcher skips there.",
-             "", "| kernel | arch | dtype | tile | warps | registers | spills (B) | shared (B) | limit (B) | fits |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "", "| kernel | arch | dtype | tile | warps | registers | spills (B) | stack (B) | shared (B) | limit (B) | fits |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["kernel"], r["arch"], r["dtype"], json.dumps(r["tiles"], sort_keys=True))):
         lines.append(f"| {r['kernel']} | sm_{r['arch']} | {r['dtype']} | {_tile_text(r['tiles'])} | "
-                     f"{r['tiles'].get('num_warps', 4)} | {r['registers']} | {r['spills']} | {r['shared']} | "
+                     f"{r['tiles'].get('num_warps', 4)} | {r['registers']} | {r['spills']} | {r['stack']} | {r['shared']} | "
                      f"{r['limit']} | {'yes' if r['fits'] else 'no'} |")
     return "\n".join(lines) + "\n"
 

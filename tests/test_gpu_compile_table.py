@@ -25,10 +25,16 @@ if importlib.util.find_spec("triton") is None:
 from abc_fairseq import gpu_compile  # noqa: E402
 
 TABLE = sizes.compile_table()
-ARCHS_IN_TABLE = sorted({row["arch"] for row in TABLE.values()})
 WIDTHS = (64, 128)
 SAMPLE = [("chunk_sums_kernel", 80, "half", 32), ("memory_read_fwd", 75, "fp32", 64),
           ("causal_step_kernel", 70, "half", 64), ("chunk_scan_kernel", 90, "fp32", None)]
+# Every architecture must be in the table; those marked here are not yet (their launcher takes the
+# smallest chunk, C = 16, until `python -m abc_fairseq.gpu_compile` fills them in).
+PENDING = set()
+
+
+def _complete(archs):
+    return [arch for arch in archs if arch not in PENDING]
 
 
 def _expected_keys(arch):
@@ -40,10 +46,14 @@ def test_table_covers_every_tile_the_launchers_pick():
     assert TABLE, "no compile table: run python -m abc_fairseq.gpu_compile"
     for arch in gpu_compile.ARCHS:
         missing = _expected_keys(arch) - set(TABLE)
+        if arch in PENDING:
+            assert missing, f"sm_{arch} is complete now: take it off PENDING"
+            continue
         assert not missing, f"sm_{arch}: {len(missing)} kernels not compiled, e.g. {sorted(missing)[:3]}"
 
 
-@pytest.mark.parametrize("arch", gpu_compile.ARCHS)
+
+@pytest.mark.parametrize("arch", _complete(gpu_compile.ARCHS))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("n,d", [(64, 64), (64, 128), (32, 128)])
 def test_causal_chunk_fits_the_architecture(arch, dtype, n, d):
@@ -63,7 +73,7 @@ def test_causal_chunk_fits_the_architecture(arch, dtype, n, d):
                                        "architectures (docs/gpu_compile.md): they need smaller register tiles")
 def test_every_picked_tile_runs_without_spills():
     spilling = []
-    for arch in gpu_compile.ARCHS:
+    for arch in _complete(gpu_compile.ARCHS):
         for dtype in (torch.float32, torch.bfloat16):
             for w in WIDTHS:
                 chunk = sizes.pick_chunk(64, arch, gpu_compile.SHARED_LIMITS[arch], w, w, w, dtype)
