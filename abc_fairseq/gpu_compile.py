@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, Iterator, List, NamedTuple, Tuple
+from typing import Dict, Iterator, List, NamedTuple
 
 # Shared memory per block (opt-in maximum) by architecture: V100, T4, A100, RTX 30 / A10,
 # RTX 40 / L4 / L40, H100 / H200.
@@ -155,12 +155,12 @@ def markdown(rows: List[Dict], command: str, meta: Dict) -> str:
              "limit: the architecture's shared memory per block (opt-in). `fits`: shared <= limit and no "
              "spills. The causal launcher takes the largest chunk C whose four kernels fit on the device "
              "at hand (`ops/triton/sizes.py`); a row that does not fit is a tile the launcher skips there.",
-             "", "| kernel | arch | dtype | tile | warps | registers | spills (B) | stack (B) | shared (B) | limit (B) | fits |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "", "| kernel | arch | dtype | tile | warps | registers | spills (B) | stack (B) | shared (B) | limit (B) "
+             "| fits |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["kernel"], r["arch"], r["dtype"], json.dumps(r["tiles"], sort_keys=True))):
         lines.append(f"| {r['kernel']} | sm_{r['arch']} | {r['dtype']} | {_tile_text(r['tiles'])} | "
-                     f"{r['tiles'].get('num_warps', 4)} | {r['registers']} | {r['spills']} | {r['stack']} | {r['shared']} | "
-                     f"{r['limit']} | {'yes' if r['fits'] else 'no'} |")
+                     f"{r['tiles'].get('num_warps', 4)} | {r['registers']} | {r['spills']} | {r['stack']} | "
+                     f"{r['shared']} | {r['limit']} | {'yes' if r['fits'] else 'no'} |")
     return "\n".join(lines) + "\n"
 
 

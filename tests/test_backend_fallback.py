@@ -72,8 +72,10 @@ def _read(backend):
 
 CASES = {
     # op: (module holding the launcher, the launcher, the op on the given backend, inputs)
-    "causal_abc forward": ("function", "output_kernel", _causal, lambda: random_inputs(2, 2, 40, 8, 6, seed=1, dtype=torch.float32)),
-    "causal_abc backward": ("function", "rows_kernel", _causal, lambda: random_inputs(2, 2, 40, 8, 6, seed=2, dtype=torch.float32)),
+    "causal_abc forward": ("function", "output_kernel", _causal,
+                           lambda: random_inputs(2, 2, 40, 8, 6, seed=1, dtype=torch.float32)),
+    "causal_abc backward": ("function", "rows_kernel", _causal,
+                            lambda: random_inputs(2, 2, 40, 8, 6, seed=2, dtype=torch.float32)),
     "abc_memory forward": ("bidirectional", "memory_write_fwd", _memory,
                            lambda: random_inputs(2, 2, 20, 8, 6, seed=3, dtype=torch.float32)[1:]),
     "abc_memory backward": ("bidirectional", "memory_write_bwd", _memory,
