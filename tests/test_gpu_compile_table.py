@@ -83,6 +83,29 @@ def test_every_picked_tile_runs_without_spills():
     assert not spilling, spilling
 
 
+def _synthetic(arch, rows_by_chunk, dtype=torch.bfloat16, width=64):
+    """A table for the four causal kernels: chunk -> (shared bytes, spill bytes) of each."""
+    table = {}
+    for chunk, (shared, spills) in rows_by_chunk.items():
+        tiles = sizes.causal_tiles(chunk, width, width, width, dtype)
+        for kernel in sizes.CAUSAL_KERNELS:
+            table[sizes.table_key(kernel, arch, sizes.dtype_class(dtype), tiles)] = dict(shared=shared, spills=spills)
+    return table
+
+
+def test_pick_rule():
+    """Largest chunk that fits without spills; else the least spilling that fits (ties: larger);
+    nothing known or nothing fitting: the smallest."""
+    pick = lambda table, limit=100_000: sizes.pick_chunk(64, 80, limit, 64, 64, 64, torch.bfloat16,  # noqa: E731
+                                                        table)
+    assert pick(_synthetic(80, {64: (1000, 8), 32: (800, 0), 16: (500, 0)})) == 32
+    assert pick(_synthetic(80, {64: (1000, 0), 32: (800, 0), 16: (500, 0)})) == 64
+    assert pick(_synthetic(80, {64: (1000, 0), 32: (800, 0), 16: (500, 0)}), limit=900) == 32
+    assert pick(_synthetic(80, {64: (1000, 50), 32: (800, 10), 16: (500, 10)})) == 32
+    assert pick(_synthetic(80, {64: (1000, 50), 32: (800, 10), 16: (500, 10)}), limit=100) == 16
+    assert pick({}) == 16
+
+
 def test_device_limits_drive_the_pick(monkeypatch):
     """On CUDA the chunk comes from the device's capability and shared memory (not constants)."""
     props = type("Props", (), {"shared_memory_per_block_optin": 1, "shared_memory_per_block": 1})()
