@@ -53,22 +53,21 @@ def cases(widths, chunks) -> Iterator[Case]:
     for dtype, (_, prec) in DTYPES.items():
         for w in widths:
             for chunk in (c for c in chunks if c in sizes.chunks_for(w)):
-                tiles = dict(C=chunk, NP=w, D=w, DV=w, PREC=prec, num_warps=sizes.causal_warps(w))
-                yield Case("forward", "chunk_sums_kernel", dtype, tiles)
-                yield Case("forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
-                yield Case("backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
-                yield Case("backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0))
-            wide = dict(D=w, DV=w, BLOCK_D=w, BLOCK_DV=w, PRECISION=prec, num_warps=4)
-            yield Case("memory_kernels", "memory_write_fwd", dtype,
-                       dict(wide, BLOCK_N=64, BLOCK_S=min(w, 64), HAS_PAD=True))
-            yield Case("memory_kernels", "memory_write_bwd", dtype, dict(wide, BLOCK_N=32, BLOCK_S=w, HAS_PAD=True))
-            yield Case("read_kernels", "memory_read_fwd", dtype, dict(wide, BLOCK_M=64, BLOCK_S=w, HAS_DROPOUT=True))
+                tiles = dict(C=chunk, BS=w, BK=w, BV=w, PREC=prec, num_warps=sizes.causal_warps(w))
+                yield Case("causal_forward", "chunk_sums_kernel", dtype, tiles)
+                yield Case("causal_forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
+                yield Case("causal_backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
+                yield Case("causal_backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0))
+            wide = dict(K=w, V=w, BK=w, BV=w, PREC=prec, num_warps=4)
+            yield Case("memory_kernels", "memory_write_fwd", dtype, dict(wide, BT=64, BS=min(w, 64), HAS_PAD=True))
+            yield Case("memory_kernels", "memory_write_bwd", dtype, dict(wide, BT=32, BS=w, HAS_PAD=True))
+            yield Case("read_kernels", "memory_read_fwd", dtype, dict(wide, BT=64, BS=w, HAS_DROPOUT=True))
             yield Case("read_kernels", "memory_read_bwd", dtype,
-                       dict(wide, BLOCK_M=32 if w <= 64 else 16, BLOCK_S=w, HAS_DROPOUT=True))
-            step = {k: v for k, v in wide.items() if k != "PRECISION"}
-            yield Case("step_kernel", "causal_step_kernel", dtype, dict(step, BLOCK_S=w))
+                       dict(wide, BT=32 if w <= 64 else 16, BS=w, HAS_DROPOUT=True))
+            step = {k: v for k, v in wide.items() if k != "PREC"}
+            yield Case("step_kernel", "causal_step_kernel", dtype, dict(step, BS=w))
     for reverse in (False, True):
-        yield Case("scan", "chunk_scan_kernel", "fp32",
+        yield Case("causal_scan", "chunk_scan_kernel", "fp32",
                    dict(BLOCK=256, REVERSE=reverse, HAS_CARRY=not reverse, HAS_FINAL=not reverse, num_warps=4))
 
 
@@ -143,7 +142,7 @@ def compile_case(case: Case, arch: int) -> Dict:
 
 
 def _tile_text(tiles: Dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in tiles.items() if k not in ("PREC", "PRECISION"))
+    return " ".join(f"{k}={v}" for k, v in tiles.items() if k != "PREC")
 
 
 def markdown(rows: List[Dict], command: str, meta: Dict) -> str:

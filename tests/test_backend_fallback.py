@@ -72,9 +72,9 @@ def _read(backend):
 
 CASES = {
     # op: (module holding the launcher, the launcher, the op on the given backend, inputs)
-    "causal_abc forward": ("function", "output_kernel", _causal,
+    "causal_abc forward": ("causal_function", "output_kernel", _causal,
                            lambda: random_inputs(2, 2, 40, 8, 6, seed=1, dtype=torch.float32)),
-    "causal_abc backward": ("function", "rows_kernel", _causal,
+    "causal_abc backward": ("causal_function", "rows_kernel", _causal,
                             lambda: random_inputs(2, 2, 40, 8, 6, seed=2, dtype=torch.float32)),
     "abc_memory forward": ("bidirectional", "memory_write_fwd", _memory,
                            lambda: random_inputs(2, 2, 20, 8, 6, seed=3, dtype=torch.float32)[1:]),
@@ -130,6 +130,6 @@ def test_errors_of_the_inputs_are_not_swallowed(kernels_on_cpu, monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("a bug, not a device limit")
 
-    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.function"), "triton_causal_abc", broken)
+    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.causal_function"), "triton_causal_abc", broken)
     with pytest.raises(KeyError):
         causal_abc(*random_inputs(1, 1, 16, 8, 4, seed=6, dtype=torch.float32), chunk_size=16, backend="auto")
