@@ -20,7 +20,8 @@ COMPILE_CHECK = """
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from abc_fairseq.ops.triton import causal_backward, causal_forward, causal_scan, memory_kernels, read_kernels, step_kernel
+from abc_fairseq.ops.triton import (causal_backward, causal_forward, causal_scan, memory_kernels, read_kernels,
+                                   step_kernel)
 
 FLOATS = {"scale", "keep_scale"}
 SHARED_MEMORY = 227 * 1024  # per block on an H100
