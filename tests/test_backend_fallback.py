@@ -133,3 +133,30 @@ def test_errors_of_the_inputs_are_not_swallowed(kernels_on_cpu, monkeypatch):
     monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.causal_function"), "triton_causal_abc", broken)
     with pytest.raises(KeyError):
         causal_abc(*random_inputs(1, 1, 16, 8, 4, seed=6, dtype=torch.float32), chunk_size=16, backend="auto")
+
+
+def test_bidirectional_launchers_take_smaller_rows_when_the_device_refuses(monkeypatch):
+    """A device whose blocks lack the shared memory for 64 or 32 rows (Triton's OutOfResources):
+    the launcher retries with fewer rows per program, with exact results, and remembers it."""
+    from triton.runtime.errors import OutOfResources
+
+    module = importlib.import_module("abc_fairseq.ops.triton.bidirectional")
+    real = module.memory_read_fwd
+    tried = []
+
+    class SmallDevice:
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                tried.append(kwargs["BT"])
+                if kwargs["BT"] > 16:
+                    raise OutOfResources(kwargs["BT"] * 4096, 16 * 4096, "shared memory")
+                return real[grid](*args, **kwargs)
+            return launch
+
+    monkeypatch.setattr(module, "memory_read_fwd", SmallDevice())
+    q, key_memory, value_memory = torch.randn(2, 2, 40, 8), torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6, 8)
+    expected = abc_read(q, key_memory, value_memory, backend="torch")
+    torch.testing.assert_close(abc_read(q, key_memory, value_memory, backend="triton"), expected)
+    assert tried == [64, 32, 16]
+    torch.testing.assert_close(abc_read(q, key_memory, value_memory, backend="triton"), expected)
+    assert tried == [64, 32, 16, 16]  # the device's rows block is remembered

@@ -15,7 +15,11 @@ import triton
 from .dispatch import recompute_grads
 from .memory_kernels import memory_write_bwd, memory_write_fwd
 from .read_kernels import memory_read_bwd, memory_read_fwd
-from .sizes import pad, precision
+from .sizes import launch_rows, pad, precision
+
+# Rows per program, largest first: a device whose blocks lack the shared memory gets the next.
+ROWS = (64, 32, 16)
+BACKWARD_ROWS = (32, 16)
 
 def _unit_last_stride(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 else x.contiguous()
@@ -34,12 +38,12 @@ class MemoryWrite(torch.autograd.Function):
         value_memory = k.new_empty(B, H, n, V, dtype=torch.float32)
         lse = k.new_empty(B, H, n, dtype=torch.float32)
         block_s = pad(n, 64)
-        memory_write_fwd[(B * H, triton.cdiv(n, block_s))](
-            k, v, logits, padding if padding is not None else k, key_memory, value_memory, lse,
-            H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
-            padding.stride(0) if padding is not None else 0,
-            K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BT=64,
-            BS=block_s, HAS_PAD=padding is not None, PREC=precision(k.dtype))
+        launch_rows(memory_write_fwd, lambda bt: (B * H, triton.cdiv(n, block_s)),
+                    (k, v, logits, padding if padding is not None else k, key_memory, value_memory, lse,
+                     H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
+                     padding.stride(0) if padding is not None else 0), ROWS, k.device,
+                    K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=block_s, HAS_PAD=padding is not None,
+                    PREC=precision(k.dtype))
         ctx.save_for_backward(k, v, logits, padding, key_memory, value_memory, lse)
         ctx.backend = backend
         return key_memory, value_memory
@@ -71,13 +75,12 @@ def _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse,
     grad_k = torch.empty(B, H, N, K, dtype=k.dtype, device=k.device)
     grad_v = torch.empty(B, H, N, V, dtype=v.dtype, device=v.device)
     grad_l = torch.empty(B, H, N, n, dtype=logits.dtype, device=logits.device)
-    block_n = 32
-    memory_write_bwd[(B * H, triton.cdiv(N, block_n))](
-        k, v, logits, padding if padding is not None else k, lse, grad_km, grad_vm, c,
-        grad_k, grad_v, grad_l, H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
-        padding.stride(0) if padding is not None else 0,
-        K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BT=block_n,
-        BS=pad(n, 256), HAS_PAD=padding is not None, PREC=precision(k.dtype))
+    launch_rows(memory_write_bwd, lambda bt: (B * H, triton.cdiv(N, bt)),
+                (k, v, logits, padding if padding is not None else k, lse, grad_km, grad_vm, c,
+                 grad_k, grad_v, grad_l, H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
+                 padding.stride(0) if padding is not None else 0), BACKWARD_ROWS, k.device,
+                K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=pad(n, 256), HAS_PAD=padding is not None,
+                PREC=precision(k.dtype))
     return grad_k, grad_v, grad_l
 
 
@@ -94,12 +97,11 @@ class MemoryRead(torch.autograd.Function):
         n, V = key_memory.shape[2], value_memory.shape[-1]
         out = q.new_empty(B, H, M, V)
         lse = q.new_empty(B, H, M, dtype=torch.float32)
-        block_m = 64
-        memory_read_fwd[(B * H, triton.cdiv(M, block_m))](
-            q, key_memory, value_memory, keep if keep is not None else q, out, lse,
-            H, M, n, scale, keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
-            K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BT=block_m,
-            BS=pad(n, 256), HAS_DROPOUT=keep is not None, PREC=precision(q.dtype))
+        launch_rows(memory_read_fwd, lambda bt: (B * H, triton.cdiv(M, bt)),
+                    (q, key_memory, value_memory, keep if keep is not None else q, out, lse, H, M, n, scale,
+                     keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0))),
+                    ROWS, q.device, K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=pad(n, 256),
+                    HAS_DROPOUT=keep is not None, PREC=precision(q.dtype))
         ctx.save_for_backward(q, key_memory, value_memory, keep, lse)
         ctx.scale, ctx.keep_scale, ctx.backend = scale, keep_scale, backend
         return out
@@ -134,13 +136,13 @@ def _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, scal
     widths = (pad(K, 256), pad(V, 256), pad(n, 256))
     # The n x d gradient accumulators stay on chip: wide ones leave room for 16 rows only
     # (128-wide tiles at 32 rows need more shared memory than an H100 block has).
-    block_m = 32 if max(widths) <= 64 else 16
-    memory_read_bwd[(B * H,)](
-        q, key_memory, value_memory, keep if keep is not None else q, lse, grad_out, grad_q,
-        grad_km, grad_vm, H, M, n, scale, keep_scale, *q.stride()[:3],
-        *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
-        K=K, V=V, BK=widths[0], BV=widths[1], BT=block_m,
-        BS=widths[2], HAS_DROPOUT=keep is not None, PREC=precision(q.dtype))
+    rows = BACKWARD_ROWS if max(widths) <= 64 else BACKWARD_ROWS[1:]
+    launch_rows(memory_read_bwd, lambda bt: (B * H,),
+                (q, key_memory, value_memory, keep if keep is not None else q, lse, grad_out, grad_q,
+                 grad_km, grad_vm, H, M, n, scale, keep_scale, *q.stride()[:3],
+                 *(keep.stride()[:3] if keep is not None else (0, 0, 0))), rows, q.device,
+                K=K, V=V, BK=widths[0], BV=widths[1], BS=widths[2], HAS_DROPOUT=keep is not None,
+                PREC=precision(q.dtype))
     return grad_q, grad_km, grad_vm
 
 

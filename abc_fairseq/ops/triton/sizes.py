@@ -9,13 +9,14 @@ largest first. ``device_chunk`` takes the largest one whose four kernels, compil
 device's architecture (``compile_table.json``, written by ``python -m abc_fairseq.gpu_compile``),
 fit the device's shared memory per block (read from the device at run time) without register
 spills, or, when every one that fits spills, the one spilling least; an architecture the table
-lacks gets the smallest chunk, which fits everywhere.
+lacks gets the smallest chunk, which fits everywhere. The bidirectional launchers' free tile is
+their rows block BT: ``launch_rows`` takes the largest one the device accepts.
 """
 
 import functools
 import json
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -134,3 +135,28 @@ def device_chunk(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device
         return chunk
     arch, limit = _device_limits(device.index if device.index is not None else torch.cuda.current_device())
     return pick_chunk(chunk, arch, limit, n, d, dv, dtype)
+
+
+_rows_chosen: Dict[tuple, int] = {}
+
+
+def launch_rows(kernel, grid: Callable[[int], tuple], args: Sequence, rows: Sequence[int], device, **tiles) -> int:
+    """Launch ``kernel[grid(BT)](*args, BT=BT, **tiles)`` with the largest rows block BT of ``rows``
+    (largest first) that the device accepts: Triton refuses a kernel needing more shared memory
+    than the device's block has (OutOfResources, checked against the device's own limit), and
+    the next smaller BT is tried. The choice is kept per kernel, tiles and device. Returns BT."""
+    from triton.runtime.errors import OutOfResources
+
+    key = (id(kernel), tuple(sorted(tiles.items())), str(device))
+    start = _rows_chosen.get(key, rows[0])
+    options = [r for r in rows if r <= start]
+    for bt in options:
+        try:
+            kernel[grid(bt)](*args, BT=bt, **tiles)
+        except OutOfResources:
+            if bt == options[-1]:
+                raise
+            continue
+        _rows_chosen[key] = bt
+        return bt
+    raise AssertionError("unreachable")
