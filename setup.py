@@ -15,6 +15,8 @@ setup(
     description="ABC: Attention with Bounded-memory Control, as a fairseq plugin",
     packages=find_packages(include=["abc_fairseq", "abc_fairseq.*"]),
     license="MIT",
+    # The per-architecture compile table the causal launcher picks its chunk from.
+    package_data={"abc_fairseq.ops.triton": ["compile_table.json"]},
     python_requires=">=3.10",
     # Kept minimal on purpose. fairseq itself is not listed: the distribution we use on
     # Python >= 3.11 (ve-fairseq) declares torchaudio, which drags in a multi-GB CUDA torch,

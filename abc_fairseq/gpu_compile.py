@@ -7,13 +7,15 @@ and tabulate registers, spills and shared memory per kernel, tile and architectu
 Writes ``abc_fairseq/ops/triton/compile_table.json`` (what the causal launcher reads to pick its
 chunk on a device: ``ops/triton/sizes.py``) and ``docs/gpu_compile.md``. Rows already in the JSON
 are kept and not compiled again (an interrupted run resumes); ``--fresh`` starts a new table.
-Registers and spills (the stack frame, which in Triton kernels holds only spilled registers) come
-from ``cuobjdump --dump-resource-usage`` on the cubin (ptxas's figures),
+Registers, spill stores and stack frame come from ``ptxas -v`` (the log of the ptxas run
+Triton makes, or a rerun of ptxas on the PTX when Triton took the kernel from its cache),
 shared memory from Triton's metadata; ``limit`` is the architecture's shared memory per block
 (opt-in maximum, CUDA programming guide), the bound the launcher reads from the device at run time.
 """
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -21,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Dict, Iterator, List, NamedTuple, Tuple
+from typing import Dict, Iterator, List, NamedTuple
 
 # Shared memory per block (opt-in maximum) by architecture: V100, T4, A100, RTX 30 / A10,
 # RTX 40 / L4 / L40, H100 / H200.
@@ -51,22 +53,21 @@ def cases(widths, chunks) -> Iterator[Case]:
     for dtype, (_, prec) in DTYPES.items():
         for w in widths:
             for chunk in (c for c in chunks if c in sizes.chunks_for(w)):
-                tiles = dict(C=chunk, NP=w, D=w, DV=w, PREC=prec, num_warps=sizes.causal_warps(w))
-                yield Case("forward", "chunk_sums_kernel", dtype, tiles)
-                yield Case("forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
-                yield Case("backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
-                yield Case("backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0))
-            wide = dict(D=w, DV=w, BLOCK_D=w, BLOCK_DV=w, PRECISION=prec, num_warps=4)
-            yield Case("memory_kernels", "memory_write_fwd", dtype,
-                       dict(wide, BLOCK_N=64, BLOCK_S=min(w, 64), HAS_PAD=True))
-            yield Case("memory_kernels", "memory_write_bwd", dtype, dict(wide, BLOCK_N=32, BLOCK_S=w, HAS_PAD=True))
-            yield Case("read_kernels", "memory_read_fwd", dtype, dict(wide, BLOCK_M=64, BLOCK_S=w, HAS_DROPOUT=True))
+                tiles = dict(C=chunk, BS=w, BK=w, BV=w, PREC=prec, num_warps=sizes.causal_warps(w))
+                yield Case("causal_forward", "chunk_sums_kernel", dtype, tiles)
+                yield Case("causal_forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
+                yield Case("causal_backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
+                yield Case("causal_backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0))
+            wide = dict(K=w, V=w, BK=w, BV=w, PREC=prec, num_warps=4)
+            yield Case("memory_kernels", "memory_write_fwd", dtype, dict(wide, BT=64, BS=min(w, 64), HAS_PAD=True))
+            yield Case("memory_kernels", "memory_write_bwd", dtype, dict(wide, BT=32, BS=w, HAS_PAD=True))
+            yield Case("read_kernels", "memory_read_fwd", dtype, dict(wide, BT=64, BS=w, HAS_DROPOUT=True))
             yield Case("read_kernels", "memory_read_bwd", dtype,
-                       dict(wide, BLOCK_M=32 if w <= 64 else 16, BLOCK_S=w, HAS_DROPOUT=True))
-            step = {k: v for k, v in wide.items() if k != "PRECISION"}
-            yield Case("step_kernel", "causal_step_kernel", dtype, dict(step, BLOCK_S=w))
+                       dict(wide, BT=32 if w <= 64 else 16, BS=w, HAS_DROPOUT=True))
+            step = {k: v for k, v in wide.items() if k != "PREC"}
+            yield Case("step_kernel", "causal_step_kernel", dtype, dict(step, BS=w))
     for reverse in (False, True):
-        yield Case("scan", "chunk_scan_kernel", "fp32",
+        yield Case("causal_scan", "chunk_scan_kernel", "fp32",
                    dict(BLOCK=256, REVERSE=reverse, HAS_CARRY=not reverse, HAS_FINAL=not reverse, num_warps=4))
 
 
@@ -86,15 +87,30 @@ def _signature(fn, dtype: str, constants: Dict) -> Dict[str, str]:
     return signature
 
 
-def resource_usage(cubin: bytes, tool: str) -> Tuple[int, int]:
-    """(registers, stack-frame bytes) per thread of the one function in ``cubin`` (cuobjdump's
-    figures). Triton kernels keep no local arrays: their stack frame holds register spills."""
-    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
-        f.write(cubin)
-        f.flush()
-        text = subprocess.run([tool, "--dump-resource-usage", f.name], capture_output=True, text=True,
-                              check=True).stdout
-    return int(re.search(r"REG:(\d+)", text).group(1)), int(re.search(r"STACK:(\d+)", text).group(1))
+def ptxas_usage(log: str) -> Dict[str, int]:
+    """Registers, spill-store bytes and stack-frame bytes per thread from ``ptxas -v``'s log."""
+    def number(pattern):
+        found = re.search(pattern, log)
+        return int(found.group(1)) if found else 0
+
+    if "Used" not in log:
+        raise RuntimeError(f"no ptxas -v figures in: {log[-500:]}")
+    return dict(registers=number(r"Used (\d+) registers"), spills=number(r"(\d+) bytes spill stores"),
+                stack=number(r"(\d+) bytes stack frame"))
+
+
+def _ptxas_log(compiled, arch: int) -> str:
+    """``ptxas -v`` on the kernel's PTX (for a kernel Triton took from its cache, whose log is gone)."""
+    import triton
+
+    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = os.path.join(tmp, "kernel.ptx")
+        with open(source, "w") as f:
+            f.write(compiled.asm["ptx"])
+        gpu = f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
+        return subprocess.run([tool, "-v", f"--gpu-name={gpu}", source, "-o", os.path.join(tmp, "k.cubin")],
+                              capture_output=True, text=True, check=True).stderr
 
 
 def compile_case(case: Case, arch: int) -> Dict:
@@ -111,35 +127,39 @@ def compile_case(case: Case, arch: int) -> Dict:
     constants = {k: v for k, v in case.tiles.items() if k != "num_warps"}
     constexprs = {(fn.arg_names.index(k),): v for k, v in constants.items()}
     started = time.time()
-    compiled = triton.compile(ASTSource(fn, _signature(fn, case.dtype, constants), constexprs),
-                              target=GPUTarget("cuda", arch, 32), options=dict(num_warps=case.tiles["num_warps"]))
-    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "cuobjdump")
-    registers, spills = resource_usage(compiled.asm["cubin"], tool)
+    os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"  # Triton prints ptxas -v's log when it runs ptxas
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):
+        compiled = triton.compile(ASTSource(fn, _signature(fn, case.dtype, constants), constexprs),
+                                  target=GPUTarget("cuda", arch, 32),
+                                  options=dict(num_warps=case.tiles["num_warps"]))
+    text = log.getvalue()
+    usage = ptxas_usage(text if "Used" in text else _ptxas_log(compiled, arch))
     shared, limit = compiled.metadata.shared, SHARED_LIMITS[arch]
     return dict(key=sizes.table_key(case.kernel, arch, case.dtype, case.tiles), kernel=case.kernel,
-                arch=arch, dtype=case.dtype, tiles=case.tiles, registers=registers, spills=spills, shared=shared,
-                limit=limit, fits=shared <= limit and spills == 0, seconds=round(time.time() - started, 1))
+                arch=arch, dtype=case.dtype, tiles=case.tiles, **usage, shared=shared,
+                limit=limit, fits=shared <= limit and usage["spills"] == 0, seconds=round(time.time() - started, 1))
 
 
 def _tile_text(tiles: Dict) -> str:
-    return " ".join(f"{k}={v}" for k, v in tiles.items() if k not in ("PREC", "PRECISION"))
+    return " ".join(f"{k}={v}" for k, v in tiles.items() if k != "PREC")
 
 
 def markdown(rows: List[Dict], command: str, meta: Dict) -> str:
     lines = ["# Triton kernels compiled per GPU architecture", "",
              f"Generated by `{command}` (triton {meta['triton']}, {meta['date']}, commit {meta['commit']}): "
              "Triton's real compiler and the ptxas in its wheel, no GPU. Registers and spills per "
-             "thread from `cuobjdump --dump-resource-usage` (spills: the stack frame, which in Triton kernels holds "
-             "only spilled registers); shared memory per block from Triton's metadata; "
+             "thread from `ptxas -v` (spills: bytes of spill stores; stack: the stack frame, spills and "
+             "local arrays); shared memory per block from Triton's metadata; "
              "limit: the architecture's shared memory per block (opt-in). `fits`: shared <= limit and no "
              "spills. The causal launcher takes the largest chunk C whose four kernels fit on the device "
              "at hand (`ops/triton/sizes.py`); a row that does not fit is a tile the launcher skips there.",
-             "", "| kernel | arch | dtype | tile | warps | registers | spills (B) | shared (B) | limit (B) | fits |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "", "| kernel | arch | dtype | tile | warps | registers | spills (B) | stack (B) | shared (B) | limit (B) "
+             "| fits |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["kernel"], r["arch"], r["dtype"], json.dumps(r["tiles"], sort_keys=True))):
         lines.append(f"| {r['kernel']} | sm_{r['arch']} | {r['dtype']} | {_tile_text(r['tiles'])} | "
-                     f"{r['tiles'].get('num_warps', 4)} | {r['registers']} | {r['spills']} | {r['shared']} | "
-                     f"{r['limit']} | {'yes' if r['fits'] else 'no'} |")
+                     f"{r['tiles'].get('num_warps', 4)} | {r['registers']} | {r['spills']} | {r['stack']} | "
+                     f"{r['shared']} | {r['limit']} | {'yes' if r['fits'] else 'no'} |")
     return "\n".join(lines) + "\n"
 
 

@@ -29,7 +29,7 @@ def interpret_kernels():
                      if not m.startswith("triton._C") and m != PACKAGE + ".dispatch"]
     saved_modules = {name: sys.modules.pop(name) for name in fresh()}
     os.environ["TRITON_INTERPRET"] = "1"
-    importlib.import_module(PACKAGE + ".function")
+    importlib.import_module(PACKAGE + ".causal_function")
     yield
     if saved_modules:  # else nothing used Triton before: leave it imported (interpreted)
         for name in fresh():

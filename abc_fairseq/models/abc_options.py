@@ -27,8 +27,8 @@ from typing import Iterable, NamedTuple, Optional, Tuple, Type
 from fairseq.dataclass import ChoiceEnum
 from fairseq.utils import safe_getattr
 
-from ..strategies import STRATEGIES, Setting, Strategy, StrategyOptions, all_settings, get_strategy
 from ..ops.triton.dispatch import BACKENDS, backend_unavailable
+from ..strategies import STRATEGIES, Setting, Strategy, StrategyOptions, all_settings, get_strategy
 from ..strategies.base import check_setting
 
 logger = logging.getLogger(__name__)

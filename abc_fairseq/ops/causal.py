@@ -234,7 +234,7 @@ def causal_abc(
     if N == 0 or Z == 0:
         return _empty_result(q, k, v, phi_logits, initial_state, return_state)
     if use_triton(backend, q, v, phi_logits, chunk_size):
-        from .triton.function import triton_causal_abc
+        from .triton.causal_function import triton_causal_abc
         return run_kernels(
             "causal_abc", backend,
             lambda: triton_causal_abc(q, k, v, phi_logits, scale, kernel_chunk(chunk_size, N), initial_state,

@@ -26,7 +26,8 @@ import time
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m abc_fairseq.selfcheck", description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("\n\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     epilog=__doc__.split("\n\n", 2)[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", default=None,
                         help="where to write the results (default: abc_selfcheck_<date-time>.json here; an "
                              "existing file is never overwritten)")

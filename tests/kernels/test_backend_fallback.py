@@ -71,8 +71,10 @@ def _read(backend):
 
 CASES = {
     # op: (module holding the launcher, the launcher, the op on the given backend, inputs)
-    "causal_abc forward": ("function", "output_kernel", _causal, lambda: random_inputs(2, 2, 40, 8, 6, seed=1, dtype=torch.float32)),
-    "causal_abc backward": ("function", "rows_kernel", _causal, lambda: random_inputs(2, 2, 40, 8, 6, seed=2, dtype=torch.float32)),
+    "causal_abc forward": ("causal_function", "output_kernel", _causal,
+                           lambda: random_inputs(2, 2, 40, 8, 6, seed=1, dtype=torch.float32)),
+    "causal_abc backward": ("causal_function", "rows_kernel", _causal,
+                            lambda: random_inputs(2, 2, 40, 8, 6, seed=2, dtype=torch.float32)),
     "abc_memory forward": ("bidirectional", "memory_write_fwd", _memory,
                            lambda: random_inputs(2, 2, 20, 8, 6, seed=3, dtype=torch.float32)[1:]),
     "abc_memory backward": ("bidirectional", "memory_write_bwd", _memory,
@@ -127,6 +129,33 @@ def test_errors_of_the_inputs_are_not_swallowed(kernels_on_cpu, monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("a bug, not a device limit")
 
-    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.function"), "triton_causal_abc", broken)
+    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.causal_function"), "triton_causal_abc", broken)
     with pytest.raises(KeyError):
         causal_abc(*random_inputs(1, 1, 16, 8, 4, seed=6, dtype=torch.float32), chunk_size=16, backend="auto")
+
+
+def test_bidirectional_launchers_take_smaller_rows_when_the_device_refuses(monkeypatch):
+    """A device whose blocks lack the shared memory for 64 or 32 rows (Triton's OutOfResources):
+    the launcher retries with fewer rows per program, with exact results, and remembers it."""
+    from triton.runtime.errors import OutOfResources
+
+    module = importlib.import_module("abc_fairseq.ops.triton.bidirectional")
+    real = module.memory_read_fwd
+    tried = []
+
+    class SmallDevice:
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                tried.append(kwargs["BT"])
+                if kwargs["BT"] > 16:
+                    raise OutOfResources(kwargs["BT"] * 4096, 16 * 4096, "shared memory")
+                return real[grid](*args, **kwargs)
+            return launch
+
+    monkeypatch.setattr(module, "memory_read_fwd", SmallDevice())
+    q, key_memory, value_memory = torch.randn(2, 2, 40, 8), torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6, 8)
+    expected = abc_read(q, key_memory, value_memory, backend="torch")
+    torch.testing.assert_close(abc_read(q, key_memory, value_memory, backend="triton"), expected)
+    assert tried == [64, 32, 16]
+    torch.testing.assert_close(abc_read(q, key_memory, value_memory, backend="triton"), expected)
+    assert tried == [64, 32, 16, 16]  # the device's rows block is remembered

@@ -20,7 +20,8 @@ COMPILE_CHECK = """
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from abc_fairseq.ops.triton import backward, forward, memory_kernels, read_kernels, scan, step_kernel
+from abc_fairseq.ops.triton import (causal_backward, causal_forward, causal_scan, memory_kernels, read_kernels,
+                                   step_kernel)
 
 FLOATS = {"scale", "keep_scale"}
 SHARED_MEMORY = 227 * 1024  # per block on an H100
@@ -45,13 +46,13 @@ for dtype, precision in (("bf16", "tf32"), ("fp32", "ieee")):
     inputs = {name: "*" + dtype for name in ("q_ptr", "k_ptr", "v_ptr", "do_ptr", "o_ptr", "dq_ptr",
                                               "dk_ptr", "dv_ptr")}
     inputs["keep_ptr"] = "*i8"
-    tiles = dict(C=16, NP=16, D=32, DV=16, SAFE=60.0, PREC=precision)
-    for fn in (forward.chunk_sums_kernel, backward.columns_kernel):
+    tiles = dict(C=16, BS=16, BK=32, BV=16, SAFE=60.0, PREC=precision)
+    for fn in (causal_forward.chunk_sums_kernel, causal_backward.columns_kernel):
         compile_for_sm90(fn, inputs, tiles)
-    for fn in (forward.output_kernel, backward.rows_kernel):
+    for fn in (causal_forward.output_kernel, causal_backward.rows_kernel):
         compile_for_sm90(fn, inputs, dict(tiles, DROPOUT=dtype == "bf16"))
 for reverse in (False, True):
-    compile_for_sm90(scan.chunk_scan_kernel, {}, dict(BLOCK=256, REVERSE=reverse,
+    compile_for_sm90(causal_scan.chunk_scan_kernel, {}, dict(BLOCK=256, REVERSE=reverse,
                                                        HAS_CARRY=not reverse, HAS_FINAL=not reverse))
 
 # Bidirectional write / read and the decoding step, at the widest tiles the launchers use (fp32
@@ -59,16 +60,16 @@ for reverse in (False, True):
 inputs = {name: "*fp32" for name in ("q_ptr", "k_ptr", "v_ptr", "l_ptr", "out_ptr", "dk_ptr", "dv_ptr",
                                       "dl_ptr", "dq_ptr", "do_ptr")}
 inputs.update(pad_ptr="*u8", keep_ptr="*u8")
-wide = dict(D=128, DV=128, BLOCK_D=128, BLOCK_DV=128)
+wide = dict(K=128, V=128, BK=128, BV=128)
 compile_for_sm90(memory_kernels.memory_write_fwd, inputs,
-                 dict(wide, BLOCK_N=64, BLOCK_S=64, HAS_PAD=True, PRECISION="ieee"))
+                 dict(wide, BT=64, BS=64, HAS_PAD=True, PREC="ieee"))
 compile_for_sm90(memory_kernels.memory_write_bwd, inputs,
-                 dict(wide, BLOCK_N=32, BLOCK_S=128, HAS_PAD=True, PRECISION="ieee"))
+                 dict(wide, BT=32, BS=128, HAS_PAD=True, PREC="ieee"))
 compile_for_sm90(read_kernels.memory_read_fwd, inputs,
-                 dict(wide, BLOCK_M=64, BLOCK_S=128, HAS_DROPOUT=True, PRECISION="ieee"))
+                 dict(wide, BT=64, BS=128, HAS_DROPOUT=True, PREC="ieee"))
 compile_for_sm90(read_kernels.memory_read_bwd, inputs,
-                 dict(wide, BLOCK_M=16, BLOCK_S=128, HAS_DROPOUT=True, PRECISION="ieee"))
-compile_for_sm90(step_kernel.causal_step_kernel, inputs, dict(wide, BLOCK_S=128))
+                 dict(wide, BT=16, BS=128, HAS_DROPOUT=True, PREC="ieee"))
+compile_for_sm90(step_kernel.causal_step_kernel, inputs, dict(wide, BS=128))
 """
 
 

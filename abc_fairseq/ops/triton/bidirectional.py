@@ -15,7 +15,11 @@ import triton
 from .dispatch import recompute_grads
 from .memory_kernels import memory_write_bwd, memory_write_fwd
 from .read_kernels import memory_read_bwd, memory_read_fwd
-from .sizes import pad, precision
+from .sizes import launch_rows, pad, precision
+
+# Rows per program, largest first: a device whose blocks lack the shared memory gets the next.
+ROWS = (64, 32, 16)
+BACKWARD_ROWS = (32, 16)
 
 def _unit_last_stride(x: torch.Tensor) -> torch.Tensor:
     return x if x.stride(-1) == 1 else x.contiguous()
@@ -28,18 +32,18 @@ class MemoryWrite(torch.autograd.Function):
     @staticmethod
     def forward(ctx, k, v, logits, padding, backend):
         k, v, logits = (_unit_last_stride(x) for x in (k, v, logits))
-        B, H, N, D = k.shape
-        n, DV = logits.shape[-1], v.shape[-1]
-        key_memory = k.new_empty(B, H, n, D, dtype=torch.float32)
-        value_memory = k.new_empty(B, H, n, DV, dtype=torch.float32)
+        B, H, N, K = k.shape
+        n, V = logits.shape[-1], v.shape[-1]
+        key_memory = k.new_empty(B, H, n, K, dtype=torch.float32)
+        value_memory = k.new_empty(B, H, n, V, dtype=torch.float32)
         lse = k.new_empty(B, H, n, dtype=torch.float32)
         block_s = pad(n, 64)
-        memory_write_fwd[(B * H, triton.cdiv(n, block_s))](
-            k, v, logits, padding if padding is not None else k, key_memory, value_memory, lse,
-            H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
-            padding.stride(0) if padding is not None else 0,
-            D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_N=64,
-            BLOCK_S=block_s, HAS_PAD=padding is not None, PRECISION=precision(k.dtype))
+        launch_rows(memory_write_fwd, lambda bt: (B * H, triton.cdiv(n, block_s)),
+                    (k, v, logits, padding if padding is not None else k, key_memory, value_memory, lse,
+                     H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
+                     padding.stride(0) if padding is not None else 0), ROWS, k.device,
+                    K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=block_s, HAS_PAD=padding is not None,
+                    PREC=precision(k.dtype))
         ctx.save_for_backward(k, v, logits, padding, key_memory, value_memory, lse)
         ctx.backend = backend
         return key_memory, value_memory
@@ -63,21 +67,20 @@ class MemoryWrite(torch.autograd.Function):
 
 def _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse, grad_km, grad_vm):
     """(dk, dv, dlogits) of ``MemoryWrite`` on the kernels."""
-    B, H, N, D = k.shape
-    n, DV = logits.shape[-1], v.shape[-1]
+    B, H, N, K = k.shape
+    n, V = logits.shape[-1], v.shape[-1]
     grad_km = torch.zeros_like(key_memory) if grad_km is None else grad_km.float().contiguous()
     grad_vm = torch.zeros_like(value_memory) if grad_vm is None else grad_vm.float().contiguous()
     c = (grad_km * key_memory).sum(-1) + (grad_vm * value_memory).sum(-1)
-    grad_k = torch.empty(B, H, N, D, dtype=k.dtype, device=k.device)
-    grad_v = torch.empty(B, H, N, DV, dtype=v.dtype, device=v.device)
+    grad_k = torch.empty(B, H, N, K, dtype=k.dtype, device=k.device)
+    grad_v = torch.empty(B, H, N, V, dtype=v.dtype, device=v.device)
     grad_l = torch.empty(B, H, N, n, dtype=logits.dtype, device=logits.device)
-    block_n = 32
-    memory_write_bwd[(B * H, triton.cdiv(N, block_n))](
-        k, v, logits, padding if padding is not None else k, lse, grad_km, grad_vm, c,
-        grad_k, grad_v, grad_l, H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
-        padding.stride(0) if padding is not None else 0,
-        D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_N=block_n,
-        BLOCK_S=pad(n, 256), HAS_PAD=padding is not None, PRECISION=precision(k.dtype))
+    launch_rows(memory_write_bwd, lambda bt: (B * H, triton.cdiv(N, bt)),
+                (k, v, logits, padding if padding is not None else k, lse, grad_km, grad_vm, c,
+                 grad_k, grad_v, grad_l, H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
+                 padding.stride(0) if padding is not None else 0), BACKWARD_ROWS, k.device,
+                K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=pad(n, 256), HAS_PAD=padding is not None,
+                PREC=precision(k.dtype))
     return grad_k, grad_v, grad_l
 
 
@@ -90,16 +93,15 @@ class MemoryRead(torch.autograd.Function):
         q = _unit_last_stride(q)
         key_memory = key_memory.float().contiguous()
         value_memory = value_memory.float().contiguous()
-        B, H, M, D = q.shape
-        n, DV = key_memory.shape[2], value_memory.shape[-1]
-        out = q.new_empty(B, H, M, DV)
+        B, H, M, K = q.shape
+        n, V = key_memory.shape[2], value_memory.shape[-1]
+        out = q.new_empty(B, H, M, V)
         lse = q.new_empty(B, H, M, dtype=torch.float32)
-        block_m = 64
-        memory_read_fwd[(B * H, triton.cdiv(M, block_m))](
-            q, key_memory, value_memory, keep if keep is not None else q, out, lse,
-            H, M, n, scale, keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
-            D=D, DV=DV, BLOCK_D=pad(D, 256), BLOCK_DV=pad(DV, 256), BLOCK_M=block_m,
-            BLOCK_S=pad(n, 256), HAS_DROPOUT=keep is not None, PRECISION=precision(q.dtype))
+        launch_rows(memory_read_fwd, lambda bt: (B * H, triton.cdiv(M, bt)),
+                    (q, key_memory, value_memory, keep if keep is not None else q, out, lse, H, M, n, scale,
+                     keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0))),
+                    ROWS, q.device, K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=pad(n, 256),
+                    HAS_DROPOUT=keep is not None, PREC=precision(q.dtype))
         ctx.save_for_backward(q, key_memory, value_memory, keep, lse)
         ctx.scale, ctx.keep_scale, ctx.backend = scale, keep_scale, backend
         return out
@@ -126,21 +128,21 @@ class MemoryRead(torch.autograd.Function):
 
 def _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, scale, keep_scale):
     """(dq, dK~, dV~) of ``MemoryRead`` on the kernels."""
-    B, H, M, D = q.shape
-    n, DV = key_memory.shape[2], value_memory.shape[-1]
-    grad_q = torch.empty(B, H, M, D, dtype=q.dtype, device=q.device)
+    B, H, M, K = q.shape
+    n, V = key_memory.shape[2], value_memory.shape[-1]
+    grad_q = torch.empty(B, H, M, K, dtype=q.dtype, device=q.device)
     grad_km = torch.empty_like(key_memory)
     grad_vm = torch.empty_like(value_memory)
-    widths = (pad(D, 256), pad(DV, 256), pad(n, 256))
+    widths = (pad(K, 256), pad(V, 256), pad(n, 256))
     # The n x d gradient accumulators stay on chip: wide ones leave room for 16 rows only
     # (128-wide tiles at 32 rows need more shared memory than an H100 block has).
-    block_m = 32 if max(widths) <= 64 else 16
-    memory_read_bwd[(B * H,)](
-        q, key_memory, value_memory, keep if keep is not None else q, lse, grad_out, grad_q,
-        grad_km, grad_vm, H, M, n, scale, keep_scale, *q.stride()[:3],
-        *(keep.stride()[:3] if keep is not None else (0, 0, 0)),
-        D=D, DV=DV, BLOCK_D=widths[0], BLOCK_DV=widths[1], BLOCK_M=block_m,
-        BLOCK_S=widths[2], HAS_DROPOUT=keep is not None, PRECISION=precision(q.dtype))
+    rows = BACKWARD_ROWS if max(widths) <= 64 else BACKWARD_ROWS[1:]
+    launch_rows(memory_read_bwd, lambda bt: (B * H,),
+                (q, key_memory, value_memory, keep if keep is not None else q, lse, grad_out, grad_q,
+                 grad_km, grad_vm, H, M, n, scale, keep_scale, *q.stride()[:3],
+                 *(keep.stride()[:3] if keep is not None else (0, 0, 0))), rows, q.device,
+                K=K, V=V, BK=widths[0], BV=widths[1], BS=widths[2], HAS_DROPOUT=keep is not None,
+                PREC=precision(q.dtype))
     return grad_q, grad_km, grad_vm
 
 

@@ -13,6 +13,6 @@ def sequence_program(H):
 
 
 @triton.jit
-def head_columns(BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr):
+def head_columns(BK: tl.constexpr, BV: tl.constexpr):
     """Column ranges of key-width and value-width tiles."""
-    return tl.arange(0, BLOCK_D), tl.arange(0, BLOCK_DV)
+    return tl.arange(0, BK), tl.arange(0, BV)

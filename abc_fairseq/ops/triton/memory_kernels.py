@@ -23,22 +23,22 @@ def memory_write_fwd(
     k_ptr, v_ptr, l_ptr, pad_ptr, km_ptr, vm_ptr, lse_ptr,
     H, N, n,
     sk_b, sk_h, sk_n, sv_b, sv_h, sv_n, sl_b, sl_h, sl_n, sp_b,
-    D: tl.constexpr, DV: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_S: tl.constexpr, HAS_PAD: tl.constexpr, PRECISION: tl.constexpr,
+    K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+    BT: tl.constexpr, BS: tl.constexpr, HAS_PAD: tl.constexpr, PREC: tl.constexpr,
 ):
-    """Grid (B * H, cdiv(n, BLOCK_S)). k, v, logits have a unit last stride; outputs are contiguous
-    fp32: km [Z, n, D], vm [Z, n, DV], lse [Z, n]."""
+    """Grid (B * H, cdiv(n, BS)). k, v, logits have a unit last stride; outputs are contiguous
+    fp32: km [Z, n, K], vm [Z, n, V], lse [Z, n]."""
     z, b, h = sequence_program(H)
-    slots = tl.program_id(1) * BLOCK_S + tl.arange(0, BLOCK_S)
-    cols_k, cols_v = head_columns(BLOCK_D, BLOCK_DV)
+    slots = tl.program_id(1) * BS + tl.arange(0, BS)
+    cols_k, cols_v = head_columns(BK, BV)
     slot_ok = slots < n
 
-    run_max = tl.full([BLOCK_S], float("-inf"), tl.float32)
-    total = tl.zeros([BLOCK_S], tl.float32)
-    acc_k = tl.zeros([BLOCK_S, BLOCK_D], tl.float32)
-    acc_v = tl.zeros([BLOCK_S, BLOCK_DV], tl.float32)
-    for start in range(0, N, BLOCK_N):
-        rows = start + tl.arange(0, BLOCK_N)
+    run_max = tl.full([BS], float("-inf"), tl.float32)
+    total = tl.zeros([BS], tl.float32)
+    acc_k = tl.zeros([BS, BK], tl.float32)
+    acc_v = tl.zeros([BS, BV], tl.float32)
+    for start in range(0, N, BT):
+        rows = start + tl.arange(0, BT)
         row_ok = rows < N
         if HAS_PAD:
             is_pad = tl.load(pad_ptr + b * sp_b + rows, mask=row_ok, other=1)
@@ -50,25 +50,25 @@ def memory_write_fwd(
         # exp(-inf - anchor) is 0 rather than NaN.
         anchor = tl.where(new_max == float("-inf"), 0.0, new_max)
         rescale = tl.exp(run_max - anchor)
-        weights = tl.exp(logits - anchor[None, :])  # [BLOCK_N, BLOCK_S], each <= 1
+        weights = tl.exp(logits - anchor[None, :])  # [BT, BS], each <= 1
         total = total * rescale + tl.sum(weights, 0)
         keys = tl.load(k_ptr + b * sk_b + h * sk_h + rows[:, None] * sk_n + cols_k[None, :],
-                       mask=row_ok[:, None] & (cols_k[None, :] < D), other=0.0).to(tl.float32)
+                       mask=row_ok[:, None] & (cols_k[None, :] < K), other=0.0).to(tl.float32)
         values = tl.load(v_ptr + b * sv_b + h * sv_h + rows[:, None] * sv_n + cols_v[None, :],
-                         mask=row_ok[:, None] & (cols_v[None, :] < DV), other=0.0).to(tl.float32)
+                         mask=row_ok[:, None] & (cols_v[None, :] < V), other=0.0).to(tl.float32)
         weights_t = tl.trans(weights)
-        acc_k = acc_k * rescale[:, None] + tl.dot(weights_t, keys, input_precision=PRECISION)
-        acc_v = acc_v * rescale[:, None] + tl.dot(weights_t, values, input_precision=PRECISION)
+        acc_k = acc_k * rescale[:, None] + tl.dot(weights_t, keys, input_precision=PREC)
+        acc_v = acc_v * rescale[:, None] + tl.dot(weights_t, values, input_precision=PREC)
         run_max = new_max
 
     written = total > 0  # False for a slot of an all-padding sequence: its memory is 0
     denom = tl.where(written, total, 1.0)
     lse = tl.where(written, run_max + tl.log(denom), float("-inf"))
     tl.store(lse_ptr + z * n + slots, lse, mask=slot_ok)
-    tl.store(km_ptr + z * n * D + slots[:, None] * D + cols_k[None, :], acc_k / denom[:, None],
-             mask=slot_ok[:, None] & (cols_k[None, :] < D))
-    tl.store(vm_ptr + z * n * DV + slots[:, None] * DV + cols_v[None, :], acc_v / denom[:, None],
-             mask=slot_ok[:, None] & (cols_v[None, :] < DV))
+    tl.store(km_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], acc_k / denom[:, None],
+             mask=slot_ok[:, None] & (cols_k[None, :] < K))
+    tl.store(vm_ptr + z * n * V + slots[:, None] * V + cols_v[None, :], acc_v / denom[:, None],
+             mask=slot_ok[:, None] & (cols_v[None, :] < V))
 
 
 @triton.jit
@@ -76,15 +76,15 @@ def memory_write_bwd(
     k_ptr, v_ptr, l_ptr, pad_ptr, lse_ptr, dkm_ptr, dvm_ptr, c_ptr, dk_ptr, dv_ptr, dl_ptr,
     H, N, n,
     sk_b, sk_h, sk_n, sv_b, sv_h, sv_n, sl_b, sl_h, sl_n, sp_b,
-    D: tl.constexpr, DV: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    BLOCK_N: tl.constexpr, BLOCK_S: tl.constexpr, HAS_PAD: tl.constexpr, PRECISION: tl.constexpr,
+    K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+    BT: tl.constexpr, BS: tl.constexpr, HAS_PAD: tl.constexpr, PREC: tl.constexpr,
 ):
-    """Grid (B * H, cdiv(N, BLOCK_N)); BLOCK_S covers all n slots. dkm [Z, n, D], dvm [Z, n, DV],
+    """Grid (B * H, cdiv(N, BT)); BS covers all n slots. dkm [Z, n, K], dvm [Z, n, V],
     c [Z, n], lse [Z, n] contiguous fp32; dk, dv, dl contiguous [Z, N, *] in the inputs' dtypes."""
     z, b, h = sequence_program(H)
-    rows = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    slots = tl.arange(0, BLOCK_S)
-    cols_k, cols_v = head_columns(BLOCK_D, BLOCK_DV)
+    rows = tl.program_id(1) * BT + tl.arange(0, BT)
+    slots = tl.arange(0, BS)
+    cols_k, cols_v = head_columns(BK, BV)
     in_range = rows < N
     row_ok = in_range
     if HAS_PAD:
@@ -96,26 +96,26 @@ def memory_write_bwd(
     lse = tl.where(lse == float("-inf"), 0.0, lse)  # unwritten slots: every phi below is 0
     logits = tl.load(l_ptr + b * sl_b + h * sl_h + rows[:, None] * sl_n + slots[None, :],
                      mask=row_ok[:, None] & slot_ok[None, :], other=float("-inf")).to(tl.float32)
-    phi = tl.exp(logits - lse[None, :])  # [BLOCK_N, BLOCK_S]
-    grad_km = tl.load(dkm_ptr + z * n * D + slots[:, None] * D + cols_k[None, :],
-                      mask=slot_ok[:, None] & (cols_k[None, :] < D), other=0.0)
-    grad_vm = tl.load(dvm_ptr + z * n * DV + slots[:, None] * DV + cols_v[None, :],
-                      mask=slot_ok[:, None] & (cols_v[None, :] < DV), other=0.0)
+    phi = tl.exp(logits - lse[None, :])  # [BT, BS]
+    grad_km = tl.load(dkm_ptr + z * n * K + slots[:, None] * K + cols_k[None, :],
+                      mask=slot_ok[:, None] & (cols_k[None, :] < K), other=0.0)
+    grad_vm = tl.load(dvm_ptr + z * n * V + slots[:, None] * V + cols_v[None, :],
+                      mask=slot_ok[:, None] & (cols_v[None, :] < V), other=0.0)
     keys = tl.load(k_ptr + b * sk_b + h * sk_h + rows[:, None] * sk_n + cols_k[None, :],
-                   mask=row_ok[:, None] & (cols_k[None, :] < D), other=0.0).to(tl.float32)
+                   mask=row_ok[:, None] & (cols_k[None, :] < K), other=0.0).to(tl.float32)
     values = tl.load(v_ptr + b * sv_b + h * sv_h + rows[:, None] * sv_n + cols_v[None, :],
-                     mask=row_ok[:, None] & (cols_v[None, :] < DV), other=0.0).to(tl.float32)
+                     mask=row_ok[:, None] & (cols_v[None, :] < V), other=0.0).to(tl.float32)
 
-    grad_k = tl.dot(phi, grad_km, input_precision=PRECISION)
-    grad_v = tl.dot(phi, grad_vm, input_precision=PRECISION)
-    grad_phi = tl.dot(keys, tl.trans(grad_km), input_precision=PRECISION)
-    grad_phi += tl.dot(values, tl.trans(grad_vm), input_precision=PRECISION)
+    grad_k = tl.dot(phi, grad_km, input_precision=PREC)
+    grad_v = tl.dot(phi, grad_vm, input_precision=PREC)
+    grad_phi = tl.dot(keys, tl.trans(grad_km), input_precision=PREC)
+    grad_phi += tl.dot(values, tl.trans(grad_vm), input_precision=PREC)
     c = tl.load(c_ptr + z * n + slots, mask=slot_ok, other=0.0)
     grad_l = phi * (grad_phi - c[None, :])
 
-    tl.store(dk_ptr + z * N * D + rows[:, None] * D + cols_k[None, :],
-             grad_k.to(dk_ptr.dtype.element_ty), mask=in_range[:, None] & (cols_k[None, :] < D))
-    tl.store(dv_ptr + z * N * DV + rows[:, None] * DV + cols_v[None, :],
-             grad_v.to(dv_ptr.dtype.element_ty), mask=in_range[:, None] & (cols_v[None, :] < DV))
+    tl.store(dk_ptr + z * N * K + rows[:, None] * K + cols_k[None, :],
+             grad_k.to(dk_ptr.dtype.element_ty), mask=in_range[:, None] & (cols_k[None, :] < K))
+    tl.store(dv_ptr + z * N * V + rows[:, None] * V + cols_v[None, :],
+             grad_v.to(dv_ptr.dtype.element_ty), mask=in_range[:, None] & (cols_v[None, :] < V))
     tl.store(dl_ptr + z * N * n + rows[:, None] * n + slots[None, :],
              grad_l.to(dl_ptr.dtype.element_ty), mask=in_range[:, None] & slot_ok[None, :])

@@ -8,13 +8,15 @@ The causal kernels' chunk C is the one tile a launcher chooses: ``CHUNKS`` lists
 largest first. ``device_chunk`` takes the largest one whose four kernels, compiled for the
 device's architecture (``compile_table.json``, written by ``python -m abc_fairseq.gpu_compile``),
 fit the device's shared memory per block (read from the device at run time) without register
-spills; an architecture the table lacks gets the smallest chunk, which fits everywhere.
+spills, or, when every one that fits spills, the one spilling least; an architecture the table
+lacks gets the smallest chunk, which fits everywhere. The bidirectional launchers' free tile is
+their rows block BT: ``launch_rows`` takes the largest one the device accepts.
 """
 
 import functools
 import json
 import os
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
@@ -43,13 +45,13 @@ def causal_warps(*widths: int) -> int:
 
 
 def causal_tiles(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype) -> Dict:
-    """Compile-time sizes of the causal kernels: C rows per chunk, NP slots, D key and DV value
+    """Compile-time sizes of the causal kernels: C rows per chunk, BS slots, BK key and BV value
     columns (each padded), the matmul precision and the warps."""
-    return dict(C=chunk, NP=pad(n), D=pad(d), DV=pad(dv), PREC=precision(dtype),
+    return dict(C=chunk, BS=pad(n), BK=pad(d), BV=pad(dv), PREC=precision(dtype),
                 num_warps=causal_warps(n, d, dv))
 
 
-TILE_KEYS = ("C", "NP", "D", "DV", "BLOCK_D", "BLOCK_DV", "BLOCK_N", "BLOCK_M", "BLOCK_S", "BLOCK", "REVERSE")
+TILE_KEYS = ("K", "V", "C", "BT", "BS", "BK", "BV", "BLOCK", "REVERSE")
 
 
 def dtype_class(dtype: torch.dtype) -> str:
@@ -85,17 +87,15 @@ def shared_memory_per_block(device: torch.device) -> int:
     return int(getattr(props, "shared_memory_per_block_optin", 0) or props.shared_memory_per_block)
 
 
-def chunk_fits(arch: int, limit: int, chunk: int, n: int, d: int, dv: int, dtype: torch.dtype,
-               table: Optional[Dict[str, Dict]] = None) -> Optional[bool]:
-    """Whether the causal kernels at ``chunk`` fit ``limit`` bytes of shared memory without
-    register spills on sm_``arch`` (None when the table lacks one of them)."""
+def chunk_rows(arch: int, chunk: int, n: int, d: int, dv: int, dtype: torch.dtype,
+               table: Optional[Dict[str, Dict]] = None) -> Optional[List[Dict]]:
+    """The compile-table rows of the four causal kernels at ``chunk`` on sm_``arch`` (None when
+    the table lacks one of them)."""
     table = compile_table() if table is None else table
     w = table_width(n, d, dv)
     tiles = causal_tiles(chunk, w, w, w, dtype)
     rows = [table.get(table_key(kernel, arch, dtype_class(dtype), tiles)) for kernel in CAUSAL_KERNELS]
-    if any(row is None for row in rows):
-        return None
-    return all(row["shared"] <= limit and row["spills"] == 0 for row in rows)
+    return None if any(row is None for row in rows) else rows
 
 
 def chunks_for(width: int) -> Tuple[int, ...]:
@@ -105,13 +105,21 @@ def chunks_for(width: int) -> Tuple[int, ...]:
 
 def pick_chunk(chunk: int, arch: int, limit: int, n: int, d: int, dv: int, dtype: torch.dtype,
                table: Optional[Dict[str, Dict]] = None) -> int:
-    """The largest candidate <= ``chunk`` that fits (see ``chunk_fits``); the smallest otherwise."""
+    """The largest candidate <= ``chunk`` whose kernels fit ``limit`` bytes of shared memory
+    without register spills; if every fitting one spills, the one that spills least (ties: the
+    larger); if none is in the table or none fits, the smallest (which fits everywhere)."""
     options = chunks_for(table_width(n, d, dv))
     candidates = [c for c in options if c <= chunk] or [options[-1]]
+    spilling = []
     for candidate in candidates:
-        if chunk_fits(arch, limit, candidate, n, d, dv, dtype, table):
+        rows = chunk_rows(arch, candidate, n, d, dv, dtype, table)
+        if rows is None or any(row["shared"] > limit for row in rows):
+            continue
+        spills = max(row["spills"] for row in rows)
+        if spills == 0:
             return candidate
-    return candidates[-1]
+        spilling.append((spills, -candidate))
+    return -min(spilling)[1] if spilling else candidates[-1]
 
 
 @functools.lru_cache(maxsize=None)
@@ -127,3 +135,28 @@ def device_chunk(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device
         return chunk
     arch, limit = _device_limits(device.index if device.index is not None else torch.cuda.current_device())
     return pick_chunk(chunk, arch, limit, n, d, dv, dtype)
+
+
+_rows_chosen: Dict[tuple, int] = {}
+
+
+def launch_rows(kernel, grid: Callable[[int], tuple], args: Sequence, rows: Sequence[int], device, **tiles) -> int:
+    """Launch ``kernel[grid(BT)](*args, BT=BT, **tiles)`` with the largest rows block BT of ``rows``
+    (largest first) that the device accepts: Triton refuses a kernel needing more shared memory
+    than the device's block has (OutOfResources, checked against the device's own limit), and
+    the next smaller BT is tried. The choice is kept per kernel, tiles and device. Returns BT."""
+    from triton.runtime.errors import OutOfResources
+
+    key = (id(kernel), tuple(sorted(tiles.items())), str(device))
+    start = _rows_chosen.get(key, rows[0])
+    options = [r for r in rows if r <= start]
+    for bt in options:
+        try:
+            kernel[grid(bt)](*args, BT=bt, **tiles)
+        except OutOfResources:
+            if bt == options[-1]:
+                raise
+            continue
+        _rows_chosen[key] = bt
+        return bt
+    raise AssertionError("unreachable")

@@ -22,17 +22,17 @@ def causal_step_kernel(
     q_ptr, k_ptr, v_ptr, l_ptr, km_ptr, vm_ptr, g_ptr, out_ptr, km_out_ptr, vm_out_ptr, g_out_ptr,
     H, n, scale,
     sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, sl_b, sl_h,
-    D: tl.constexpr, DV: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    BLOCK_S: tl.constexpr,
+    K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+    BS: tl.constexpr,
 ):
     """Grid (B * H,). q, k, v, logits: one token per sequence, unit last stride; the state
-    (km [Z, n, D], vm [Z, n, DV], g [Z, n]) and its successor are contiguous fp32; out [Z, DV]."""
+    (km [Z, n, K], vm [Z, n, V], g [Z, n]) and its successor are contiguous fp32; out [Z, V]."""
     z, b, h = sequence_program(H)
-    slots = tl.arange(0, BLOCK_S)
-    cols_k, cols_v = head_columns(BLOCK_D, BLOCK_DV)
+    slots = tl.arange(0, BS)
+    cols_k, cols_v = head_columns(BK, BV)
     slot_ok = slots < n
-    key_tile = slot_ok[:, None] & (cols_k[None, :] < D)
-    value_tile = slot_ok[:, None] & (cols_v[None, :] < DV)
+    key_tile = slot_ok[:, None] & (cols_k[None, :] < K)
+    value_tile = slot_ok[:, None] & (cols_v[None, :] < V)
 
     logits = tl.load(l_ptr + b * sl_b + h * sl_h + slots, mask=slot_ok, other=0.0).to(tl.float32)
     g = tl.load(g_ptr + z * n + slots, mask=slot_ok, other=0.0)
@@ -41,24 +41,24 @@ def causal_step_kernel(
     keep = tl.exp(g - g_new)
     write = tl.exp(logits - g_new)
 
-    key = tl.load(k_ptr + b * sk_b + h * sk_h + cols_k, mask=cols_k < D, other=0.0).to(tl.float32)
-    value = tl.load(v_ptr + b * sv_b + h * sv_h + cols_v, mask=cols_v < DV, other=0.0).to(tl.float32)
-    key_memory = tl.load(km_ptr + z * n * D + slots[:, None] * D + cols_k[None, :], mask=key_tile, other=0.0)
-    value_memory = tl.load(vm_ptr + z * n * DV + slots[:, None] * DV + cols_v[None, :], mask=value_tile,
+    key = tl.load(k_ptr + b * sk_b + h * sk_h + cols_k, mask=cols_k < K, other=0.0).to(tl.float32)
+    value = tl.load(v_ptr + b * sv_b + h * sv_h + cols_v, mask=cols_v < V, other=0.0).to(tl.float32)
+    key_memory = tl.load(km_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], mask=key_tile, other=0.0)
+    value_memory = tl.load(vm_ptr + z * n * V + slots[:, None] * V + cols_v[None, :], mask=value_tile,
                            other=0.0)
     key_memory = keep[:, None] * key_memory + write[:, None] * key[None, :]
     value_memory = keep[:, None] * value_memory + write[:, None] * value[None, :]
 
-    query = tl.load(q_ptr + b * sq_b + h * sq_h + cols_k, mask=cols_k < D, other=0.0).to(tl.float32)
+    query = tl.load(q_ptr + b * sq_b + h * sq_h + cols_k, mask=cols_k < K, other=0.0).to(tl.float32)
     scores = tl.sum(key_memory * query[None, :], 1) * scale
     scores = tl.where(slot_ok, scores, float("-inf"))
     probs = tl.exp(scores - tl.max(scores, 0))
     probs = probs / tl.sum(probs, 0)
     out = tl.sum(probs[:, None] * value_memory, 0)
 
-    tl.store(out_ptr + z * DV + cols_v, out.to(out_ptr.dtype.element_ty), mask=cols_v < DV)
-    tl.store(km_out_ptr + z * n * D + slots[:, None] * D + cols_k[None, :], key_memory, mask=key_tile)
-    tl.store(vm_out_ptr + z * n * DV + slots[:, None] * DV + cols_v[None, :], value_memory, mask=value_tile)
+    tl.store(out_ptr + z * V + cols_v, out.to(out_ptr.dtype.element_ty), mask=cols_v < V)
+    tl.store(km_out_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], key_memory, mask=key_tile)
+    tl.store(vm_out_ptr + z * n * V + slots[:, None] * V + cols_v[None, :], value_memory, mask=value_tile)
     tl.store(g_out_ptr + z * n + slots, g_new, mask=slot_ok)
 
 
@@ -66,16 +66,16 @@ def causal_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: t
                 state: ABCState, scale: float):
     """q, k: [B, H, 1, d]; v: [B, H, 1, dv]; phi_logits: [B, H, 1, n]; state in fp32.
     Returns (out [B, H, 1, dv] in q's dtype, the next ABCState)."""
-    B, H, _, D = q.shape
-    n, DV = phi_logits.shape[-1], v.shape[-1]
+    B, H, _, K = q.shape
+    n, V = phi_logits.shape[-1], v.shape[-1]
     key_memory, value_memory, log_normalizer = (field.float().contiguous() for field in state)
     q, k, v, phi_logits = (x if x.stride(-1) == 1 else x.contiguous() for x in (q, k, v, phi_logits))
-    out = q.new_empty(B, H, 1, DV)
+    out = q.new_empty(B, H, 1, V)
     following = ABCState(torch.empty_like(key_memory), torch.empty_like(value_memory),
                          torch.empty_like(log_normalizer))
     causal_step_kernel[(B * H,)](
         q, k, v, phi_logits, key_memory, value_memory, log_normalizer, out, *following,
         H, n, float(scale), q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         phi_logits.stride(0), phi_logits.stride(1),
-        D=D, DV=DV, BLOCK_D=pad(D), BLOCK_DV=pad(DV), BLOCK_S=pad(n))
+        K=K, V=V, BK=pad(K), BV=pad(V), BS=pad(n))
     return out, following

@@ -11,12 +11,12 @@ import torch
 import triton
 
 from ..state import ABCState
-from .backward import columns_kernel, rows_kernel
+from .causal_backward import columns_kernel, rows_kernel
 from ..chunk_math import SAFE_EXPONENT
 from .dispatch import recompute_grads
-from .forward import chunk_sums_kernel, output_kernel
-from .geometry import chunk_normalisers
-from .scan import chunk_scan_kernel
+from .causal_forward import chunk_sums_kernel, output_kernel
+from .causal_geometry import chunk_normalisers
+from .causal_scan import chunk_scan_kernel
 from .sizes import causal_tiles, device_chunk
 
 SCAN_BLOCK = 256

@@ -34,7 +34,7 @@ def store_row_tile(base, z, N, rows, width, cols, value):
 
 @triton.jit
 def memory_tile(base, z, c, nc, n, stride, offset, width, slots, cols):
-    """Columns [offset, offset + width) of memory [Z, nc, n, stride] at chunk c, as [NP, W] fp32."""
+    """Columns [offset, offset + width) of memory [Z, nc, n, stride] at chunk c, as [BS, W] fp32."""
     ptrs = base + ((z * nc + c) * n + slots[:, None]) * stride + offset + cols[None, :]
     ok = (slots < n)[:, None] & (cols < width)[None, :]
     return tl.load(ptrs, mask=ok, other=0.0)
@@ -55,8 +55,8 @@ def slot_vector(base, z, c, nc, n, slots, fill):
 
 @triton.jit
 def normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots):
-    """(l, g, a, e_prev) of chunk c: logits and prefix normalisers [C, NP], anchor and the
-    normaliser before the chunk [NP]."""
+    """(l, g, a, e_prev) of chunk c: logits and prefix normalisers [C, BS], anchor and the
+    normaliser before the chunk [BS]."""
     l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
     g = row_tile(g_ptr, z, N, rows, n, slots, float("inf"))
     first = tl.min(rows, axis=0)
@@ -82,7 +82,7 @@ def chunk_factors(l, g, a, e_prev, rows, SAFE: tl.constexpr):
 
 @triton.jit
 def slot_softmax(S, slots, n):
-    """Softmax over the n real slots of each row of S [C, NP] (padded slots get 0)."""
+    """Softmax over the n real slots of each row of S [C, BS] (padded slots get 0)."""
     S = tl.where((slots < n)[None, :], S, float("-inf"))
     p = tl.exp(S - tl.max(S, axis=1)[:, None])
     return p / tl.sum(p, axis=1)[:, None]
@@ -109,10 +109,10 @@ def mm_in(a, b, IN: tl.constexpr, PREC: tl.constexpr):
 
 
 @triton.jit
-def chunk_program(C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr):
+def chunk_program(C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """(z, c, rows, slots, cols_k, cols_v) of the program serving chunk c (grid axis 1) of
     sequence z (axis 0, int64: up to 2**31 - 1 sequences x heads)."""
     z = tl.program_id(0).to(tl.int64)
     c = tl.program_id(1)
-    cols_k, cols_v = head_columns(D, DV)
-    return z, c, c * C + tl.arange(0, C), tl.arange(0, NP), cols_k, cols_v
+    cols_k, cols_v = head_columns(BK, BV)
+    return z, c, c * C + tl.arange(0, C), tl.arange(0, BS), cols_k, cols_v

@@ -3,10 +3,10 @@
 Used for chunks where some logit rises more than SAFE above the chunk's anchor, so that
 E_i = exp(l_i - a) would overflow. Each column takes W_ti = exp(l_i - g_t) directly, which is
 <= 1 for i <= t whatever the logits; pairs i > t are selected away (never multiplied), so an
-overflowing exp there cannot leak. Costs C x C x NP exponentials per chunk instead of matmuls.
+overflowing exp there cannot leak. Costs C x C x BS exponentials per chunk instead of matmuls.
 
-Arguments shared by the helpers: ``rows`` [C] absolute row indices of the chunk, ``slots`` [NP],
-``g`` [C, NP] the prefix normalisers of the rows, ``l_ptr`` the [Z, N, n] logits.
+Arguments shared by the helpers: ``rows`` [C] absolute row indices of the chunk, ``slots`` [BS],
+``g`` [C, BS] the prefix normalisers of the rows, ``l_ptr`` the [Z, N, n] logits.
 """
 
 import triton
@@ -15,7 +15,7 @@ import triton.language as tl
 
 @triton.jit
 def _column(l_ptr, z, N, n, i, rows, slots, g):
-    """W[:, i] as [C, NP]: exp(l_i - g_t) for t >= i, else 0."""
+    """W[:, i] as [C, BS]: exp(l_i - g_t) for t >= i, else 0."""
     l_i = tl.load(l_ptr + (z * N + i) * n + slots, mask=slots < tl.where(i < N, n, 0),
                   other=float("-inf")).to(tl.float32)
     return tl.where((rows >= i)[:, None], tl.exp(l_i[None, :] - g), 0.0)
@@ -30,7 +30,7 @@ def _row(y_ptr, z, N, i, width, cols):
 
 @triton.jit
 def exact_read(x, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl.constexpr):
-    """sum_{i<=t} W_ti[j] (x_t . y_i), [C, NP]: the scores (x = scaled q, y = k) or dP (dO, v)."""
+    """sum_{i<=t} W_ti[j] (x_t . y_i), [C, BS]: the scores (x = scaled q, y = k) or dP (dO, v)."""
     c0 = tl.min(rows, axis=0)
     out = tl.zeros_like(g)
     for ii in range(0, C):
@@ -43,10 +43,10 @@ def exact_read(x, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl.cons
 
 @triton.jit
 def exact_mix(weights, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl.constexpr,
-              DY: tl.constexpr):
-    """sum_{i<=t} (sum_j weights_t[j] W_ti[j]) y_i, [C, DY]: the value read (P, v) or dQ (dS, k)."""
+              BY: tl.constexpr):
+    """sum_{i<=t} (sum_j weights_t[j] W_ti[j]) y_i, [C, BY]: the value read (P, v) or dQ (dS, k)."""
     c0 = tl.min(rows, axis=0)
-    out = tl.zeros((C, DY), dtype=tl.float32)
+    out = tl.zeros((C, BY), dtype=tl.float32)
     for ii in range(0, C):
         i = c0 + ii
         W = _column(l_ptr, z, N, n, i, rows, slots, g)
@@ -56,23 +56,23 @@ def exact_mix(weights, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl
 
 
 @triton.jit
-def exact_columns(q, do, d_scores, probs, d_norm, scale, k_ptr, v_ptr, d, dv, cols_k, cols_v,
-                  l_ptr, z, N, n, rows, slots, g, C: tl.constexpr, D: tl.constexpr,
-                  DV: tl.constexpr):
-    """Intra-chunk gradients of the columns i, as ([C, D], [C, DV], [C, NP]) tiles:
+def exact_columns(q, do, d_scores, probs, d_norm, scale, k_ptr, v_ptr, K, V, cols_k, cols_v,
+                  l_ptr, z, N, n, rows, slots, g, C: tl.constexpr, BK: tl.constexpr,
+                  BV: tl.constexpr):
+    """Intra-chunk gradients of the columns i, as ([C, BK], [C, BV], [C, BS]) tiles:
         dk_i = sum_{t>=i} (sum_j dS_t[j] W_ti[j]) q_t          (q unscaled: times ``scale`` later)
         dv_i = sum_{t>=i} (sum_j P_t[j] W_ti[j]) dO_t
         dl_i = sum_{t>=i} W_ti (dS_t A_ti + P_t (dO_t . v_i) + dg_t),  A_ti = scale q_t . k_i
     """
     c0 = tl.min(rows, axis=0)
-    dk = tl.zeros((C, D), dtype=tl.float32)
-    dvv = tl.zeros((C, DV), dtype=tl.float32)
+    dk = tl.zeros((C, BK), dtype=tl.float32)
+    dvv = tl.zeros((C, BV), dtype=tl.float32)
     dl = tl.zeros_like(g)
     for ii in range(0, C):
         i = c0 + ii
         W = _column(l_ptr, z, N, n, i, rows, slots, g)
-        a_col = scale * tl.sum(q * _row(k_ptr, z, N, i, d, cols_k)[None, :], axis=1)
-        dov_col = tl.sum(do * _row(v_ptr, z, N, i, dv, cols_v)[None, :], axis=1)
+        a_col = scale * tl.sum(q * _row(k_ptr, z, N, i, K, cols_k)[None, :], axis=1)
+        dov_col = tl.sum(do * _row(v_ptr, z, N, i, V, cols_v)[None, :], axis=1)
         dk_i = tl.sum(tl.sum(d_scores * W, axis=1)[:, None] * q, axis=0)
         dv_i = tl.sum(tl.sum(probs * W, axis=1)[:, None] * do, axis=0)
         dl_i = tl.sum(W * (d_scores * a_col[:, None] + probs * dov_col[:, None] + d_norm), axis=0)

@@ -11,43 +11,43 @@ P' = P * keep / (1 - p) the read weights (P' = P without dropout), out_t = sum_{
    the row terms dS, P', dg (fp32) and the chunk's reverse sums sum_t R_t (x) [dS_t q_t, P'_t dO_t,
    dg_t] (stored at e_{c-1}, the normaliser before the chunk).
 2. ``scan.chunk_scan_kernel`` (REVERSE) turns them into what the rows after chunk c send back.
-3. ``columns_kernel``: dk, dv, dl from the intra-chunk pairs plus that reverse memory, which
+3. ``columns_kernel``: dk, V, dl from the intra-chunk pairs plus that reverse memory, which
    reaches row i of chunk c as H_i = exp(l_i - e_c).
 """
 
 import triton
 import triton.language as tl
 
-from .exact import exact_columns, exact_mix, exact_read
-from .forward import chunk_scores
-from .tiles import (causal, chunk_factors, chunk_program, memory_tile, mm, mm_in, normalisers,
+from .causal_exact import exact_columns, exact_mix, exact_read
+from .causal_forward import chunk_scores
+from .causal_tiles import (causal, chunk_factors, chunk_program, memory_tile, mm, mm_in, normalisers,
                     row_tile, slot_softmax, slot_vector, store_memory_tile, store_row_tile)
 
 
 @triton.jit
 def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr,
-                dq_ptr, ds_ptr, pr_ptr, dg_ptr, rev_ptr, scale, keep_scale, N, n, d, dv, nc,
-                C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
+                dq_ptr, ds_ptr, pr_ptr, dg_ptr, rev_ptr, scale, keep_scale, N, n, K, V, nc,
+                C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                 PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr):
-    z, c, rows, slots, cols_k, cols_v = chunk_program(C, NP, D, DV)
+    z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
     l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     steep = first_steep < N
-    q = row_tile(q_ptr, z, N, rows, d, cols_k, 0.0)
-    k = row_tile(k_ptr, z, N, rows, d, cols_k, 0.0)
-    v = row_tile(v_ptr, z, N, rows, dv, cols_v, 0.0)
-    do = row_tile(do_ptr, z, N, rows, dv, cols_v, 0.0)
-    Mk = memory_tile(mem_ptr, z, c, nc, n, d + dv, 0, d, slots, cols_k)
-    Mv = memory_tile(mem_ptr, z, c, nc, n, d + dv, d, dv, slots, cols_v)
+    q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
+    k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
+    v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
+    do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
+    Mk = memory_tile(mem_ptr, z, c, nc, n, K + V, 0, K, slots, cols_k)
+    Mv = memory_tile(mem_ptr, z, c, nc, n, K + V, K, V, slots, cols_v)
     mask = causal(rows, C)
 
-    S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, d, cols_k, z, N, n,
+    S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k, z, N, n,
                      rows, slots, g, C, IN, PREC)
     P = slot_softmax(S, slots, n)
     d_read = R * mm_in(do, tl.trans(Mv), IN, PREC)  # dP'
     if steep:
-        d_read += exact_read(do, v_ptr, dv, cols_v, l_ptr, z, N, n, rows, slots, g, C)
+        d_read += exact_read(do, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, C)
     else:
         dov = tl.where(mask, mm_in(do, tl.trans(v), IN, PREC), 0.0)
         d_read += F * mm(dov, E, PREC)
@@ -63,44 +63,44 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
 
     dq = mm(d_scores * R, Mk, PREC)
     if steep:
-        dq += exact_mix(d_scores, k_ptr, d, cols_k, l_ptr, z, N, n, rows, slots, g, C, D)
+        dq += exact_mix(d_scores, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, BK)
     else:
         dq += mm(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, PREC)
-    store_row_tile(dq_ptr, z, N, rows, d, cols_k, dq * scale)
+    store_row_tile(dq_ptr, z, N, rows, K, cols_k, dq * scale)
     store_row_tile(ds_ptr, z, N, rows, n, slots, d_scores)
     store_row_tile(pr_ptr, z, N, rows, n, slots, P_read)
     store_row_tile(dg_ptr, z, N, rows, n, slots, d_norm)
 
-    width = d + dv + 1
-    store_memory_tile(rev_ptr, z, c, nc, n, width, 0, d, slots, cols_k,
+    width = K + V + 1
+    store_memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k,
                       mm(tl.trans(d_scores * R), q, PREC))
-    store_memory_tile(rev_ptr, z, c, nc, n, width, d, dv, slots, cols_v,
+    store_memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v,
                       mm(tl.trans(P_read * R), do, PREC))
-    tl.store(rev_ptr + ((z * nc + c) * n + slots) * width + d + dv, tl.sum(R * d_norm, axis=0),
+    tl.store(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, tl.sum(R * d_norm, axis=0),
              mask=slots < n)
 
 
 @triton.jit
 def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_ptr, ds_ptr, pr_ptr,
-                   dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, scale, N, n, d, dv, nc,
-                   C: tl.constexpr, NP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
+                   dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, scale, N, n, K, V, nc,
+                   C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                    PREC: tl.constexpr, SAFE: tl.constexpr):
-    z, c, rows, slots, cols_k, cols_v = chunk_program(C, NP, D, DV)
+    z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
     l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     leave = tl.exp(l - slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)[None, :])  # H, <= 1
-    q = row_tile(q_ptr, z, N, rows, d, cols_k, 0.0)
-    k = row_tile(k_ptr, z, N, rows, d, cols_k, 0.0)
-    v = row_tile(v_ptr, z, N, rows, dv, cols_v, 0.0)
-    do = row_tile(do_ptr, z, N, rows, dv, cols_v, 0.0)
+    q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
+    k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
+    v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
+    do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
     d_scores = row_tile(ds_ptr, z, N, rows, n, slots, 0.0)
     P_read = row_tile(pr_ptr, z, N, rows, n, slots, 0.0)
     d_norm = row_tile(dg_ptr, z, N, rows, n, slots, 0.0)
-    width = d + dv + 1
-    rev_k = memory_tile(rev_ptr, z, c, nc, n, width, 0, d, slots, cols_k)
-    rev_v = memory_tile(rev_ptr, z, c, nc, n, width, d, dv, slots, cols_v)
-    rev_g = tl.load(rev_ptr + ((z * nc + c) * n + slots) * width + d + dv, mask=slots < n,
+    width = K + V + 1
+    rev_k = memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k)
+    rev_v = memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v)
+    rev_g = tl.load(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, mask=slots < n,
                     other=0.0)
 
     # What the later chunks send back.
@@ -111,8 +111,8 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_pt
     # The pairs inside the chunk.
     if first_steep < N:
         dk_in, dv_in, dl_in = exact_columns(q, do, d_scores, P_read, d_norm, scale, k_ptr, v_ptr,
-                                            d, dv, cols_k, cols_v, l_ptr, z, N, n, rows, slots,
-                                            g, C, D, DV)
+                                            K, V, cols_k, cols_v, l_ptr, z, N, n, rows, slots,
+                                            g, C, BK, BV)
     else:
         mask = causal(rows, C)
         key_mix = tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0)
@@ -124,6 +124,6 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_pt
         ones = tl.where(mask, 1.0, 0.0)
         dl_in = E * (mm(tl.trans(A), d_scores * F, PREC) + mm(tl.trans(dov), P_read * F, PREC)
                      + mm(tl.trans(ones), d_norm * F, PREC))
-    store_row_tile(dk_ptr, z, N, rows, d, cols_k, (dk + dk_in) * scale)
-    store_row_tile(dv_ptr, z, N, rows, dv, cols_v, dvv + dv_in)
+    store_row_tile(dk_ptr, z, N, rows, K, cols_k, (dk + dk_in) * scale)
+    store_row_tile(dv_ptr, z, N, rows, V, cols_v, dvv + dv_in)
     store_row_tile(dl_ptr, z, N, rows, n, slots, dl + dl_in)
