@@ -110,8 +110,9 @@ def convert(state: dict, encoder_attn: str, encoder_memory: Optional[int], seed:
     Returns ``(new_state, model, added)``: the checkpoint dict to save, the strictly loaded
     ``abc_roberta`` model, and the state-dict names of the control tensors that were added.
     """
-    import abc_fairseq  # noqa: F401
     from fairseq import utils as fairseq_utils
+
+    import abc_fairseq  # noqa: F401
 
     from .models.abc_options import ENCODER_SELF, abc_memory_size
     from .models.abc_roberta import ABCRobertaModel, RobertaCheckpointError

@@ -18,6 +18,7 @@ import sys
 
 import torch.distributed as dist
 
+
 def _release_fairseq_global_group() -> None:
     """Drop the group fairseq caches on ``fairseq.distributed.utils.get_global_group``."""
     getter = getattr(sys.modules.get("fairseq.distributed.utils"), "get_global_group", None)

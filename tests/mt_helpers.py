@@ -31,7 +31,8 @@ def _env(**extra):
 def _run(cmd, check=True, **extra_env):
     proc = subprocess.run([str(c) for c in cmd], cwd=REPO, env=_env(**extra_env), capture_output=True, text=True)
     if check and proc.returncode != 0:
-        raise AssertionError("command failed (%d): %s\n--- stderr ---\n%s" % (proc.returncode, cmd, proc.stderr[-4000:]))
+        raise AssertionError("command failed (%d): %s\n--- stderr ---\n%s"
+                             % (proc.returncode, cmd, proc.stderr[-4000:]))
     return proc
 
 

@@ -7,7 +7,6 @@ import torch
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
 from abc_fairseq.strategies.random_slots import hashed_slots
 
-
 H, D, N_SLOTS, C_IN = 2, 4, 4, 6
 OPTIONS = StrategyOptions(linformer_max_positions=24, compressive_ratio=2)
 

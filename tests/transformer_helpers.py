@@ -4,7 +4,6 @@ left-padded source batches, teacher-forced scores and beam search (the fixtures 
 
 import torch
 from fairseq.sequence_generator import SequenceGenerator
-
 from fairseq_helpers import build as build_model
 from fairseq_helpers import parse as parse_args
 

@@ -20,8 +20,7 @@ from .attention_methods import DEFAULT_METHODS, GPU_DEFAULT_METHODS, METHOD_NOTE
 from .attention_targets import check_gpu_targets, check_targets
 from .plot import Panel, save_panels
 from .probes import MIB, median
-from .report import (add_relative, failure_notes, format_targets, markdown_table, num, ratio, status_cell,
-                     threads_of)
+from .report import add_relative, failure_notes, format_targets, markdown_table, num, ratio, status_cell, threads_of
 
 NAME = "attention"
 DESCRIPTION = """\

@@ -29,8 +29,18 @@ from typing import Dict, List, Optional, Tuple
 from . import cli, driver
 from .plot import Panel, save_panels
 from .probes import MIB, median
-from .report import (add_relative, compare, failure_notes, format_targets, markdown_table, measured, num, ratio,
-                     status_cell, threads_of)
+from .report import (
+    add_relative,
+    compare,
+    failure_notes,
+    format_targets,
+    markdown_table,
+    measured,
+    num,
+    ratio,
+    status_cell,
+    threads_of,
+)
 
 NAME = "decode"
 DESCRIPTION = """\

@@ -18,8 +18,17 @@ from typing import Dict, List, Optional, Tuple
 from . import cli, driver
 from .plot import pyplot
 from .probes import MIB, median
-from .report import (add_relative, compare, failure_notes, format_targets, markdown_table, num, ratio,
-                     status_cell, threads_of)
+from .report import (
+    add_relative,
+    compare,
+    failure_notes,
+    format_targets,
+    markdown_table,
+    num,
+    ratio,
+    status_cell,
+    threads_of,
+)
 
 NAME = "encode"
 DESCRIPTION = """\

@@ -191,7 +191,8 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "# End-to-end generation (fairseq SequenceGenerator), softmax vs "
         + ", ".join(m.upper() for m in config["methods"] if m != "softmax"),
         "",
-        f"{config['dtype']} on {config['device']}, **{threads} thread(s)**; {_timing(config)}; torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
+        f"{config['dtype']} on {config['device']}, **{threads} thread(s)**; {_timing(config)}; "
+        f"torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
         f"{env['date']}; load average at start {env.get('load_average')}.",
         "",
         "Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in

@@ -6,10 +6,12 @@
 - ``abc_lm``, ``abc_transformer``, ``abc_roberta``: the registered models and architectures.
 """
 
-from . import abc_lm  # noqa: F401 (registers abc_lm and its architectures)
-from . import abc_roberta  # noqa: F401 (registers abc_roberta and its architectures)
-from . import abc_lm_presets  # noqa: F401 (registers the WikiText-103 abc_lm architectures)
-from . import abc_transformer  # noqa: F401 (registers abc_transformer and its architectures)
+from . import (
+    abc_lm,  # noqa: F401 (registers abc_lm and its architectures)
+    abc_lm_presets,  # noqa: F401 (registers the WikiText-103 abc_lm architectures)
+    abc_roberta,  # noqa: F401 (registers abc_roberta and its architectures)
+    abc_transformer,  # noqa: F401 (registers abc_transformer and its architectures)
+)
 from .abc_decoder import ABCTransformerDecoder
 from .abc_encoder import ABCTransformerEncoder
 from .abc_lm import ABCLanguageModel, ABCLanguageModelConfig

@@ -30,9 +30,8 @@ from typing import Dict, List
 import torch
 from fairseq.models import register_model, register_model_architecture
 from fairseq.models.roberta import RobertaModel
-from fairseq.models.roberta.model import RobertaEncoder
+from fairseq.models.roberta.model import RobertaEncoder, roberta_large_architecture
 from fairseq.models.roberta.model import base_architecture as roberta_base_architecture
-from fairseq.models.roberta.model import roberta_large_architecture
 from fairseq.modules.transformer_sentence_encoder import init_bert_params
 from fairseq.utils import safe_getattr, safe_hasattr
 

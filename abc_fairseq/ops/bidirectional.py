@@ -1,5 +1,6 @@
 """Bidirectional ABC: encoder self attention and cross attention (Eq. 3-4 of the paper)."""
 
+from functools import partial
 from typing import Optional, Tuple
 
 import torch
@@ -40,8 +41,9 @@ def abc_memory(
                                memory_size=phi_logits.shape[-1])
     if k.numel() and v.numel() and kernels_apply(backend, k.device, reason, "abc_memory"):
         from .triton.bidirectional import memory_write
-        return run_kernels("abc_memory", backend, lambda: memory_write(k, v, phi_logits, key_padding_mask, backend),
-                           lambda: abc_memory(k, v, phi_logits, key_padding_mask, backend="torch"))
+        # partial binds phi_logits now: the name is deleted below to free the logits early
+        return run_kernels("abc_memory", backend, partial(memory_write, k, v, phi_logits, key_padding_mask, backend),
+                           partial(abc_memory, k, v, phi_logits, key_padding_mask, backend="torch"))
     work = compute_dtype(k.dtype)
     owned = phi_logits.dtype != work or key_padding_mask is not None  # a fresh tensor below
     logits = phi_logits.to(work)

@@ -65,7 +65,7 @@ def time_causal(size: Size, dtype: torch.dtype, repeats: int = 5) -> Dict[str, f
         try:  # fla's layout: [B, H, N, *]; the exact signature varies between its releases
             times["fla chunk_abc"] = _median_ms(_fwd_bwd(lambda q, k, v, s: chunk_abc(q, k, v, s)[0],
                                                          [q, k, v, s]), repeats)
-        except Exception as error:  # noqa: BLE001: a peer library's failure is reported, not fatal
+        except Exception as error:  # noqa: BLE001 (a peer library's failure is reported, not fatal)
             times["fla chunk_abc"] = float("nan")
             print(f"fla chunk_abc could not be timed: {type(error).__name__}: {error}")
     return times

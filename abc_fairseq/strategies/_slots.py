@@ -22,7 +22,7 @@ from typing import ClassVar, Optional, Tuple
 import torch
 
 from ..ops.dropout import drop
-from ._common import all_valid, masked_softmax, token_ranks, compute_dtype
+from ._common import all_valid, compute_dtype, masked_softmax, token_ranks
 from ._linear import causal_linear_attention, linear_state_update
 from .base import Memory, State, Strategy
 

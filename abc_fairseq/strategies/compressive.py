@@ -31,8 +31,7 @@ import torch.nn.functional as F
 from ..ops.dropout import drop
 from ..ops.nonfinite import zero_safe_matmul
 from ._band import pad_rows, with_neighbours
-from ._common import (all_valid, masked_softmax, on_real_rows, token_ranks, compute_dtype,
-                      zero_padding_rows)
+from ._common import all_valid, compute_dtype, masked_softmax, on_real_rows, token_ranks, zero_padding_rows
 from ._slots import slot_memory, slot_read
 from .base import Memory, Setting, State, Strategy
 from .registry import register

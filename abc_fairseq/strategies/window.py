@@ -34,8 +34,7 @@ import torch
 from ..ops.dropout import drop
 from ..ops.nonfinite import zero_safe_matmul
 from ._band import band_offsets, pad_rows, with_neighbours
-from ._common import (all_valid, compaction, gather_rows, masked_softmax, on_real_rows, compute_dtype,
-                      zero_padding_rows)
+from ._common import all_valid, compaction, compute_dtype, gather_rows, masked_softmax, on_real_rows, zero_padding_rows
 from ._slots import slot_read
 from .base import Memory, State, Strategy
 from .registry import register

@@ -262,7 +262,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dest", required=True, help="output directory (e.g. data-bin/glue)")
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), metavar="TASK",
-                        help=f"tasks to prepare (default: all: {' '.join(TASKS)}; the paper's: {' '.join(PAPER_TASKS)})")
+                        help=f"tasks to prepare (default: all: {' '.join(TASKS)}; "
+                             f"the paper's: {' '.join(PAPER_TASKS)})")
     parser.add_argument("--mirror", help="take every file from this directory (same names as in the URLs) "
                                          "instead of the network; default $ABC_DATA_MIRROR")
     parser.add_argument("--bpe-dir", help="directory of encoder.json / vocab.bpe / dict.txt (default DEST/gpt2_bpe)")

@@ -63,7 +63,8 @@ def encode_files(bpe_dir: str, inputs: List[str], outputs: List[str], workers: i
     encoder_json, vocab_bpe = (os.path.join(bpe_dir, name) for name in BPE_FILES[:2])
     for path in (encoder_json, vocab_bpe):
         if not os.path.isfile(path):
-            raise FileNotFoundError(f"{path} is missing: run `python -m data_prep.glue.roberta_bpe fetch --dest {bpe_dir}`")
+            raise FileNotFoundError(
+                f"{path} is missing: run `python -m data_prep.glue.roberta_bpe fetch --dest {bpe_dir}`")
     for inp, out in zip(inputs, outputs):
         if not os.path.isfile(inp):
             raise FileNotFoundError(f"input text {inp} does not exist")

@@ -11,7 +11,6 @@ reads ``IN_PREFIX.en`` / ``IN_PREFIX.de`` and writes ``OUT_PREFIX.en`` / ``OUT_P
 """
 
 import argparse
-import os
 import itertools
 import sys
 

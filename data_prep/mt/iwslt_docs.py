@@ -23,9 +23,9 @@ import os
 import re
 import sys
 
-from .text_utils import clean_line, read_lines, write_lines
-
 from data_prep.lib.outputs import refuse_existing
+
+from .text_utils import clean_line, read_lines, write_lines
 
 TALKID_RE = re.compile(r"<talkid>\s*(.*?)\s*</talkid>")
 DOC_RE = re.compile(r"<doc\b[^>]*\bdocid=\"([^\"]*)\"", re.I)

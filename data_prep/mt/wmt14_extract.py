@@ -19,9 +19,9 @@ import shutil
 import sys
 import tarfile
 
-from .text_utils import clean_line, read_lines, write_lines
-
 from data_prep.lib.outputs import refuse_existing
+
+from .text_utils import clean_line, read_lines, write_lines
 
 TRAIN = [  # (archive, member prefix): the member is PREFIX.de / PREFIX.en
     ("training-parallel-europarl-v7.tgz", "training/europarl-v7.de-en"),

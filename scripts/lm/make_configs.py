@@ -135,8 +135,9 @@ def flag_values(flags):
 def model_args(row):
     """The model arguments of one rows.tsv row: its flags, then its architecture's defaults, as
     fairseq-train --arch ARCH FLAGS would set them."""
-    import abc_fairseq  # noqa: F401 (registers the abc_lm architectures)
     from fairseq.models import ARCH_CONFIG_REGISTRY
+
+    import abc_fairseq  # noqa: F401 (registers the abc_lm architectures)
 
     if row["arch"] not in ARCH_CONFIG_REGISTRY:
         raise SystemExit("make_configs: ERROR: rows.tsv row %s: unknown architecture %s" % (row["row"], row["arch"]))

@@ -178,7 +178,8 @@ def render(results):
     out += table7(tables["7"])
     out += ["", "(Paper: MLP-ReLU 32/8 fails to converge.)"]
     if others:
-        out += ["", "### Other evaluations", "", "| Dataset | Model | Cross n | Causal n | Split | Checkpoint | Beam | BLEU | Result |",
+        out += ["", "### Other evaluations", "",
+                "| Dataset | Model | Cross n | Causal n | Split | Checkpoint | Beam | BLEU | Result |",
                 "|---|---|---:|---:|---|---|---:|---:|---|"]
         for r in sorted(others, key=lambda r: r["_path"]):
             run = r.get("run", {})

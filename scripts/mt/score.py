@@ -61,6 +61,7 @@ def main(argv=None):
 
     sys.path.insert(0, REPO)
     import sacrebleu
+
     from data_prep.mt.postprocess import Postprocessor
 
     eval_dir = os.path.join(args.data, "eval")

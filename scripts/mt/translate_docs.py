@@ -136,7 +136,8 @@ def translate(models, task, generator, torch, src_sentences, documents, window, 
                     has_prefix = True
             if use_cuda:
                 sample = {k: (v.cuda() if torch.is_tensor(v) else v) for k, v in sample.items()}
-                sample["net_input"] = {k: (v.cuda() if torch.is_tensor(v) else v) for k, v in sample["net_input"].items()}
+                sample["net_input"] = {k: (v.cuda() if torch.is_tensor(v) else v)
+                                       for k, v in sample["net_input"].items()}
                 prefix_tokens = prefix_tokens.cuda()
             with torch.no_grad():
                 out = task.inference_step(generator, models, sample,

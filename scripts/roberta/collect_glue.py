@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """Gather GLUE dev accuracies of fine-tuned models into the paper's Table 4 layout (Markdown).
 
-    python scripts/roberta/collect_glue.py [--root checkpoints/glue] [--encode-json benchmark_results/encode/encode.json] [--paper]
+    python scripts/roberta/collect_glue.py [--root checkpoints/glue] [--paper]
+        [--encode-json benchmark_results/encode/encode.json]
 
 Reads ROOT/MODEL/TASK/train.log as written by scripts/roberta/finetune_glue.sh (MODEL is
 ``ATTN_N``: ``abc_64``, ``linformer_128``, ``softmax_64``, ...) and takes, per task, the dev

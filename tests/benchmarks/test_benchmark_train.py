@@ -10,8 +10,8 @@ import torch
 from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, run_and_load
 
 from abc_fairseq.benchmark.__main__ import build_parser
-from abc_fairseq.benchmark.train import CASES, check_targets
 from abc_fairseq.benchmark.synthetic import synthetic_dictionary
+from abc_fairseq.benchmark.train import CASES, check_targets
 from abc_fairseq.benchmark.train_model import synthetic_sample
 
 LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2

@@ -17,11 +17,15 @@ import sys
 
 import pytest
 import torch
+from test_fairseq_cli import LM_MODEL, LM_TRAIN, fairseq, num_updates, write_lines
 
 from abc_fairseq.checkpoint_compat import CheckpointLoadError, load_checkpoint_file
-from abc_fairseq.checkpoint_integrity import (DamagedCheckpointError, guard_checkpoint_loading, is_damaged,
-                                              newest_intact_checkpoint)
-from test_fairseq_cli import LM_MODEL, LM_TRAIN, fairseq, num_updates, write_lines
+from abc_fairseq.checkpoint_integrity import (
+    DamagedCheckpointError,
+    guard_checkpoint_loading,
+    is_damaged,
+    newest_intact_checkpoint,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -13,9 +13,8 @@ import sys
 
 import pytest
 import torch
-from packaging.version import Version
-
 from fairseq_helpers import fairseq, run_module
+from packaging.version import Version
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PY = sys.executable

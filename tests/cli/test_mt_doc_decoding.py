@@ -54,7 +54,8 @@ def _cut_corpus(dest, docs_per_split, sentences_per_doc, train_lines):
         else:
             order = list(dict.fromkeys(doc_ids))[:docs_per_split]
             keep = [i for i, d in enumerate(doc_ids) if d in order]
-            keep = [i for k, i in enumerate(keep) if sum(doc_ids[j] == doc_ids[i] for j in keep[:k]) < sentences_per_doc]
+            keep = [i for k, i in enumerate(keep)
+                    if sum(doc_ids[j] == doc_ids[i] for j in keep[:k]) < sentences_per_doc]
         for ext in ("es", "en", "doc"):
             lines = _lines(BIBLE / ("%s.%s" % (split, ext)))
             (dest / ("%s.%s" % (split, ext))).write_text("".join(lines[i] + "\n" for i in keep), encoding="utf-8")

@@ -35,8 +35,9 @@ def test_gloo_group_is_destroyed_at_exit(tmp_path):
 
 
 def test_direct_call_is_a_no_op_without_a_group():
-    from abc_fairseq.process_group_exit import destroy_gloo_group
     import torch.distributed as dist
+
+    from abc_fairseq.process_group_exit import destroy_gloo_group
 
     assert not dist.is_initialized()
     assert destroy_gloo_group() is False

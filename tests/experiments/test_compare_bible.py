@@ -189,9 +189,8 @@ def test_summary_from_logs_and_foreign_summary_refused(tmp_path):
 
 def test_phi_init_gain_scales_w_phi_and_is_split_from_fairseq_args():
     torch = pytest.importorskip("torch")
-    from experiments.bible_mt.phi_init_train import patch_phi_init, split_gain
-
     from abc_fairseq.strategies.phi import PhiProjection
+    from experiments.bible_mt.phi_init_train import patch_phi_init, split_gain
 
     torch.manual_seed(0)
     plain = PhiProjection(64, 4, 8).weight.detach().clone()

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-BIBLE = REPO / "data_prep" / "bible_es_en"
 SPLITS = ("train", "valid", "test")
 EXTS = ("es", "en", "doc")
 
@@ -24,7 +23,6 @@ sys.path.insert(0, str(REPO / "scripts" / "mt"))
 
 
 from mt_helpers import BIBLE, _lines, _run  # noqa: E402
-
 
 # --- the committed corpus -------------------------------------------------------------------------
 

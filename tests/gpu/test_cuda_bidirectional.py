@@ -10,10 +10,9 @@ import importlib.util
 
 import pytest
 import torch
+from ops_helpers import random_inputs
 
 from abc_fairseq.ops import abc, causal_abc_step, reference_abc, reference_causal_abc
-
-from ops_helpers import random_inputs
 
 pytestmark = [
     pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device"),

@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 import torch
 
-
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
 ROOT = Path(__file__).resolve().parents[2]

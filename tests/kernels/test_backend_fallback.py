@@ -13,10 +13,9 @@ import warnings
 
 import pytest
 import torch
+from ops_helpers import random_inputs
 
 from abc_fairseq.ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
-
-from ops_helpers import random_inputs
 
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)

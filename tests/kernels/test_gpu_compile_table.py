@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -151,5 +152,5 @@ def test_table_agrees_with_the_compiler(tmp_path):
 def test_help_does_nothing_else(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "abc_fairseq.gpu_compile", "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+                          env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))
     assert proc.returncode == 0 and "--archs" in proc.stdout and not list(tmp_path.iterdir())

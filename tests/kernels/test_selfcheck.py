@@ -6,10 +6,10 @@ import json
 
 import pytest
 import torch
+from fairseq_helpers import run_module
 
 from abc_fairseq.selfcheck import checks
 from abc_fairseq.selfcheck.__main__ import main
-from fairseq_helpers import run_module
 
 if importlib.util.find_spec("triton") is None:
     pytest.skip("triton is not installed", allow_module_level=True)

@@ -10,10 +10,9 @@ import importlib.util
 
 import pytest
 import torch
-
-from abc_fairseq.ops import (abc, abc_memory, abc_read, causal_abc_step, reference_abc,
-                             reference_causal_abc)
 from ops_helpers import random_inputs
+
+from abc_fairseq.ops import abc, abc_memory, abc_read, causal_abc_step, reference_abc, reference_causal_abc
 
 pytestmark = pytest.mark.usefixtures("interpreted_kernels")
 
@@ -107,7 +106,8 @@ def test_dropout_with_a_fixed_mask_matches_the_reference():
     grad_out = torch.randn(B, H, M, d, dtype=torch.float64)
     out, grads = grads_of(lambda *x: run_abc(*x, padding, p, keep),
                           [x.float() for x in (q, k, v, logits)], grad_out)
-    ref, ref_grads = grads_of(lambda *x: reference_abc(*x, key_padding_mask=padding, dropout_p=p, dropout_mask=keep), [q, k, v, logits], grad_out)
+    ref, ref_grads = grads_of(lambda *x: reference_abc(*x, key_padding_mask=padding, dropout_p=p, dropout_mask=keep),
+                              [q, k, v, logits], grad_out)
     torch.testing.assert_close(out.double(), ref, atol=2e-5, rtol=2e-5)
     for grad, ref_grad in zip(grads, ref_grads):
         torch.testing.assert_close(grad.double(), ref_grad, atol=1e-4, rtol=1e-4)

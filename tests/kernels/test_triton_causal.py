@@ -14,10 +14,9 @@ import sys
 
 import pytest
 import torch
+from ops_helpers import random_inputs
 
 from abc_fairseq.ops import causal_abc, causal_abc_step, reference_causal_abc
-
-from ops_helpers import random_inputs
 
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)

@@ -4,19 +4,18 @@ from argparse import Namespace
 
 import pytest
 import torch
-from omegaconf import OmegaConf
-
-import abc_fairseq  # noqa: F401 (registers abc_lm)
-from abc_fairseq.modules import ABCMultiheadAttention, phi_parameter_overhead
-from abc_fairseq.strategies import PhiProjection
 from fairseq import tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.modules import MultiheadAttention
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq_helpers import build as build_model
-from fairseq_helpers import fairseq
-from fairseq_helpers import parse_error
+from fairseq_helpers import fairseq, parse_error
 from fairseq_helpers import parse as parse_args
+from omegaconf import OmegaConf
+
+import abc_fairseq  # noqa: F401 (registers abc_lm)
+from abc_fairseq.modules import ABCMultiheadAttention, phi_parameter_overhead
+from abc_fairseq.strategies import PhiProjection
 
 TINY = ["--decoder-layers", "2", "--decoder-embed-dim", "32", "--decoder-ffn-embed-dim", "64",
         "--decoder-attention-heads", "4", "--dropout", "0", "--tokens-per-sample", "64"]

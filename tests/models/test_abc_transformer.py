@@ -5,17 +5,17 @@ import logging
 
 import pytest
 import torch
+from fairseq import tasks
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq.modules import MultiheadAttention
+from fairseq_helpers import parse_error
 from omegaconf import OmegaConf
+from transformer_helpers import ALL_SOFTMAX, DIMS, ENCODER_ABC, TINY, build, log_probs, parse, sources, targets
 
 import abc_fairseq  # noqa: F401 (registers abc_transformer)
 from abc_fairseq.models import ABCTransformerModel
 from abc_fairseq.modules import ABCMultiheadAttention, ABCTransformerEncoderLayer, phi_parameter_overhead
 from abc_fairseq.strategies import PhiProjection
-from fairseq import tasks
-from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-from fairseq.modules import MultiheadAttention
-from fairseq_helpers import parse_error
-from transformer_helpers import ALL_SOFTMAX, DIMS, ENCODER_ABC, TINY, build, log_probs, parse, sources, targets
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -5,11 +5,20 @@ import random
 
 import pytest
 import torch
+from fairseq_helpers import run_module
+from transformer_helpers import (
+    ENCODER_ABC,
+    TINY,
+    build,
+    generate,
+    log_probs,
+    make_eos_likely,
+    sources,
+    targets,
+    teacher_forced_scores,
+)
 
 import abc_fairseq  # noqa: F401 (registers abc_transformer)
-from fairseq_helpers import run_module
-from transformer_helpers import (ENCODER_ABC, TINY, build, generate, log_probs, make_eos_likely, sources, targets,
-                                 teacher_forced_scores)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

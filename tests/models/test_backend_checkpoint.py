@@ -8,7 +8,6 @@ import re
 
 import pytest
 import torch
-
 from fairseq_helpers import fairseq
 
 if importlib.util.find_spec("triton") is None:

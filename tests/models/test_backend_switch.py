@@ -7,14 +7,14 @@ from argparse import Namespace
 
 import pytest
 import torch
+from fairseq import tasks
+from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+from fairseq_helpers import build, parse, parse_error
 from omegaconf import OmegaConf
 
 import abc_fairseq  # noqa: F401 (registers the models)
 import abc_fairseq.strategies.abc_mlp as abc_mlp
 from abc_fairseq.strategies import Strategy
-from fairseq import tasks
-from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-from fairseq_helpers import build, parse, parse_error
 
 LM = ["--task", "language_modeling", "--arch", "abc_lm_small", "--decoder-layers", "1", "--decoder-embed-dim",
       "32", "--decoder-ffn-embed-dim", "32", "--decoder-attention-heads", "2", "--decoder-self-memory", "4",

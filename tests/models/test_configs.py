@@ -9,16 +9,16 @@ import subprocess
 
 import pytest
 import torch
-from hydra import compose, initialize_config_dir
-from omegaconf import OmegaConf, open_dict
-
-import abc_fairseq  # noqa: F401 (registers the models, as common.user_dir does)
-from abc_fairseq.modules import ABCMultiheadAttention
 from fairseq import options, tasks
 from fairseq.data import Dictionary
 from fairseq.dataclass.initialize import add_defaults, hydra_init
 from fairseq.dataclass.utils import omegaconf_no_object_check
 from fairseq.modules import MultiheadAttention
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf, open_dict
+
+import abc_fairseq  # noqa: F401 (registers the models, as common.user_dir does)
+from abc_fairseq.modules import ABCMultiheadAttention
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG_DIR = os.path.join(ROOT, "configs")

@@ -13,10 +13,10 @@ import sys
 
 import pytest
 import torch
-
-import abc_fairseq  # noqa: F401 (registers the models)
 from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+import abc_fairseq  # noqa: F401 (registers the models)
 
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "pre_refactor_models.pt")
 MT = ["--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transformer_tiny",

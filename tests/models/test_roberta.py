@@ -10,7 +10,6 @@ import argparse
 
 import pytest
 import torch
-
 from fairseq_helpers import fairseq, run_module
 
 PHI_KEY = "encoder.sentence_encoder.self_attn_phi.weight"
@@ -116,9 +115,9 @@ def test_finetune_sentence_prediction(roberta_data, restored_abc):
 # Model-level checks (no subprocess).
 
 def _tiny(**overrides):
-    import abc_fairseq  # noqa: F401
     from fairseq.data import Dictionary
 
+    import abc_fairseq  # noqa: F401
     from abc_fairseq.models.abc_roberta import ABCRobertaModel, abc_roberta_tiny
 
     class Task:

@@ -3,6 +3,7 @@
 import pytest
 import torch
 import torch.nn as nn
+from attention_helpers import E, H, check_cross_attention, future_mask, make_attention, step_by_step
 
 import abc_fairseq  # noqa: F401 (registers the fairseq side)
 from abc_fairseq.modules import (
@@ -14,7 +15,6 @@ from abc_fairseq.modules import (
 from abc_fairseq.ops import abc as abc_op
 from abc_fairseq.ops import causal_abc
 from abc_fairseq.strategies import ABCAttentionSpec, PhiProjection
-from attention_helpers import E, H, check_cross_attention, future_mask, make_attention, step_by_step
 
 N_SLOTS = 5
 

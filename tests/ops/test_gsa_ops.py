@@ -5,9 +5,9 @@ gradients, the memory the backward keeps, and flash-linear-attention's own recur
 
 import pytest
 import torch
+from gsa_helpers import GATE_REGIMES, assert_rows_close, problem, step_by_step
 
 from abc_fairseq.ops.gated import GSAState, causal_gsa, reference_causal_gsa
-from gsa_helpers import GATE_REGIMES, assert_rows_close, problem, step_by_step
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -4,11 +4,11 @@ chunked op and in every registered strategy's parallel causal form."""
 
 import pytest
 import torch
+from ops_helpers import random_inputs, step_by_step
 
 from abc_fairseq.ops import causal_abc
 from abc_fairseq.ops.nonfinite import zero_safe_matmul
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
-from ops_helpers import random_inputs, step_by_step
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

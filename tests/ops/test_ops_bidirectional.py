@@ -2,10 +2,9 @@
 
 import pytest
 import torch
+from ops_helpers import random_inputs
 
 from abc_fairseq.ops import abc, abc_memory, reference_abc
-
-from ops_helpers import random_inputs
 
 
 @pytest.mark.parametrize("M,N,n", [(1, 1, 4), (5, 9, 3), (12, 7, 16)])

@@ -4,10 +4,10 @@ same mask, values and gradients (including the chunked op's hand-written backwar
 
 import pytest
 import torch
+from ops_helpers import random_inputs
 
 from abc_fairseq.ops import abc, abc_memory, abc_read, causal_abc, reference_abc, reference_causal_abc
 from abc_fairseq.ops.dropout import dropout_keep_mask
-from ops_helpers import random_inputs
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

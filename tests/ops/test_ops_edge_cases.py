@@ -3,10 +3,9 @@ the right shape and dtype, and a state that is the one handed in (nothing was re
 
 import pytest
 import torch
-
-from abc_fairseq.ops import (ABCState, abc, abc_memory, abc_read, causal_abc, causal_abc_step,
-                             reference_abc)
 from ops_helpers import random_inputs
+
+from abc_fairseq.ops import ABCState, abc, abc_memory, abc_read, causal_abc, causal_abc_step, reference_abc
 
 D, SLOTS, DV = 4, 3, 5
 

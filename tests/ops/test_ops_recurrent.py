@@ -2,10 +2,9 @@
 
 import pytest
 import torch
+from ops_helpers import random_inputs, step_by_step
 
 from abc_fairseq.ops import ABCState, causal_abc_step, reference_causal_abc
-
-from ops_helpers import random_inputs, step_by_step
 
 
 def test_steps_match_the_reference():

@@ -9,11 +9,10 @@ import sys
 import threading
 
 import pytest
+from mt_helpers import _run, _sha256
 
 from data_prep.lib import fetch as fetch_mod
 from data_prep.lib import http_get
-from mt_helpers import _run, _sha256
-
 
 # --- the download helper --------------------------------------------------------------------------
 

@@ -220,12 +220,15 @@ def test_collect_glue_table4_layout(tmp_path):
             log = tmp_path / model / task / "train.log"
             log.parent.mkdir(parents=True)
             log.write_text(
-                f"x | INFO | valid | epoch 001 | valid on 'valid' subset | loss 0.5 | accuracy {acc - 1} | num_updates 9\n"
+                f"x | INFO | valid | epoch 001 | valid on 'valid' subset | loss 0.5 | accuracy {acc - 1} "
+                "| num_updates 9\n"
                 f"x | INFO | valid | epoch 002 | valid on 'valid' subset | loss 0.4 | accuracy {acc} | num_updates 18\n"
-                f"x | INFO | valid | epoch 002 | valid on 'valid1' subset | loss 0.4 | accuracy 99.9 | num_updates 18\n")
+                "x | INFO | valid | epoch 002 | valid on 'valid1' subset | loss 0.4 | accuracy 99.9 "
+                "| num_updates 18\n")
     encode = tmp_path / "encode.json"
-    encode.write_text(json.dumps({"results": [{"method": "softmax", "speed_vs_softmax": 1.0, "memory_vs_softmax": 1.0},
-                                              {"method": "abc-64", "speed_vs_softmax": 1.5, "memory_vs_softmax": 0.5}]}))
+    encode.write_text(json.dumps({"results": [
+        {"method": "softmax", "speed_vs_softmax": 1.0, "memory_vs_softmax": 1.0},
+        {"method": "abc-64", "speed_vs_softmax": 1.5, "memory_vs_softmax": 0.5}]}))
     out = run(sys.executable, "scripts/roberta/collect_glue.py", "--root", tmp_path, "--encode-json", encode).stdout
     lines = out.splitlines()
     assert "| Model | n | MNLI | QNLI | QQP | SST-2 | Avg. | Speed | Mem. |" in lines
@@ -234,8 +237,8 @@ def test_collect_glue_table4_layout(tmp_path):
 
 
 def test_recipe_scripts_dry_run_and_errors():
-    cmd = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a:b", "--restore", "model.pt", "--nproc-per-node", "4",
-              "--nnodes", "2", "--dry-run").stdout
+    cmd = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a:b", "--restore", "model.pt",
+              "--nproc-per-node", "4", "--nnodes", "2", "--dry-run").stdout
     assert cmd.startswith("torchrun --nnodes 2 --nproc_per_node 4")
     assert "--update-freq 16" in cmd and "--batch-size 16" in cmd  # 16 x 8 x 16 = 2048 sequences
     assert "--restore-file model.pt --reset-optimizer --reset-dataloader --reset-meters" in cmd

@@ -5,7 +5,6 @@ own parser accepts, with the values the launcher promises. No data is needed for
 import subprocess
 
 import pytest
-
 from fairseq_helpers import ROOT, parse_command
 
 LM = ["bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64"]

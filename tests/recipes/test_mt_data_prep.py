@@ -13,9 +13,9 @@ import re
 import sys
 
 import pytest
+from mt_helpers import BIBLE, IWSLT, REPO, WMT, _lines, _run, _sha256, _snapshot, _tgz
 
 from data_prep.mt.windows import windows
-from mt_helpers import BIBLE, IWSLT, REPO, WMT, _lines, _run, _sha256, _snapshot, _tgz
 
 WMT_ARCHIVES = ("training-parallel-europarl-v7.tgz", "training-parallel-commoncrawl.tgz",
                 "training-parallel-nc-v9.tgz", "dev.tgz", "test-full.tgz")
@@ -71,8 +71,9 @@ def _talk(talk_id, lines_en, lines_es):
 
 
 def _xml(test_set, lang, docs):
+    kind = "srcset" if lang == "en" else "refset"
     out = ['<?xml version="1.0" encoding="UTF-8"?>', "<mteval>",
-           '<%s setid="iwslt2014-%s" srclang="english" trglang="spanish">' % ("srcset" if lang == "en" else "refset", test_set)]
+           '<%s setid="iwslt2014-%s" srclang="english" trglang="spanish">' % (kind, test_set)]
     for doc_id, segs in docs:
         out.append('<doc docid="%s" genre="lectures">' % doc_id)
         out.append("<talkid>%s</talkid>" % doc_id)

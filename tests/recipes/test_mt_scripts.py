@@ -6,9 +6,7 @@ import re
 import sys
 
 import pytest
-
 from mt_helpers import IWSLT, REPO, _run
-
 
 # --- scripts: help, dry runs, small tools ---------------------------------------------------------
 
@@ -61,8 +59,8 @@ def test_train_update_freq_keeps_the_total_batch(tmp_path, gpus, freq):
 def test_train_multinode_and_cpu_launch_commands(tmp_path):
     data = _fake_data(tmp_path)
     proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "iwslt14_doc", "--data", data, "--save-dir",
-                 tmp_path / "ck", "--nproc-per-node", "4", "--nnodes", "2", "--node-rank", "1", "--master-addr", "node0",
-                 "--dry-run"])
+                 tmp_path / "ck", "--nproc-per-node", "4", "--nnodes", "2", "--node-rank", "1",
+                 "--master-addr", "node0", "--dry-run"])
     cmd = proc.stdout
     assert "--nnodes 2 --node_rank 1 --nproc_per_node 4 --master_addr node0" in cmd
     assert "--distributed-world-size 8" in cmd and "--update-freq 1 " in cmd and "--distributed-rank" in cmd
@@ -80,11 +78,14 @@ def test_train_multinode_and_cpu_launch_commands(tmp_path):
 def test_sweep_lists_the_table5_grid(tmp_path):
     proc = _run(["bash", REPO / "scripts/mt/sweep_memory.sh", "--data", "D", "--root", tmp_path, "--dry-run"])
     trains = [line for line in proc.stdout.splitlines() if "train.sh" in line]
-    pairs = sorted((int(re.search(r"--cross-memory (\d+)", t).group(1)), int(re.search(r"--causal-memory (\d+)", t).group(1)))
-                   for t in trains)
+    def memory(flag, line):
+        return int(re.search(rf"--{flag}-memory (\d+)", line).group(1))
+
+    pairs = sorted((memory("cross", t), memory("causal", t)) for t in trains)
     assert pairs == sorted((c, k) for c in (8, 16, 32, 64) for k in (8, 16, 32, 64) if k <= c)
     evals = [line for line in proc.stdout.splitlines() if "evaluate.sh" in line]
-    assert len(evals) == 10 and all("--split valid" in e and "--beam 1" in e and "checkpoint_last.pt" in e for e in evals)
+    assert len(evals) == 10
+    assert all("--split valid" in e and "--beam 1" in e and "checkpoint_last.pt" in e for e in evals)
 
 
 def test_average_checkpoints(tmp_path):

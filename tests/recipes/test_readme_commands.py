@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from fairseq_helpers import fairseq_command, parse_command
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,14 +7,14 @@ generic strategy tests)."""
 
 import pytest
 import torch
+from fairseq_helpers import build, parse, parse_error
+from strategies_helpers import gsa_log_gates, inputs, left_padded, make, steps
 
 import abc_fairseq  # noqa: F401 (registers the models)
 from abc_fairseq.modules import phi_parameter_overhead
 from abc_fairseq.ops.gated import reference_causal_gsa
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions
 from abc_fairseq.strategies.gsa import GateProjection
-from fairseq_helpers import build, parse, parse_error
-from strategies_helpers import gsa_log_gates, inputs, left_padded, make, steps
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -4,12 +4,25 @@ cases of single strategies are in test_strategies_each.py."""
 
 import pytest
 import torch
+from strategies_helpers import (
+    BIDIRECTIONAL,
+    CAUSAL,
+    N_SLOTS,
+    OPTIONS,
+    H,
+    gate,
+    gsa_log_gates,
+    inputs,
+    left_padded,
+    make,
+    reference_phi,
+    run_bidirectional,
+    steps,
+)
 
 from abc_fairseq.ops import reference_abc, reference_causal_abc
 from abc_fairseq.ops.gated import reference_causal_gsa
 from abc_fairseq.strategies import reference as ref
-from strategies_helpers import (BIDIRECTIONAL, CAUSAL, H, N_SLOTS, OPTIONS, gate, gsa_log_gates, inputs, left_padded,
-                                make, reference_phi, run_bidirectional, steps)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -119,7 +132,8 @@ def _t2r(strategy, x):
 
 def _rfa(strategy, x):
     x = x / x.norm(dim=-1, keepdim=True)
-    angles = torch.einsum("bhnd,hmd->bhnm", x, strategy.omega.double()) * strategy.log_inverse_sigma.exp()[:, None, None]
+    inverse_sigma = strategy.log_inverse_sigma.exp()[:, None, None]
+    angles = torch.einsum("bhnd,hmd->bhnm", x, strategy.omega.double()) * inverse_sigma
     return torch.cat([angles.sin(), angles.cos()], dim=-1) / (strategy.memory_size / 2) ** 0.5
 
 

@@ -7,15 +7,25 @@ import logging
 
 import pytest
 import torch
+from attention_helpers import E, make_attention
+from strategies_helpers import (
+    BIDIRECTIONAL,
+    CAUSAL,
+    N_SLOTS,
+    OPTIONS,
+    gsa_log_gates,
+    inputs,
+    left_padded,
+    make,
+    reference_phi,
+    run_bidirectional,
+)
 
 from abc_fairseq.modules import ABCMultiheadAttention, abc_attention
 from abc_fairseq.ops.gated import reference_causal_gsa
 from abc_fairseq.strategies import STRATEGIES
 from abc_fairseq.strategies import reference as ref
 from abc_fairseq.strategies.random_slots import hashed_slots
-from attention_helpers import E, make_attention
-from strategies_helpers import (BIDIRECTIONAL, CAUSAL, N_SLOTS, OPTIONS, gsa_log_gates, inputs, left_padded, make,
-                                reference_phi, run_bidirectional)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

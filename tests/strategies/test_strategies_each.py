@@ -3,13 +3,25 @@ random and global specifics, and training cost linear in the length for every st
 
 import pytest
 import torch
+from strategies_helpers import (
+    BIDIRECTIONAL,
+    C_IN,
+    CAUSAL,
+    N_SLOTS,
+    D,
+    H,
+    gate,
+    inputs,
+    left_padded,
+    make,
+    run_bidirectional,
+    steps,
+)
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from abc_fairseq.strategies import StrategyOptions, get_strategy
 from abc_fairseq.strategies import reference as ref
-from strategies_helpers import (BIDIRECTIONAL, C_IN, CAUSAL, D, H, N_SLOTS, gate, inputs, left_padded, make,
-                                run_bidirectional, steps)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -4,12 +4,12 @@ written, tied modules are registered once (float64, a 2-layer 32-dim model)."""
 
 import pytest
 import torch
+from fairseq_helpers import build as build_model
+from fairseq_helpers import parse_error
 
 import abc_fairseq  # noqa: F401 (registers abc_lm)
 from abc_fairseq.modules import ABCMultiheadAttention
 from abc_fairseq.strategies import STRATEGIES, ControlModule
-from fairseq_helpers import build as build_model
-from fairseq_helpers import parse_error
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -3,17 +3,25 @@ modes, the options and specs, and abc_lm built from the command line with each s
 
 from argparse import Namespace
 
+import attention_helpers as helpers
 import pytest
 import torch
 import torch.nn as nn
+from attention_helpers import E, H, check_cross_attention, future_mask, step_by_step
 
 import abc_fairseq  # noqa: F401 (registers the fairseq side)
-import attention_helpers as helpers
-from abc_fairseq.models import (ATTENTION_CHOICES, DECODER_CROSS, DECODER_SELF, ENCODER_SELF,
-                                abc_attention_spec, abc_memory_size, attention_strategy, strategy_options)
+from abc_fairseq.models import (
+    ATTENTION_CHOICES,
+    DECODER_CROSS,
+    DECODER_SELF,
+    ENCODER_SELF,
+    abc_attention_spec,
+    abc_memory_size,
+    attention_strategy,
+    strategy_options,
+)
 from abc_fairseq.modules import phi_parameter_overhead
 from abc_fairseq.strategies import STRATEGIES, ControlModule
-from attention_helpers import E, H, check_cross_attention, future_mask, step_by_step
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -5,12 +5,12 @@ equals teacher forcing, left-padded sources match unpadded ones, tied modules ar
 
 import pytest
 import torch
+from fairseq_helpers import build as build_model
+from fairseq_helpers import parse, parse_error
 
 import abc_fairseq  # noqa: F401 (registers abc_transformer)
 from abc_fairseq.modules import ABCMultiheadAttention
 from abc_fairseq.strategies import STRATEGIES
-from fairseq_helpers import build as build_model
-from fairseq_helpers import parse, parse_error
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

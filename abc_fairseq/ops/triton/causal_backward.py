@@ -20,8 +20,20 @@ import triton.language as tl
 
 from .causal_exact import exact_columns, exact_mix, exact_read
 from .causal_forward import chunk_scores
-from .causal_tiles import (causal, chunk_factors, chunk_program, memory_tile, mm, mm_in, normalisers,
-                    row_tile, slot_softmax, slot_vector, store_memory_tile, store_row_tile)
+from .causal_tiles import (
+    causal,
+    chunk_factors,
+    chunk_program,
+    memory_tile,
+    mm,
+    mm_in,
+    normalisers,
+    row_tile,
+    slot_softmax,
+    slot_vector,
+    store_memory_tile,
+    store_row_tile,
+)
 
 
 @triton.jit

@@ -10,13 +10,13 @@ from typing import Optional, Tuple, Union
 import torch
 import triton
 
+from ..chunk_math import SAFE_EXPONENT
 from ..state import ABCState
 from .causal_backward import columns_kernel, rows_kernel
-from ..chunk_math import SAFE_EXPONENT
-from .dispatch import recompute_grads
 from .causal_forward import chunk_sums_kernel, output_kernel
 from .causal_geometry import chunk_normalisers
 from .causal_scan import chunk_scan_kernel
+from .dispatch import recompute_grads
 from .sizes import causal_tiles, device_chunk
 
 SCAN_BLOCK = 256

@@ -149,7 +149,7 @@ def run_kernels(op: str, backend: str, kernels: Callable[[], T], torch_path: Cal
     naming the reason and the switch; with "triton" the failure is raised."""
     try:
         return kernels()
-    except Exception as error:  # noqa: BLE001: filtered by kernel_failure, re-raised otherwise
+    except Exception as error:  # noqa: BLE001 (filtered by kernel_failure, re-raised otherwise)
         if backend != "auto" or not kernel_failure(error):
             raise
         reason = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
