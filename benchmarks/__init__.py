@@ -1,4 +1,4 @@
-"""Benchmarks for abc-fairseq, run as ``python -m abc_fairseq.benchmark <suite> ...``.
+"""Benchmarks for abc-fairseq, run as ``python -m benchmarks <suite> ...``.
 
 A small harness and one module per suite; no suite imports another.
 
@@ -26,7 +26,7 @@ Suites (the worker side of each in its ``*_methods`` / ``*_model`` module):
 - ``train``: whole-model training throughput and memory through fairseq's trainer, ABC vs softmax
   (WikiText-103 LM and WMT MT architectures; issue 14), worker side in ``train_model``.
 
-To add a suite ``foo``: write ``abc_fairseq/benchmark/foo.py`` with ``NAME``, ``DESCRIPTION``,
+To add a suite ``foo``: write ``benchmarks/foo.py`` with ``NAME``, ``DESCRIPTION``,
 ``add_arguments(parser)``, ``validate(args, parser)``, ``measurements(args)`` (the cases, each a
 worker spec naming a builder ``module:function`` that returns a ``_worker.Case``),
 ``describe(row)`` and ``summarise(rows, env, config, memory_probes) -> driver.Summary``, and add

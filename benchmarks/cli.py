@@ -110,7 +110,7 @@ def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_prob
                              "as oom instead of invoking the system's OOM killer; 0 disables "
                              f"(default: {DEFAULT_MEMORY_FRACTION:g} x MemAvailable at start)")
     parser.add_argument("--cpu-memory-probe", choices=CPU_PROBES, default=cpu_memory_probe,
-                        help="how CPU peak memory is measured (see abc_fairseq/benchmark/probes.py): "
+                        help="how CPU peak memory is measured (see benchmarks/probes.py): "
                              "hwm = kernel high-water mark reset via /proc/self/clear_refs, sampler = "
                              "1 ms /proc/self/statm polling, maxrss = getrusage; auto = hwm if possible; "
                              "tensors = peak bytes held in tensors, from torch.profiler's allocation events "

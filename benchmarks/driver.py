@@ -17,7 +17,7 @@ from typing import Callable, List, NamedTuple, Optional
 from .environment import environment_info
 from .runner import run_worker
 
-PROG = "python -m abc_fairseq.benchmark"
+PROG = "python -m benchmarks"
 
 
 class Measurement(NamedTuple):
