@@ -29,12 +29,6 @@ class Measurement(NamedTuple):
     to_row: Callable[[dict], dict]
 
 
-def rounds_note(config: dict) -> str:
-    """What a report's header adds about --rounds: nothing for one round."""
-    rounds = config.get("rounds", 1)
-    return f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
-
-
 def progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -153,7 +147,9 @@ def run_suite(suite, args: argparse.Namespace) -> int:
 
 def header_timing(config: dict) -> str:
     """How the report's times were taken: 'median of R after W warmup[, rounds]'."""
-    return f"median of {config['repeats']} after {config['warmup']} warmup{rounds_note(config)}"
+    rounds = config.get("rounds", 1)
+    pooled = f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
+    return f"median of {config['repeats']} after {config['warmup']} warmup{pooled}"
 
 
 def _finite(value):

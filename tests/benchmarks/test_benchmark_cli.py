@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_benchmark
 
-from benchmarks.attention_targets import check_targets
+from benchmarks.attention import check_targets
 from benchmarks.driver import pool_rounds
 
 TINY = ["--lengths", "64", "128", "--tokens", "512", "--heads", "2", "--head-dim", "16", "--memory", "8",
@@ -137,7 +137,7 @@ def test_pooling_keeps_the_first_rounds_memory_and_counts_failed_rounds():
 
 
 def test_gpu_targets_pass_fail_skip():
-    from benchmarks.attention_targets import check_gpu_targets
+    from benchmarks.attention import check_gpu_targets
 
     rows = {}
     for n in (512, 1024, 2048, 4096, 8192, 16384):
@@ -165,9 +165,9 @@ def test_abc_backends_and_optional_fla_on_cpu():
 
     import torch
 
+    from abc_fairseq.ops import causal_abc
     from benchmarks._worker import CaseUnavailable
     from benchmarks.attention_methods import build_case
-    from abc_fairseq.ops import causal_abc
 
     params = {"batch": 1, "heads": 2, "length": 16, "head_dim": 8, "memory": 4, "dtype": "float32"}
     has_backend = "backend" in inspect.signature(causal_abc).parameters

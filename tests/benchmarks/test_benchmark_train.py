@@ -10,8 +10,8 @@ import torch
 from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, run_and_load
 
 from benchmarks.__main__ import build_parser
-from benchmarks.train import CASES, check_targets
 from benchmarks.synthetic import synthetic_dictionary
+from benchmarks.train import CASES, check_targets
 from benchmarks.train_model import synthetic_sample
 
 LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2
