@@ -18,9 +18,6 @@ measured). For each method and N, in a fresh process (``decode_model`` is the wo
    storage once), split into decoder self attention and cross attention. fairseq's softmax caches
    keys and values of every step and of the whole source, so this grows with N; ABC, RFA and T2R
    hold a constant-size causal state and a cross memory built once from the encoder output.
-
-Outputs in --out-dir: decode.json, decode.md (the printed report) and decode.png (Figure 1's
-speed and Figure 2's attention memory against N).
 """
 
 import argparse
