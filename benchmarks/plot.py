@@ -1,4 +1,5 @@
-"""Side-by-side line plots against a log2 x-axis, saved as PNG with matplotlib's Agg backend."""
+"""PNG plots with matplotlib's Agg backend: side-by-side line plots against a log2 x-axis, and the
+bar-chart pieces of the suites that compare models at one size."""
 
 import logging
 from typing import Callable, Dict, List, NamedTuple, Sequence, Tuple
