@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from abc_fairseq.benchmark.environment import environment_info  # noqa: E402
+from benchmarks.environment import environment_info  # noqa: E402
 
 MODELS = {"softmax": "transformer_lm (softmax)", "abc": "abc_lm_small (ABC)", "gsa": "abc_lm_small (GSA)"}
 MARK = "gsa_quickstart_report"

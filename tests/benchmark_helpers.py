@@ -1,4 +1,4 @@
-"""What the benchmark tests share: running ``python -m abc_fairseq.benchmark`` in a subprocess
+"""What the benchmark tests share: running ``python -m benchmarks`` in a subprocess
 (as a user would, each case in its own worker) and checking that a bad flag is named."""
 
 import json
@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from abc_fairseq.benchmark.__main__ import main
+from benchmarks.__main__ import main
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def run_benchmark(suite: str, *args: str) -> subprocess.CompletedProcess:
-    """``python -m abc_fairseq.benchmark SUITE ARGS`` from the repository root."""
-    return subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", suite, *args],
+    """``python -m benchmarks SUITE ARGS`` from the repository root."""
+    return subprocess.run([sys.executable, "-m", "benchmarks", suite, *args],
                           cwd=REPO, capture_output=True, text=True, timeout=900)
 
 

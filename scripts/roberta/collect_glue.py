@@ -11,7 +11,7 @@ MNLI accuracy on the matched dev set (fairseq's ``valid`` subset) with the misma
 (``valid1``) of the same epoch; STS-B Pearson with the Spearman of the same validation; CoLA MCC;
 accuracy elsewhere. Table 4's columns: MNLI (matched), QNLI, QQP, SST-2 and their average (only
 when all four are present), then the encoding speed and memory relative to softmax from
-``python -m abc_fairseq.benchmark encode``'s JSON, if given. A second table lists every GLUE
+``python -m benchmarks encode``'s JSON, if given. A second table lists every GLUE
 result found, each task with all its metrics (any other task folder with a dev accuracy too).
 ``--paper`` adds the paper's rows for comparison. Missing values are '-'.
 """
@@ -161,7 +161,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--root", default=os.path.join("checkpoints", "glue"),
                         help="directory of MODEL/TASK/train.log (finetune_glue.sh's --save-dir layout)")
-    parser.add_argument("--encode-json", help="encode.json of `python -m abc_fairseq.benchmark encode` "
+    parser.add_argument("--encode-json", help="encode.json of `python -m benchmarks encode` "
                                               "for the Speed and Mem. columns")
     parser.add_argument("--paper", action="store_true", help="add the paper's Table 4 rows")
     parser.add_argument("--output", help="also write the Markdown here")

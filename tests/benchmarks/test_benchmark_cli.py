@@ -1,4 +1,4 @@
-"""Tests of ``python -m abc_fairseq.benchmark attention`` at tiny sizes (no timing thresholds)."""
+"""Tests of ``python -m benchmarks attention`` at tiny sizes (no timing thresholds)."""
 
 import json
 import struct
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_benchmark
 
-from abc_fairseq.benchmark.attention_targets import check_targets
-from abc_fairseq.benchmark.driver import pool_rounds
+from benchmarks.attention import check_targets
+from benchmarks.driver import pool_rounds
 
 TINY = ["--lengths", "64", "128", "--tokens", "512", "--heads", "2", "--head-dim", "16", "--memory", "8",
         "--repeats", "1", "--warmup", "0", "--threads", "1"]
@@ -50,7 +50,7 @@ def test_json_has_every_method_and_length(tiny_run):
     env = record["environment"]
     for key in ("torch", "cpu_model", "date", "command", "torch_default_threads"):
         assert env[key]
-    assert env["command"].startswith("python -m abc_fairseq.benchmark attention --lengths 64 128")
+    assert env["command"].startswith("python -m benchmarks attention --lengths 64 128")
     assert len(record["targets"]) == 5 and all(t["status"] == "SKIP" for t in record["targets"])
 
 
@@ -137,7 +137,7 @@ def test_pooling_keeps_the_first_rounds_memory_and_counts_failed_rounds():
 
 
 def test_gpu_targets_pass_fail_skip():
-    from abc_fairseq.benchmark.attention_targets import check_gpu_targets
+    from benchmarks.attention import check_gpu_targets
 
     rows = {}
     for n in (512, 1024, 2048, 4096, 8192, 16384):
@@ -165,9 +165,9 @@ def test_abc_backends_and_optional_fla_on_cpu():
 
     import torch
 
-    from abc_fairseq.benchmark._worker import CaseUnavailable
-    from abc_fairseq.benchmark.attention_methods import build_case
     from abc_fairseq.ops import causal_abc
+    from benchmarks._worker import CaseUnavailable
+    from benchmarks.attention_methods import build_case
 
     params = {"batch": 1, "heads": 2, "length": 16, "head_dim": 8, "memory": 4, "dtype": "float32"}
     has_backend = "backend" in inspect.signature(causal_abc).parameters

@@ -1,12 +1,12 @@
-"""Tests of ``python -m abc_fairseq.benchmark decode`` at tiny sizes (no timing thresholds)."""
+"""Tests of ``python -m benchmarks decode`` at tiny sizes (no timing thresholds)."""
 
 import pytest
 import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
 
-from abc_fairseq.benchmark.decode import check_targets
-from abc_fairseq.benchmark.decode_model import build_model, greedy_decode, sampled_decode, state_bytes, window_starts
-from abc_fairseq.benchmark.synthetic import synthetic_dictionary
+from benchmarks.decode import check_targets
+from benchmarks.decode_model import build_model, greedy_decode, sampled_decode, state_bytes, window_starts
+from benchmarks.synthetic import synthetic_dictionary
 
 LENGTHS = (8, 32)
 BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
@@ -40,7 +40,7 @@ def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):
         assert row["peak_mib"] >= 0
         # --repeats 0: the memory decode is the timed one
         assert row["timed_call"] == "first" and row["times_s"] == [row["first_call_s"]]
-    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark decode --lengths 8 32")
+    assert record["environment"]["command"].startswith("python -m benchmarks decode --lengths 8 32")
 
 
 def test_abc_state_is_constant_and_softmax_state_grows(tiny_run):

@@ -1,12 +1,12 @@
-"""Tests of ``python -m abc_fairseq.benchmark encode`` at tiny sizes (no timing thresholds)."""
+"""Tests of ``python -m benchmarks encode`` at tiny sizes (no timing thresholds)."""
 
 import pytest
 import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
 
-from abc_fairseq.benchmark.__main__ import build_parser
-from abc_fairseq.benchmark.encode import check_length_targets, check_targets
-from abc_fairseq.benchmark.encode_model import build_model
+from benchmarks.__main__ import build_parser
+from benchmarks.encode import check_length_targets, check_targets
+from benchmarks.encode_model import build_model
 
 LENGTH, BATCH = 24, 2
 TINY = ["--length", str(LENGTH), "--batch", str(BATCH), "--memories", "64", "--vocab", "64", "--layers", "1",
@@ -33,7 +33,7 @@ def test_every_method_is_measured_relative_to_softmax(tiny_run):
         assert row["speed_vs_softmax"] > 0
     assert rows["softmax"]["speed_vs_softmax"] == 1.0
     assert rows["abc-64"]["info"]["parameters"] > rows["softmax"]["info"]["parameters"]  # + W_phi
-    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark encode --length 24")
+    assert record["environment"]["command"].startswith("python -m benchmarks encode --length 24")
 
 
 def test_report_table_targets_and_plot(tiny_run):
@@ -126,7 +126,7 @@ def test_length_targets_at_512_against_unfused_and_at_4096_against_fused():
 
 
 def test_every_length_gets_the_same_tokens_per_batch():
-    from abc_fairseq.benchmark import encode
+    from benchmarks import encode
 
     args = build_parser().parse_args(["encode", *TINY, "--lengths", "64", "16", "--batch", "8", "--methods",
                                       "softmax", "abc"])

@@ -1,11 +1,11 @@
-"""Tests of ``python -m abc_fairseq.benchmark generate`` at the tiny size (no timing thresholds)."""
+"""Tests of ``python -m benchmarks generate`` at the tiny size (no timing thresholds)."""
 
 import pytest
 import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
 
-from abc_fairseq.benchmark.generate import check_targets
-from abc_fairseq.benchmark.generate_model import BIBLE, bible_lengths, build_case, sentence_batches
+from benchmarks.generate import check_targets
+from benchmarks.generate_model import BIBLE, bible_lengths, build_case, sentence_batches
 
 SENTENCES, BATCH, N, LONG_BATCH = 4, 2, 8, 2
 TINY = ["--sizes", "tiny", "--long-sizes", "tiny", "--greedy-sizes", "--methods", "softmax", "abc",

@@ -1,4 +1,4 @@
-"""Tests of ``python -m abc_fairseq.benchmark train`` at tiny sizes on the CPU (no timing thresholds:
+"""Tests of ``python -m benchmarks train`` at tiny sizes on the CPU (no timing thresholds:
 the 0.85x target is for GPUs)."""
 
 import math
@@ -9,10 +9,10 @@ import pytest
 import torch
 from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, run_and_load
 
-from abc_fairseq.benchmark.__main__ import build_parser
-from abc_fairseq.benchmark.synthetic import synthetic_dictionary
-from abc_fairseq.benchmark.train import CASES, check_targets
-from abc_fairseq.benchmark.train_model import synthetic_sample
+from benchmarks.__main__ import build_parser
+from benchmarks.synthetic import synthetic_dictionary
+from benchmarks.train import CASES, check_targets
+from benchmarks.train_model import synthetic_sample
 
 LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2
 LM_ARGS = "--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40"
@@ -55,7 +55,7 @@ def test_every_case_trains_through_fairseq_with_its_attention(tiny_run):
         assert rows[case]["info"]["attention"] == ["MultiheadAttention"]
         assert rows[case]["speed_vs_softmax"] is None
     assert record["config"]["dtype"] == "float32"  # the CPU default
-    assert record["environment"]["command"].startswith("python -m abc_fairseq.benchmark train --batch 2 --vocab 64")
+    assert record["environment"]["command"].startswith("python -m benchmarks train --batch 2 --vocab 64")
 
 
 def test_report_table_targets_and_plot(tiny_run):
@@ -99,7 +99,7 @@ def test_synthetic_batches_are_shifted_like_fairseqs():
 
 
 def test_tokens_per_batch_divides_into_each_cases_length():
-    from abc_fairseq.benchmark import train
+    from benchmarks import train
 
     args = build_parser().parse_args(["train", *TINY_MODELS, "--tokens-per-batch", "48"])
     train.validate(args, args._parser)
@@ -110,7 +110,7 @@ def test_tokens_per_batch_divides_into_each_cases_length():
 
 def test_help_does_nothing_else(tmp_path):
     out_dir = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.benchmark", "train", "--help", "--out-dir",
+    proc = subprocess.run([sys.executable, "-m", "benchmarks", "train", "--help", "--out-dir",
                            str(out_dir)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "--tokens-per-batch" in proc.stdout and "--lm-args" in proc.stdout
     assert "fairseq.trainer.Trainer" in proc.stdout

@@ -6,8 +6,8 @@ import pytest
 import torch
 from benchmark_helpers import run_benchmark
 
-from abc_fairseq.benchmark.attention_methods import DEFAULT_METHODS, METHOD_NOTES, METHODS, build_case
 from abc_fairseq.strategies import STRATEGIES
+from benchmarks.attention_methods import DEFAULT_METHODS, METHOD_NOTES, METHODS, build_case
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -22,7 +22,7 @@ def cpu_model() -> str:
 
 
 def command_line(prog: str, argv: List[str]) -> str:
-    """The command as a user would type it, e.g. ``python -m abc_fairseq.benchmark attention ...``."""
+    """The command as a user would type it, e.g. ``python -m benchmarks attention ...``."""
     return shlex.join(prog.split() + list(argv))
 
 
@@ -30,7 +30,7 @@ def git_commit() -> Optional[str]:
     """The checkout's commit (with ``-dirty`` when tracked files differ from it), or None."""
     import subprocess
 
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
                                 timeout=10).stdout.strip()

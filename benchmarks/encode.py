@@ -1,34 +1,15 @@
-"""``encode`` suite: text-encoding speed and peak memory of a RoBERTa-base encoder, softmax
-(fused and unfused) against Linformer and ABC with the same dimensions (the paper's Table 4,
-efficiency columns).
-
-Random weights (only speed and memory are measured), random tokens from a vocabulary of
-``--vocab`` symbols, every sequence exactly N tokens (no padding), the same tokens per batch at
-every N (``--batch`` sequences of the shortest N: 16 x 512 by default, so 4 x 2,048 and
-2 x 4,096). For each method and N, in a fresh process (``encode_model`` is the worker side), one
-untimed forward measures the peak memory increase over the baseline (model and input tokens
-exist), then ``--warmup`` untimed and ``--repeats`` timed forwards; the median is reported.
-
-Outputs in --out-dir: encode.json, encode.md (the printed report) and encode.png.
-"""
+"""``encode`` suite (its --help: ``DESCRIPTION``): RoBERTa-base text encoding, softmax (fused and
+unfused) against Linformer and ABC with the same dimensions (the paper's Table 4, efficiency
+columns). Every sequence is exactly N tokens (no padding); ``encode_model`` is the worker side:
+one untimed forward measures the peak memory increase over the baseline (model and tokens exist),
+then ``--warmup`` untimed and ``--repeats`` timed forwards."""
 
 import argparse
 from typing import Dict, List, Optional, Tuple
 
-from . import cli, driver
-from .plot import pyplot
-from .probes import MIB, median
-from .report import (
-    add_relative,
-    compare,
-    failure_notes,
-    format_targets,
-    markdown_table,
-    num,
-    ratio,
-    status_cell,
-    threads_of,
-)
+from . import cli, driver, report
+from .plot import bar_axes, pyplot, save_figure
+from .report import add_relative, compare, num, ratio, result_row, status_cell
 
 NAME = "encode"
 DESCRIPTION = """\
@@ -127,14 +108,10 @@ def describe(row: dict) -> str:
 
 def make_row(label: str, kind: str, memory: Optional[int], length: int, batch: int, result: dict) -> dict:
     """One JSON/table row from a worker result."""
-    row = {"method": label, "kind": kind, "memory": memory, "N": length, "batch": batch, **result}
-    times = result.get("times_s") or []
-    if row.get("status") == "ok" and times:
-        seconds = median(times)
+    row, seconds = result_row({"method": label, "kind": kind, "memory": memory, "N": length, "batch": batch}, result)
+    if seconds is not None:
         row.update(encode_s=seconds, ms_per_batch=seconds * 1e3, sequences_per_s=batch / seconds,
                    tokens_per_s=batch * length / seconds)
-    if "peak_bytes" in result:
-        row["peak_mib"] = result["peak_bytes"] / MIB
     return row
 
 
@@ -142,10 +119,10 @@ HEADERS = ("N", "batch", "method", "n", "ms / batch", "sequences/s", "speed vs s
            "speed vs unfused", "memory vs unfused", "peak MiB")
 
 
-def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
+def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
     """The Markdown report: header, table (Table 4's layout: speed and memory relative to softmax,
     fused and unfused), notes."""
-    note_of, failures = failure_notes(rows)
+    note_of, failures = report.failure_notes(rows)
     table_rows = [(
         row["N"], row["batch"], row["method"], num(row.get("memory"), "d"),
         status_cell(row, num(row.get("ms_per_batch"), ".1f"), note_of, i), num(row.get("sequences_per_s"), ".2f"),
@@ -158,10 +135,9 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         f"{config['batch'] * config['lengths'][0]} tokens per batch (batch {config['batch']} x "
         f"{config['lengths'][0]} tokens at the shortest N); {config['layers']} layers, dim {config['embed_dim']}, "
         f"{config['heads']} heads, FFN {config['ffn_dim']}, vocabulary {config['vocab']}; random weights; "
-        f"{config['dtype']} on {config['device']}; {driver.header_timing(config)}; "
-        f"threads {threads_of(rows)}; torch {env['torch']}; CPU {env['cpu_model']}.",
+        f"{report.machine_note(config, rows, env, driver.header_timing(config))}",
         "",
-        markdown_table(HEADERS, table_rows, right_align=(True, True, False) + (True,) * 8),
+        report.markdown_table(HEADERS, table_rows, right_align=(True, True, False) + (True,) * 8),
         "",
         "Notes:",
         "",
@@ -169,8 +145,7 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "every encoder layer, no LM head.",
         "- speed vs X = X's time / method time (above 1 is faster); memory vs X = method peak / X's peak "
         "(below 1 is smaller); X = softmax (fused) or softmax-unfused at the same N.",
-        f"- peak MiB: peak memory increase over the baseline (model and tokens exist) during the first, "
-        f"untimed forward, in a fresh process (probe: {', '.join(memory_probes) or '-'}).",
+        report.peak_note("model and tokens exist", "forward", memory_probes),
     ]
     kinds = list(dict.fromkeys(row["kind"] for row in rows))
     lines += [f"- {kind}: {KIND_NOTES[kind]}" for kind in kinds]
@@ -218,19 +193,10 @@ def save_plot(path: str, rows: List[dict], title: str) -> None:
             values = {row["N"]: row.get(key) or 0.0 for row in rows if row["method"] == method}
             xs = [i + (j - (len(methods) - 1) / 2) * width for i in range(len(lengths))]
             bars = ax.bar(xs, [values.get(n, 0.0) for n in lengths], width, label=method)
-            for bar in bars:
-                ax.annotate(f"{bar.get_height():.2f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                            ha="center", va="bottom", fontsize=7)
-        ax.set_xticks(range(len(lengths)))
-        ax.set_xticklabels([f"N={n}" for n in lengths])
+            bar_axes(ax, bars, ".2f", [f"N={n}" for n in lengths], ylabel)
         ax.axhline(1.0, color="black", linewidth=0.8)
-        ax.set_ylabel(ylabel)
-        ax.grid(True, axis="y", alpha=0.3)
     axes[0].legend(fontsize=8)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save_figure(plt, fig, path, title)
 
 
 def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
@@ -241,7 +207,7 @@ def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str
     shortest = min((row["N"] for row in rows), default=None)
     targets = check_targets({row["method"]: row for row in rows if row["N"] == shortest})
     targets += check_length_targets({(row["method"], row["N"]): row for row in rows})
-    text = report(rows, env, config, memory_probes) + "\n\n" + format_targets(targets) + "\n"
+    text = markdown(rows, env, config, memory_probes) + "\n\n" + report.format_targets(targets) + "\n"
     title = (f"encoding {config['batch'] * config['lengths'][0]} tokens per batch, {config['layers']} layers, "
              f"dim {config['embed_dim']}, {config['dtype']}, {config['device']}")
     return driver.Summary(text, targets, lambda path: save_plot(path, rows, title))

@@ -1,25 +1,16 @@
-"""``train`` suite: whole-model training throughput and peak memory through fairseq's own trainer,
-ABC against softmax with the same dimensions and batch (issue 14).
-
-Pairs: ``abc_lm_wiki103`` against ``transformer_lm_wiki103`` (samples of ``--lm-length`` = 512
-tokens) and ``abc_transformer_wmt_en_de`` against ``transformer_wmt_en_de`` (``--mt-length``
-source and target tokens per pair). Each case runs in a fresh process (``train_model`` is the
-worker side): fairseq's training parser builds the model, criterion and optimizer as
-``fairseq-train`` would (``--fp16`` on CUDA by default), then one untimed update measures the peak
-memory increase over the baseline (model on the device, optimizer not yet built: its state is
-part of the first update), ``--warmup`` untimed and ``--updates`` timed updates follow; the median
-update time gives tokens per second (target tokens per update / time).
-
-Outputs in --out-dir: train.json, train.md (the printed report) and train.png.
-"""
+"""``train`` suite (its --help: ``DESCRIPTION``): training throughput and peak memory through
+fairseq's own trainer, ABC against softmax with the same dimensions and batch (issue 14);
+``train_model`` is the worker side. One untimed update measures the peak memory increase over
+the baseline (model on the device, optimizer not yet built: its state is part of the first
+update), then ``--warmup`` untimed and ``--updates`` timed updates; tokens per second = target
+tokens per update / the median update time."""
 
 import argparse
 from typing import Dict, List
 
-from . import cli, driver
-from .plot import pyplot
-from .probes import MIB, median
-from .report import compare, failure_notes, format_targets, markdown_table, num, ratio, status_cell, threads_of
+from . import cli, driver, report
+from .plot import bar_axes, pyplot, save_figure
+from .report import compare, num, ratio, result_row, status_cell
 
 NAME = "train"
 DESCRIPTION = """\
@@ -75,26 +66,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "'--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40' with a small --vocab")
     parser.add_argument("--mt-args", default="",
                         help="more fairseq-train flags for the MT cases, one shell-quoted string")
-    parser.add_argument("--updates", dest="repeats", metavar="UPDATES", type=cli.positive_int, default=10,
-                        help="timed updates per case, after the untimed memory update and --warmup; the "
-                             "median is reported")
-    parser.add_argument("--rounds", type=cli.positive_int, default=1,
-                        help="run every case this many times, round after round, each in a fresh process, and "
-                             "pool the timed updates (shared machines drift; memory is the first round's)")
-    parser.add_argument("--warmup", type=cli.non_negative_int, default=3,
-                        help="untimed updates before the timed ones (after the memory update)")
-    parser.add_argument("--dtype", choices=["float32", "float16"], default=None,
-                        help="training precision: float16 = fairseq's --fp16 (fairseq 0.12's --bf16 means TPU, "
-                             "so bfloat16 is not offered; default: float16 on cuda, float32 on cpu)")
+    cli.add_run_flags(parser, "update", repeats=10, warmup=3, max_seconds=600.0, repeats_flag="--updates",
+                      dtypes=("float32", "float16"), dtype_default=None,
+                      dtype_help="training precision: float16 = fairseq's --fp16 (fairseq 0.12's --bf16 means TPU, "
+                                 "so bfloat16 is not offered; default: float16 on cuda, float32 on cpu)")
     parser.add_argument("--fp16", dest="dtype", action="store_const", const="float16",
                         help="the same as --dtype float16")
-    parser.add_argument("--device", default="cpu",
-                        help="torch device: cpu, or cuda / cuda:I (memory from torch.cuda.max_memory_allocated)")
-    parser.add_argument("--threads", type=cli.positive_int, default=None,
-                        help="torch intra-op threads in each worker (default: torch's own default)")
-    parser.add_argument("--seed", type=cli.non_negative_int, default=0, help="random seed of weights and batches")
-    parser.add_argument("--max-seconds", type=cli.positive_float, default=600.0,
-                        help="longest one update may take; a case over it is reported as timeout")
     cli.add_output_flags(parser, NAME, cpu_memory_probe="tensors")
 
 
@@ -111,10 +88,7 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         args.dtype = "float16" if on_cuda else "float32"
     if args.dtype != "float32" and not on_cuda:
         parser.error(f"--dtype {args.dtype} (fairseq's --fp16 trainer) needs --device cuda")
-    if args.embed_dim and args.heads and args.embed_dim % args.heads:
-        parser.error(f"--embed-dim {args.embed_dim} must be divisible by --heads {args.heads}")
-    if args.vocab is not None and args.vocab < 8:
-        parser.error(f"--vocab {args.vocab} is too small: fairseq reserves 4 special symbols")
+    cli.check_model_flags(args, parser)
     for flag in ("lm_args", "mt_args"):
         try:
             shlex.split(getattr(args, flag))
@@ -150,13 +124,9 @@ def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
 
 def make_row(case: str, kind: str, batch: int, length: int, result: dict) -> dict:
     """One JSON/table row from a worker result (``N`` is the sequence length, for the notes)."""
-    row = {"method": case, "kind": kind, "N": length, "batch": batch, **result}
-    times = result.get("times_s") or []
-    if row.get("status") == "ok" and times:
-        seconds = median(times)
+    row, seconds = result_row({"method": case, "kind": kind, "N": length, "batch": batch}, result)
+    if seconds is not None:
         row.update(update_s=seconds, ms_per_update=seconds * 1e3, tokens_per_s=batch * length / seconds)
-    if "peak_bytes" in result:
-        row["peak_mib"] = result["peak_bytes"] / MIB
     return row
 
 
@@ -202,9 +172,9 @@ def loss_cell(row: dict) -> str:
     return f"{losses[0]:.2f} -> {losses[-1]:.2f}" if losses else "-"
 
 
-def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
+def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
     """The Markdown report: header, table, notes."""
-    note_of, failures = failure_notes(rows)
+    note_of, failures = report.failure_notes(rows)
     table_rows = [(
         row["method"], f"{row['batch']} x {row['N']}", attention_cell(row),
         status_cell(row, num(row.get("ms_per_update"), ".1f"), note_of, i), num(row.get("tokens_per_s"), ".0f"),
@@ -221,11 +191,9 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "",
         f"{sizes}; vocabulary {config.get('vocab') or 'per kind (see notes)'}"
         f"{extra_flags}; "
-        f"{config['dtype']} on {config['device']}; median of {config['repeats']} updates after "
-        f"{config['warmup']} warmup{driver.rounds_note(config)}; threads {threads_of(rows)}; "
-        f"torch {env['torch']}; CPU {env['cpu_model']}.",
+        f"{report.machine_note(config, rows, env, driver.header_timing(config).replace(' after', ' updates after'))}",
         "",
-        markdown_table(HEADERS, table_rows, right_align=(False, True, False) + (True,) * 6),
+        report.markdown_table(HEADERS, table_rows, right_align=(False, True, False) + (True,) * 6),
         "",
         "Notes:",
         "",
@@ -234,8 +202,7 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         "loss scaling and the optimizer step. Random tokens, no padding.",
         "- tokens/s = target tokens per update / median update time; speed vs softmax = ABC's tokens/s / "
         "its softmax pair's (above 1 is faster); memory vs softmax = ABC's peak / softmax's (below 1 is smaller).",
-        f"- peak MiB: peak memory increase over the baseline (model on the device) during the first, "
-        f"untimed update, optimizer state included (probe: {', '.join(memory_probes) or '-'}).",
+        report.peak_note("model on the device", "update, optimizer state included", memory_probes),
         f"- default vocabulary: {DEFAULT_VOCAB['lm']} for the LMs (WikiText-103), {DEFAULT_VOCAB['mt']} for MT "
         "(a joined BPE); loss: fairseq's logged training loss (base 2) of the first and last update.",
         f"- The {TARGET_SPEED}x target is for a GPU with `--fp16` at the architectures' own sizes; on a CPU or "
@@ -251,25 +218,16 @@ def save_plot(path: str, rows: List[dict], title: str) -> None:
     names = [row["method"] for row in rows]
     for ax, key, ylabel in ((axes[0], "tokens_per_s", "training tokens / s (higher is faster)"),
                             (axes[1], "peak_mib", "peak memory increase, MiB (lower is smaller)")):
-        values = [row.get(key) or 0.0 for row in rows]
-        bars = ax.bar(range(len(rows)), values, color=["C1" if CASES[n][1] else "C0" for n in names])
-        for bar in bars:
-            ax.annotate(f"{bar.get_height():.4g}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                        ha="center", va="bottom", fontsize=7)
-        ax.set_xticks(range(len(rows)))
-        ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
-        ax.set_ylabel(ylabel)
-        ax.grid(True, axis="y", alpha=0.3)
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+        bars = ax.bar(range(len(rows)), [row.get(key) or 0.0 for row in rows],
+                      color=["C1" if CASES[n][1] else "C0" for n in names])
+        bar_axes(ax, bars, ".4g", names, ylabel, rotation=20, ha="right", fontsize=8)
+    save_figure(plt, fig, path, title)
 
 
 def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
     """Pair ratios, the report, the targets and the bar chart."""
     add_pair_ratios(rows)
     targets = check_targets({row["method"]: row for row in rows})
-    text = report(rows, env, config, memory_probes) + "\n\n" + format_targets(targets) + "\n"
+    text = markdown(rows, env, config, memory_probes) + "\n\n" + report.format_targets(targets) + "\n"
     title = f"training through fairseq's trainer, {config['dtype']}, {config['device']}"
     return driver.Summary(text, targets, lambda path: save_plot(path, rows, title))

@@ -19,9 +19,8 @@ STDERR_TAIL_CHARS = 1500
 
 
 def _package_root() -> str:
-    """The directory holding the ``abc_fairseq`` package, so the child can import it."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.dirname(os.path.dirname(here))
+    """The repository root, holding ``benchmarks`` and ``abc_fairseq``, so the child can import both."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _child_env() -> dict:

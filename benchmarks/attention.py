@@ -1,26 +1,14 @@
-"""``attention`` suite: forward+backward time and peak memory of causal attention.
-
-Compares ABC (``abc_fairseq.ops.causal_abc``, with its ``auto`` and ``torch`` backends) with
-torch's fused SDPA, fairseq's MultiheadAttention and flash-linear-attention's ``chunk_abc`` over
-sequence lengths N at a fixed number of tokens per call (batch = tokens // N); the methods are
-built in ``attention_methods``. Every (method, N) runs in a fresh Python process, so one method's
-crash, timeout or out-of-memory is a row in the table, not the end of the run.
-
-On CPU the report checks issue 2's targets, on CUDA issue 13's (``attention_targets``).
-
-Outputs in --out-dir: attention.json (raw numbers, environment, command), attention.md (the
-printed report) and attention.png (time per token and peak memory against N).
-"""
+"""``attention`` suite (its --help: ``DESCRIPTION``): causal attention forward+backward at a fixed
+number of tokens per call over sequence lengths N; the methods are built in ``attention_methods``,
+the targets: issue 2's on CPU, issue 13's on CUDA."""
 
 import argparse
 from typing import Dict, List, Sequence, Tuple
 
-from . import cli, driver
+from . import cli, driver, report
 from .attention_methods import DEFAULT_METHODS, GPU_DEFAULT_METHODS, METHOD_NOTES, METHODS
-from .attention_targets import check_gpu_targets, check_targets
-from .plot import Panel, save_panels
-from .probes import MIB, median
-from .report import add_relative, failure_notes, format_targets, markdown_table, num, ratio, status_cell, threads_of
+from .plot import Panel, save_panels, series
+from .report import add_relative, compare, measured, num, ratio, result_row, status_cell
 
 NAME = "attention"
 DESCRIPTION = """\
@@ -89,19 +77,15 @@ HEADERS = ("N", "batch", "method", "ms/call", "us/token", "x sdpa speed", "peak 
 def make_row(method: str, length: int, batch: int, result: dict) -> dict:
     """One JSON/table row from a worker result: raw numbers plus per-call and per-token times."""
     tokens = batch * length
-    row = {"method": method, "N": length, "batch": batch, "tokens_per_call": tokens, **result}
-    times = result.get("times_s") or []
-    if row.get("status") == "ok" and times:
-        median_s = median(times)
-        row.update(median_s=median_s, ms_per_call=median_s * 1e3, us_per_token=median_s * 1e6 / tokens)
-    if "peak_bytes" in result:
-        row["peak_mib"] = result["peak_bytes"] / MIB
+    row, seconds = result_row({"method": method, "N": length, "batch": batch, "tokens_per_call": tokens}, result)
+    if seconds is not None:
+        row.update(median_s=seconds, ms_per_call=seconds * 1e3, us_per_token=seconds * 1e6 / tokens)
     return row
 
 
-def report(rows: Sequence[dict], env: dict, config: dict, memory_probes: Sequence[str]) -> str:
+def markdown(rows: Sequence[dict], env: dict, config: dict, memory_probes: Sequence[str]) -> str:
     """The Markdown report: header, table, notes (method caveats and failures)."""
-    note_of, footnotes = failure_notes(rows)
+    note_of, footnotes = report.failure_notes(rows)
     table_rows = [(
         row["N"], row["batch"], row["method"], status_cell(row, num(row.get("ms_per_call"), ".2f"), note_of, i),
         num(row.get("us_per_token"), ".3f"), ratio(row.get("speed_vs_sdpa")),
@@ -111,10 +95,9 @@ def report(rows: Sequence[dict], env: dict, config: dict, memory_probes: Sequenc
         "# Causal attention, forward + backward",
         "",
         f"{config['tokens']} tokens per call, H={config['heads']}, d={config['head_dim']}, "
-        f"ABC slots n={config['memory']}, {config['dtype']} on {config['device']}; "
-        f"{driver.header_timing(config)}; threads {threads_of(rows)}; torch {env['torch']}; CPU {env['cpu_model']}.",
+        f"ABC slots n={config['memory']}, {report.machine_note(config, rows, env, driver.header_timing(config))}",
         "",
-        markdown_table(HEADERS, table_rows, right_align=(True, True, False, True, True, True, True, True)),
+        report.markdown_table(HEADERS, table_rows, right_align=(True, True, False, True, True, True, True, True)),
         "",
         "Notes:",
         "",
@@ -131,17 +114,75 @@ def report(rows: Sequence[dict], env: dict, config: dict, memory_probes: Sequenc
 
 def plot_panels(rows: Sequence[dict]) -> Tuple[Panel, Panel]:
     """Time per token and peak memory against N, one line per method (measured points only)."""
-    time_series: Dict[str, list] = {}
-    memory_series: Dict[str, list] = {}
-    for row in rows:
-        if row.get("us_per_token") is not None:
-            time_series.setdefault(row["method"], []).append((row["N"], row["us_per_token"]))
-        if row.get("status") == "ok" and row.get("peak_mib") is not None:
-            memory_series.setdefault(row["method"], []).append((row["N"], row["peak_mib"]))
-    return (
-        Panel("Forward + backward time per token", "microseconds per token (log)", time_series),
-        Panel("Peak memory increase over the inputs", "MiB (log)", memory_series),
-    )
+    return (Panel("Forward + backward time per token", "microseconds per token (log)", series(rows, "us_per_token")),
+            Panel("Peak memory increase over the inputs", "MiB (log)", series(rows, "peak_mib")))
+
+
+# Targets (informational). CPU (issue 2): against torch's SDPA in fp32 at 32k tokens per call. GPU
+# (issue 13, one H100 or H200, bf16, 32k tokens per call, 8 heads, d = n = 64): time per token flat
+# from N = 512 to 16,384; at least 5x ``abc-torch``; at least as fast as ``fla-abc``; faster than
+# flash SDPA from N = 8,192 on. Each check gives PASS, FAIL, or SKIP when the lengths or methods it
+# needs were not measured (or the reference failed); ABC failing at a needed length counts as FAIL.
+Rows = Dict[Tuple[str, int], dict]  # (method, N) -> result row
+
+
+def _speed(rows: Rows, n: int, minimum: float, name: str, reference: str = "sdpa") -> dict:
+    return compare(name, rows.get(("abc", n)), rows.get((reference, n)), "median_s", minimum, True,
+                   (f"abc at N={n}", reference))
+
+
+def _memory(rows: Rows, n: int, maximum: float, name: str) -> dict:
+    return compare(name, rows.get(("abc", n)), rows.get(("sdpa", n)), "peak_mib", maximum, False,
+                   (f"abc at N={n} (MiB)", "sdpa"))
+
+
+def _flat(rows: Rows, low: int, high: int, max_ratio: float, name: str) -> dict:
+    for n in (low, high):
+        if ("abc", n) not in rows:
+            return {"name": name, "status": "SKIP", "detail": f"abc at N={n} not measured"}
+    lengths = sorted(n for (method, n) in rows if method == "abc" and low <= n <= high)
+    bad = [n for n in lengths if not measured(rows[("abc", n)], "us_per_token")]
+    if bad:
+        return {"name": name, "status": "FAIL", "detail": f"abc has no time at N={bad}"}
+    per_token = {n: rows[("abc", n)]["us_per_token"] for n in lengths}
+    value = max(per_token.values()) / min(per_token.values())
+    spread = ", ".join(f"{n}: {t:.3f}" for n, t in per_token.items())
+    return {"name": name, "status": "PASS" if value <= max_ratio else "FAIL", "value": value,
+            "detail": f"max/min us/token = {value:.2f} (need <= {max_ratio:g}); {spread}"}
+
+
+def _every_length(rows: Rows, reference: str, minimum: float, name: str, start: int = 0) -> dict:
+    """abc against ``reference`` at every N >= ``start`` where the reference was measured; the
+    worst ratio decides. SKIP when the reference has no result at any such N."""
+    lengths = sorted(n for (method, n) in rows if method == reference and n >= start)
+    checks = [_speed(rows, n, minimum, name, reference) for n in lengths]
+    checks = [check for check in checks if check["status"] != "SKIP"]
+    if not checks:
+        return {"name": name, "status": "SKIP", "detail": f"{reference} has no result at N >= {start or 1}"}
+    failed = [check for check in checks if check["status"] == "FAIL"]
+    worst = failed[0] if failed else min(checks, key=lambda check: check["value"])
+    return {**worst, "name": name, "detail": f"worst of {len(checks)} lengths: {worst['detail']}"}
+
+
+def check_targets(rows: Rows) -> List[dict]:
+    """Issue 2's CPU targets, in a fixed order; each a dict with name, status, detail (and value)."""
+    return [
+        _speed(rows, 4096, 3.0, "abc >= 3x faster than sdpa at N=4096"),
+        _speed(rows, 8192, 6.0, "abc >= 6x faster than sdpa at N=8192"),
+        _speed(rows, 512, 1 / 1.5, "abc at most 1.5x slower than sdpa at N=512"),
+        _flat(rows, 512, 8192, 1.3, "abc time per token flat within 1.3x from N=512 to N=8192"),
+        _memory(rows, 4096, 2.0, "abc peak memory at N=4096 <= 2x sdpa's"),
+    ]
+
+
+def check_gpu_targets(rows: Rows) -> List[dict]:
+    """Issue 13's GPU targets (bf16), in a fixed order."""
+    return [
+        _flat(rows, 512, 16384, 1.3, "abc time per token flat within 1.3x from N=512 to N=16384"),
+        _every_length(rows, "abc-torch", 5.0, "abc >= 5x faster than abc-torch at every N"),
+        _every_length(rows, "fla-abc", 1.0, "abc at least as fast as fla-abc wherever both run"),
+        _every_length(rows, "sdpa", 1.0 + 1e-9, "abc faster than flash sdpa from N=8192 on", start=8192),
+    ]
 
 
 def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
@@ -151,7 +192,7 @@ def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str
     on_gpu = config["device"].startswith("cuda")
     targets = check_gpu_targets(by_case) if on_gpu else check_targets(by_case)
     title = "Targets (GPU; informational)" if on_gpu else "Targets (informational)"
-    text = report(rows, env, config, memory_probes) + "\n\n" + format_targets(targets, title) + "\n"
+    text = markdown(rows, env, config, memory_probes) + "\n\n" + report.format_targets(targets, title) + "\n"
     plot_title = (f"causal attention fwd+bwd, {config['tokens']} tokens/call, H={config['heads']}, "
                   f"d={config['head_dim']}, n={config['memory']}, {config['dtype']}, {config['device']}")
     return driver.Summary(text, targets, lambda path: save_panels(

@@ -29,7 +29,7 @@ from .cli import DTYPES
 from .decode_model import build_model
 from .synthetic import synthetic_dictionary
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 BIBLE = REPO / "data_prep" / "bible_es_en"
 PROFILE_ENTRIES = 25
 

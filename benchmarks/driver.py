@@ -17,7 +17,7 @@ from typing import Callable, List, NamedTuple, Optional
 from .environment import environment_info
 from .runner import run_worker
 
-PROG = "python -m abc_fairseq.benchmark"
+PROG = "python -m benchmarks"
 
 
 class Measurement(NamedTuple):
@@ -27,12 +27,6 @@ class Measurement(NamedTuple):
     label: str
     spec: dict
     to_row: Callable[[dict], dict]
-
-
-def rounds_note(config: dict) -> str:
-    """What a report's header adds about --rounds: nothing for one round."""
-    rounds = config.get("rounds", 1)
-    return f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
 
 
 def progress(text: str) -> None:
@@ -153,7 +147,9 @@ def run_suite(suite, args: argparse.Namespace) -> int:
 
 def header_timing(config: dict) -> str:
     """How the report's times were taken: 'median of R after W warmup[, rounds]'."""
-    return f"median of {config['repeats']} after {config['warmup']} warmup{rounds_note(config)}"
+    rounds = config.get("rounds", 1)
+    pooled = f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
+    return f"median of {config['repeats']} after {config['warmup']} warmup{pooled}"
 
 
 def _finite(value):

@@ -6,7 +6,7 @@ flags, and the checks that need the machine."""
 import argparse
 import math
 import os
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import torch
 
@@ -43,11 +43,14 @@ non_negative_float = _number(float, lambda value: 0 <= value < math.inf, "a fini
 
 
 def add_run_flags(parser: argparse.ArgumentParser, call: str, repeats: int, warmup: int, max_seconds: float,
-                  rounds: bool = True, repeats_help: Optional[str] = None) -> None:
-    """The flags of how a suite's cases run: --repeats, --warmup, --rounds (when ``rounds``),
-    --threads, --dtype, --device, --seed, --max-seconds. ``call`` names one timed call in the
-    help ("forward", "decode", ...)."""
-    parser.add_argument("--repeats", type=non_negative_int if repeats_help else positive_int, default=repeats,
+                  rounds: bool = True, repeats_help: Optional[str] = None, repeats_flag: str = "--repeats",
+                  dtypes: Sequence[str] = tuple(DTYPES), dtype_default: Optional[str] = "float32",
+                  dtype_help: str = "dtype of inputs and weights") -> None:
+    """The flags of how a suite's cases run: --repeats (named ``repeats_flag``), --warmup, --rounds
+    (when ``rounds``), --threads, --dtype (from ``dtypes``), --device, --seed,
+    --max-seconds. ``call`` names one timed call in the help ("forward", "decode", ...)."""
+    parser.add_argument(repeats_flag, dest="repeats", metavar=repeats_flag[2:].upper(),
+                        type=non_negative_int if repeats_help else positive_int, default=repeats,
                         help=repeats_help or f"timed {call}s per case, after the untimed memory {call}; "
                                              "the median is reported")
     if rounds:
@@ -59,7 +62,7 @@ def add_run_flags(parser: argparse.ArgumentParser, call: str, repeats: int, warm
                         help=f"untimed {call}s before the timed ones (after the memory {call})")
     parser.add_argument("--threads", type=positive_int, default=None,
                         help="torch intra-op threads in each worker (default: torch's own default)")
-    parser.add_argument("--dtype", choices=list(DTYPES), default="float32", help="dtype of inputs and weights")
+    parser.add_argument("--dtype", choices=list(dtypes), default=dtype_default, help=dtype_help)
     parser.add_argument("--device", default="cpu",
                         help="torch device: cpu, or cuda / cuda:I (memory from torch.cuda.max_memory_allocated)")
     parser.add_argument("--seed", type=non_negative_int, default=0, help="random seed of weights and inputs")
@@ -80,10 +83,10 @@ def add_model_flags(parser: argparse.ArgumentParser, vocab: int, vocab_help: str
 
 
 def check_model_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """The checks of ``add_model_flags``' values that involve two flags or fairseq."""
-    if args.embed_dim % args.heads:
+    """The checks of the model flags' values that involve two flags or fairseq (None: not given)."""
+    if args.embed_dim and args.heads and args.embed_dim % args.heads:
         parser.error(f"--embed-dim {args.embed_dim} must be divisible by --heads {args.heads}")
-    if args.vocab < 8:
+    if args.vocab is not None and args.vocab < 8:
         parser.error(f"--vocab {args.vocab} is too small: fairseq reserves 4 special symbols")
 
 
@@ -110,7 +113,7 @@ def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_prob
                              "as oom instead of invoking the system's OOM killer; 0 disables "
                              f"(default: {DEFAULT_MEMORY_FRACTION:g} x MemAvailable at start)")
     parser.add_argument("--cpu-memory-probe", choices=CPU_PROBES, default=cpu_memory_probe,
-                        help="how CPU peak memory is measured (see abc_fairseq/benchmark/probes.py): "
+                        help="how CPU peak memory is measured (see benchmarks/probes.py): "
                              "hwm = kernel high-water mark reset via /proc/self/clear_refs, sampler = "
                              "1 ms /proc/self/statm polling, maxrss = getrusage; auto = hwm if possible; "
                              "tensors = peak bytes held in tensors, from torch.profiler's allocation events "

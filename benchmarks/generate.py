@@ -1,26 +1,19 @@
-"""``generate`` suite: end-to-end translation speed through fairseq's own ``SequenceGenerator``
-(what ``fairseq-generate`` runs), softmax ``transformer`` against ``abc_transformer`` with ABC,
-RFA and T2R in the decoder, on sentences of real lengths (beam search and greedy) and on long
-outputs (Figure 1's setting: batch 16, greedy).
+"""``generate`` suite (its --help: ``DESCRIPTION``): end-to-end translation through fairseq's own
+``SequenceGenerator`` (what ``fairseq-generate`` runs); ``generate_model`` is the worker side.
 
-Cases, each in a fresh process (``generate_model`` is the worker side), the methods of one
-(workload, model size) adjacent so that a drift of the shared machine hits them alike; with
-``--rounds`` the whole list runs again and the timed calls are pooled (median). The time of a
-call is the whole ``generate`` of every batch (encoder, decoder, beam bookkeeping), tokens/s
-counts the best hypotheses' tokens as ``fairseq-generate`` does.
-
-Outputs in --out-dir: generate.json, generate.md (the printed report) and generate.png.
-"""
+The methods of one (workload, model size) run adjacent so that a drift of the shared machine hits
+them alike; with ``--rounds`` the whole list runs again and the timed calls are pooled (median).
+A call is the whole ``generate`` of every batch (encoder, decoder, beam bookkeeping); tokens/s
+counts the best hypotheses' tokens as ``fairseq-generate`` does."""
 
 import argparse
 from typing import Dict, List, Optional, Tuple
 
-from . import cli, driver
-from .decode import METHOD_NOTES, METHODS
+from . import cli, driver, report
+from .decode import METHOD_NOTES, METHODS, add_size_flags, check_sizes, sizes_note, sizes_of
 from .generate_model import bible_lengths
-from .plot import Panel, save_panels
-from .probes import MIB, median
-from .report import compare, failure_notes, format_targets, markdown_table, measured, num, ratio, status_cell
+from .plot import Panel, save_panels, series
+from .report import compare, num, ratio, result_row, status_cell
 
 NAME = "generate"
 DESCRIPTION = """\
@@ -61,11 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--long-batch", type=cli.positive_int, default=16, help="sentences per long-output batch")
     parser.add_argument("--long-sizes", nargs="+", choices=list(MODEL_SIZES), default=["small"],
                         help="model sizes of the long-output workload (paper size takes minutes per case on CPU)")
-    parser.add_argument("--cross-memory", type=cli.positive_int, default=32, help="ABC cross attention slots")
-    parser.add_argument("--causal-memory", type=cli.positive_int, default=8, help="ABC causal self attention slots")
-    for method, sizes in (("rfa", (256, 128)), ("t2r", (32, 4))):
-        parser.add_argument(f"--{method}-memory", type=cli.positive_int, nargs=2, default=list(sizes),
-                            metavar=("CROSS", "CAUSAL"), help=f"{method.upper()}'s cross and causal feature sizes")
+    add_size_flags(parser)
     parser.add_argument("--profile", action="store_true",
                         help="also profile one generate (cProfile, untimed) of softmax and abc in every beam-search "
                              "sentence case and keep its top entries by own time in the record and the report")
@@ -80,8 +69,7 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Checks that involve several flags or the machine; errors name the flag."""
     args.methods = list(dict.fromkeys(args.methods))
     args.lengths = sorted(set(args.lengths))
-    if "rfa" in args.methods and any(size % 2 for size in args.rfa_memory):
-        parser.error(f"--rfa-memory {args.rfa_memory}: RFA's feature sizes must be even (sin and cos)")
+    check_sizes(args, parser)
     if not args.beams and not args.lengths:
         parser.error("--beams and --lengths are both empty: nothing to measure")
     if args.beams:
@@ -113,8 +101,7 @@ def case_label(case: dict) -> str:
 
 def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
     """One worker run per (case, method), the methods of a case adjacent."""
-    sizes = {"abc": [args.cross_memory, args.causal_memory], "rfa": list(args.rfa_memory),
-             "t2r": list(args.t2r_memory)}
+    sizes = sizes_of(vars(args))
     items = []
     for case in cases(args):
         enc, dec, dim, heads, ffn, vocab = MODEL_SIZES[case["size"]]
@@ -134,14 +121,10 @@ def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
 
 def make_row(case: dict, method: str, result: dict) -> dict:
     """One JSON/table row from a worker result."""
-    row = {"case": case_label(case), **case, "method": method, **result}
-    info = result.get("info") or {}
-    times = result.get("times_s") or []
-    if row.get("status") == "ok" and times and info.get("tokens"):
-        seconds = median(times)
-        row.update(generate_s=seconds, tokens_per_s=info["tokens"] / seconds)
-    if "peak_bytes" in result:
-        row["peak_mib"] = result["peak_bytes"] / MIB
+    row, seconds = result_row({"case": case_label(case), **case, "method": method}, result)
+    tokens = (result.get("info") or {}).get("tokens")
+    if seconds is not None and tokens:
+        row.update(generate_s=seconds, tokens_per_s=tokens / seconds)
     return row
 
 
@@ -177,29 +160,27 @@ def _load(row: dict) -> str:
     return "-" if not loads else "-".join(f"{value:.1f}" for value in loads)
 
 
-def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
+def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
     """The Markdown report: header, table, notes, profiles."""
-    note_of, failures = failure_notes([dict(row, N=row["case"]) for row in rows])
+    note_of, failures = report.failure_notes([dict(row, N=row["case"]) for row in rows])
     table = [(row["case"], row["method"], status_cell(row, num(row.get("tokens_per_s"), ".1f"), note_of, i),
               ratio(row.get("speed_vs_softmax")), ratio(row.get("speed_vs_rfa")), num(row.get("generate_s"), ".2f"),
               (row.get("info") or {}).get("tokens", "-"), num(row.get("peak_mib"), ".1f"), _load(row))
              for i, row in enumerate(rows)]
-    threads = ", ".join(map(str, sorted({row["threads"] for row in rows if row.get("threads")}))) or "-"
-    sizes = {"abc": f"{config['cross_memory']}/{config['causal_memory']}",
-             "rfa": "/".join(map(str, config["rfa_memory"])), "t2r": "/".join(map(str, config["t2r_memory"]))}
     lines = [
         "# End-to-end generation (fairseq SequenceGenerator), softmax vs "
         + ", ".join(m.upper() for m in config["methods"] if m != "softmax"),
         "",
-        f"{config['dtype']} on {config['device']}, **{threads} thread(s)**; {_timing(config)}; "
-        f"torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
+        f"{config['dtype']} on {config['device']}, **{report.threads_of(rows)} thread(s)**; {_timing(config)}; "
+        f"torch {env['torch']}; "
+        f"CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
         f"{env['date']}; load average at start {env.get('load_average')}.",
         "",
         "Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in
                                    set(config["sizes"]) | set(config["long_sizes"])) + ". Cross / causal "
-        "sizes: " + ", ".join(f"{m.upper()} {sizes[m]}" for m in config["methods"] if m in sizes) + ".",
+        f"sizes: {sizes_note(config, config['methods'])}.",
         "",
-        markdown_table(HEADERS, table, right_align=(False, False) + (True,) * 7),
+        report.markdown_table(HEADERS, table, right_align=(False, False) + (True,) * 7),
         "",
         "Notes:",
         "",
@@ -259,24 +240,22 @@ def check_targets(rows: List[dict]) -> List[dict]:
 
 def plot_panels(rows: List[dict]) -> Tuple[Panel, Panel]:
     """Long outputs: tokens/s and peak memory against N, a line per (method, size)."""
-    speed: Dict[str, list] = {}
-    memory: Dict[str, list] = {}
-    for row in rows:
-        if row["workload"] != "long":
-            continue
-        label = f"{row['method']} ({row['size']})"
-        for series, key in ((speed, "tokens_per_s"), (memory, "peak_mib")):
-            if measured(row, key):
-                series.setdefault(label, []).append((row["N"], row[key]))
-    return (Panel("SequenceGenerator, greedy, long outputs", "tokens per second (log)", speed),
-            Panel("Peak memory increase while generating", "MiB (log)", memory))
+    long = [row for row in rows if row["workload"] == "long"]
+
+    def label(row: dict) -> str:
+        return f"{row['method']} ({row['size']})"
+
+    return (Panel("SequenceGenerator, greedy, long outputs", "tokens per second (log)",
+                  series(long, "tokens_per_s", label)),
+            Panel("Peak memory increase while generating", "MiB (log)", series(long, "peak_mib", label)))
 
 
 def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
     """Ratios, the report, the targets and the plot."""
     add_ratios(rows)
     targets = check_targets(rows)
-    text = "\n".join([report(rows, env, config, memory_probes), "", format_targets(targets)] + profiles(rows)) + "\n"
+    text = "\n".join([markdown(rows, env, config, memory_probes), "", report.format_targets(targets)]
+                     + profiles(rows)) + "\n"
     title = f"fairseq SequenceGenerator, batch {config['long_batch']}, {config['dtype']}, {config['device']}"
     plot = None
     if any(row["workload"] == "long" for row in rows):

@@ -1,4 +1,4 @@
-"""Entry point: ``python -m abc_fairseq.benchmark <subcommand> [flags]``.
+"""Entry point: ``python -m benchmarks <subcommand> [flags]``.
 
 Each subcommand is a suite: a module of this package exposing ``NAME``, ``DESCRIPTION``,
 ``add_arguments(parser)`` and what ``driver.run_suite`` calls; adding one means adding its name
@@ -34,7 +34,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with one sub-parser per entry of ``SUBCOMMANDS``."""
     parser = argparse.ArgumentParser(
-        prog="python -m abc_fairseq.benchmark",
+        prog="python -m benchmarks",
         description="Benchmarks for abc-fairseq (ABC, Attention with Bounded-memory Control).",
     )
     subparsers = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")

@@ -18,29 +18,15 @@ measured). For each method and N, in a fresh process (``decode_model`` is the wo
    storage once), split into decoder self attention and cross attention. fairseq's softmax caches
    keys and values of every step and of the whole source, so this grows with N; ABC, RFA and T2R
    hold a constant-size causal state and a cross memory built once from the encoder output.
-
-Outputs in --out-dir: decode.json, decode.md (the printed report) and decode.png (Figure 1's
-speed and Figure 2's attention memory against N).
 """
 
 import argparse
 from typing import Dict, List, Optional, Tuple
 
-from . import cli, driver
-from .plot import Panel, save_panels
-from .probes import MIB, median
-from .report import (
-    add_relative,
-    compare,
-    failure_notes,
-    format_targets,
-    markdown_table,
-    measured,
-    num,
-    ratio,
-    status_cell,
-    threads_of,
-)
+from . import cli, driver, report
+from .plot import Panel, save_panels, series
+from .probes import MIB
+from .report import add_relative, compare, measured, num, ratio, result_row, status_cell
 
 NAME = "decode"
 DESCRIPTION = """\
@@ -73,15 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=cli.positive_int, default=16, help="sentences decoded together")
     cli.add_model_flags(parser, 32768, "vocabulary size of the synthetic task (shared by source and target)",
                         {"--encoder-layers": 6, "--decoder-layers": 6}, embed_dim=512, heads=8, ffn_dim=2048)
-    parser.add_argument("--cross-memory", type=cli.positive_int, default=32,
-                        help="ABC cross attention slots (--decoder-cross-memory)")
-    parser.add_argument("--causal-memory", type=cli.positive_int, default=8,
-                        help="ABC causal self attention slots (--decoder-self-memory)")
-    for method, sizes in (("rfa", (256, 128)), ("t2r", (32, 4))):
-        parser.add_argument(f"--{method}-memory", type=cli.positive_int, nargs=2, default=list(sizes),
-                            metavar=("CROSS", "CAUSAL"),
-                            help=f"{method.upper()}'s feature sizes in cross and causal self attention "
-                                 "(the paper's Figures 1-2 use the defaults)")
+    add_size_flags(parser)
     parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                         metavar="METHOD", help=f"models to measure, from: {', '.join(METHODS)}")
     cli.add_run_flags(parser, "decode", repeats=1, warmup=0, max_seconds=1800.0, rounds=False, repeats_help=(
@@ -100,13 +78,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli.add_output_flags(parser, NAME)
 
 
+def add_size_flags(parser: argparse.ArgumentParser) -> None:
+    """The cross / causal memory sizes of ABC, RFA and T2R (decode and generate)."""
+    parser.add_argument("--cross-memory", type=cli.positive_int, default=32,
+                        help="ABC cross attention slots (--decoder-cross-memory)")
+    parser.add_argument("--causal-memory", type=cli.positive_int, default=8,
+                        help="ABC causal self attention slots (--decoder-self-memory)")
+    for method, sizes in (("rfa", (256, 128)), ("t2r", (32, 4))):
+        parser.add_argument(f"--{method}-memory", type=cli.positive_int, nargs=2, default=list(sizes),
+                            metavar=("CROSS", "CAUSAL"),
+                            help=f"{method.upper()}'s feature sizes in cross and causal self attention "
+                                 "(the paper's Figures 1-2 use the defaults)")
+
+
+def check_sizes(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    if "rfa" in args.methods and any(size % 2 for size in args.rfa_memory):
+        parser.error(f"--rfa-memory {args.rfa_memory}: RFA's feature sizes must be even (sin and cos)")
+
+
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Checks that involve several flags or the machine; errors name the flag."""
     args.lengths = sorted(set(args.lengths))
     args.methods = list(dict.fromkeys(args.methods))
     cli.check_model_flags(args, parser)
-    if "rfa" in args.methods and any(size % 2 for size in args.rfa_memory):
-        parser.error(f"--rfa-memory {args.rfa_memory}: RFA's feature sizes must be even (sin and cos)")
+    check_sizes(args, parser)
     cli.check_device_and_memory(args, parser)
 
 
@@ -141,13 +136,12 @@ def describe(row: dict) -> str:
 
 def make_row(method: str, length: int, batch: int, result: dict) -> dict:
     """One JSON/table row from a worker result."""
-    row = {"method": method, "N": length, "batch": batch, **result}
+    row, seconds = result_row({"method": method, "N": length, "batch": batch}, result)
     info = result.get("info") or {}
-    times = result.get("times_s") or []
-    if row.get("status") == "ok" and times:
+    if seconds is not None:
         # A sampled run (--sample-steps) reports its own estimate; its wall time includes the
         # untimed cache building.
-        seconds = info.get("estimated_decode_s") or median(times)
+        seconds = info.get("estimated_decode_s") or seconds
         tokens = info.get("tokens_decoded", batch * length)
         row.update(decode_s=seconds, tokens_per_s=tokens / seconds, us_per_token=seconds * 1e6 / tokens,
                    ms_per_step=seconds * 1e3 / length)
@@ -156,8 +150,6 @@ def make_row(method: str, length: int, batch: int, result: dict) -> dict:
         row["state_mib"] = info["state_bytes"]["total"] / MIB
     if "encode_s" in info:
         row["encode_ms"] = info["encode_s"] * 1e3
-    if "peak_bytes" in result:
-        row["peak_mib"] = result["peak_bytes"] / MIB
     return row
 
 
@@ -175,7 +167,7 @@ def _timing(config: dict) -> str:
     return driver.header_timing(config)
 
 
-def _sizes(config: dict, methods: List[str]) -> str:
+def sizes_note(config: dict, methods: List[str]) -> str:
     sizes = sizes_of(config)
     return ", ".join(f"{m.upper() if m != 'abc' else 'ABC'} {'/'.join(map(str, sizes[m]))}"
                      for m in methods if m in sizes)
@@ -190,9 +182,9 @@ SAMPLED_NOTE = (
     "before quoting speed-ups as more than low bounds.")
 
 
-def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
+def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
     """The Markdown report: header, table, notes."""
-    note_of, failures = failure_notes(rows)
+    note_of, failures = report.failure_notes(rows)
     table_rows = [(
         row["N"], row["method"], status_cell(row, num(row.get("tokens_per_s"), ".1f"), note_of, i),
         num(row.get("ms_per_step"), ".2f"), ratio(row.get("speed_vs_softmax")),
@@ -206,10 +198,9 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
         f"Batch {config['batch']}, source = target length N, exactly N steps; {config['encoder_layers']}+"
         f"{config['decoder_layers']} layers, dim {config['embed_dim']}, {config['heads']} heads, "
         f"FFN {config['ffn_dim']}, vocabulary {config['vocab']}; cross / causal sizes: "
-        f"{_sizes(config, methods) or '-'}; {config['dtype']} on {config['device']}; {_timing(config)}; "
-        f"threads {threads_of(rows)}; torch {env['torch']}; CPU {env['cpu_model']}.",
+        f"{sizes_note(config, methods) or '-'}; {report.machine_note(config, rows, env, _timing(config))}",
         "",
-        markdown_table(HEADERS, table_rows, right_align=(True, False) + (True,) * 9),
+        report.markdown_table(HEADERS, table_rows, right_align=(True, False) + (True,) * 9),
         "",
         "Notes:",
         "",
@@ -239,14 +230,8 @@ def report(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) 
 
 def plot_panels(rows: List[dict]) -> Tuple[Panel, Panel]:
     """The paper's Figures 1 and 2: decoding speed and attention memory against N, a line per method."""
-    speed: Dict[str, list] = {}
-    state: Dict[str, list] = {}
-    for row in rows:
-        for series, key in ((speed, "tokens_per_s"), (state, "state_mib")):
-            if measured(row, key):
-                series.setdefault(row["method"], []).append((row["N"], row[key]))
-    return (Panel("Greedy decoding speed (Figure 1)", "tokens per second (log)", speed),
-            Panel("Attention memory: incremental state (Figure 2)", "MiB (log)", state))
+    return (Panel("Greedy decoding speed (Figure 1)", "tokens per second (log)", series(rows, "tokens_per_s")),
+            Panel("Attention memory: incremental state (Figure 2)", "MiB (log)", series(rows, "state_mib")))
 
 
 def _abc_flat(rows: Dict[Tuple[str, int], dict]) -> dict:
@@ -284,9 +269,10 @@ def check_targets(rows: Dict[Tuple[str, int], dict]) -> List[dict]:
 
 def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
     """Ratios against softmax, the report, the targets and the two-panel plot."""
-    add_relative(rows, "softmax", (("decode_s", "speed_vs_softmax", True), ("state_mib", "state_vs_softmax", False)))
+    add_relative(rows, "softmax", (("decode_s", "speed_vs_softmax", True),
+                                          ("state_mib", "state_vs_softmax", False)))
     targets = check_targets({(row["method"], row["N"]): row for row in rows})
-    text = report(rows, env, config, memory_probes) + "\n\n" + format_targets(targets) + "\n"
+    text = markdown(rows, env, config, memory_probes) + "\n\n" + report.format_targets(targets) + "\n"
     title = (f"greedy decoding, batch {config['batch']}, {config['encoder_layers']}+{config['decoder_layers']} "
              f"layers, dim {config['embed_dim']}, {config['dtype']}, {config['device']}")
     return driver.Summary(text, targets, lambda path: save_panels(

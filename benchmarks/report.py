@@ -7,6 +7,30 @@ under test failing (error, timeout, out of memory) is a FAIL."""
 
 from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
+from .probes import MIB, median
+
+
+def result_row(fields: dict, result: dict) -> Tuple[dict, Optional[float]]:
+    """A JSON/table row (``fields``, then the worker's ``result``, plus ``peak_mib``) and the median
+    time of its timed calls, None when the case did not measure."""
+    row = {**fields, **result}
+    if "peak_bytes" in result:
+        row["peak_mib"] = result["peak_bytes"] / MIB
+    times = result.get("times_s") or []
+    return row, (median(times) if row.get("status") == "ok" and times else None)
+
+
+def machine_note(config: dict, rows: Sequence[dict], env: dict, timing: str) -> str:
+    """The header's tail: dtype and device, how times were taken, threads, torch and CPU."""
+    return (f"{config['dtype']} on {config['device']}; {timing}; threads {threads_of(rows)}; torch {env['torch']}; "
+            f"CPU {env['cpu_model']}.")
+
+
+def peak_note(baseline: str, call: str, memory_probes: Sequence[str]) -> str:
+    """The notes' line on what peak MiB means."""
+    return (f"- peak MiB: peak memory increase over the baseline ({baseline}) during the first, untimed {call}, "
+            f"in a fresh process (probe: {', '.join(memory_probes) or '-'}).")
+
 
 def num(value, spec: str, suffix: str = "") -> str:
     """``value`` formatted with ``spec``, or ``-`` when there is none."""

@@ -1,4 +1,4 @@
-"""Subprocess side of one measurement: ``python -m abc_fairseq.benchmark._worker < spec.json``.
+"""Subprocess side of one measurement: ``python -m benchmarks._worker < spec.json``.
 
 The spec (JSON on stdin) names a builder ``"package.module:function"`` inside this package and its
 parameters. The worker sets threads and seed, calls the module's optional ``prime(params, device)``
@@ -43,7 +43,7 @@ class CaseUnavailable(Exception):
 
 
 MARKER = "@@bench "
-BUILDER_PACKAGE = __package__ or "abc_fairseq.benchmark"
+BUILDER_PACKAGE = __package__ or "benchmarks"
 
 
 def emit(event: str, **fields) -> None:

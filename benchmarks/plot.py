@@ -1,7 +1,8 @@
-"""Side-by-side line plots against a log2 x-axis, saved as PNG with matplotlib's Agg backend."""
+"""PNG plots with matplotlib's Agg backend: side-by-side line plots against a log2 x-axis, and the
+bar-chart pieces of the suites that compare models at one size."""
 
 import logging
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Sequence, Tuple
 
 Series = Dict[str, List[Tuple[float, float]]]  # label -> [(x, y), ...]
 
@@ -13,6 +14,15 @@ class Panel(NamedTuple):
     ylabel: str
     series: Series
     log_y: bool = True
+
+
+def series(rows: Sequence[dict], key: str, label: Callable[[dict], str] = lambda row: row["method"]) -> Series:
+    """``key`` against N of every row that measured it, one line per ``label(row)``."""
+    lines: Series = {}
+    for row in rows:
+        if row.get("status") == "ok" and row.get(key) is not None:
+            lines.setdefault(label(row), []).append((row["N"], row[key]))
+    return lines
 
 
 def pyplot():
@@ -59,6 +69,22 @@ def save_panels(path: str, panels: Sequence[Panel], xlabel: str, title: str = ""
         ax.grid(True, which="both", alpha=0.3)
         if panel.series:
             ax.legend()
+    save_figure(plt, fig, path, title)
+
+
+def bar_axes(ax, bars, values_format: str, labels: Sequence[str], ylabel: str, **tick_options) -> None:
+    """Annotate ``bars`` with their heights, label the x ticks and the y axis, grid the y axis."""
+    for bar in bars:
+        ax.annotate(f"{bar.get_height():{values_format}}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, **tick_options)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, axis="y", alpha=0.3)
+
+
+def save_figure(plt, fig, path: str, title: str = "") -> None:
+    """Title, tighten, save as a 120 dpi PNG and close ``fig``."""
     if title:
         fig.suptitle(title)
     fig.tight_layout()
