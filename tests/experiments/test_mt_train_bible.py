@@ -133,6 +133,7 @@ def test_bible_prepared_like_iwslt(bible_run):
     assert (data / "dict.es.txt").read_bytes() == (data / "dict.en.txt").read_bytes()
 
 
+@pytest.mark.slow
 def test_tiny_abc_model_beats_the_copy_baseline(bible_run):
     data, work = bible_run["data"], bible_run["work"]
     save = work / "ckpt"

@@ -73,6 +73,7 @@ compile_for_sm90(step_kernel.causal_step_kernel, inputs, dict(wide, BS=128))
 """
 
 
+@pytest.mark.slow
 def test_every_kernel_compiles_for_a_gpu(tmp_path):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}

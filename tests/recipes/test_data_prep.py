@@ -156,6 +156,7 @@ def test_prepare_refuses_to_overwrite_an_unrelated_directory(tmp_path):
 # --- quickstart ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_quickstart_tiny_run_trains_evaluates_and_resumes(tmp_path):
     """The README's first command, shrunk to a few seconds of training per model."""
     tiny = dict(

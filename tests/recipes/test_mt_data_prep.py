@@ -247,6 +247,7 @@ def test_iwslt_windows_of_the_five_sentence_dev_document(iwslt_prepared):
     assert counts == [0, 1, 2, 0, 1, 0, 1, 2, 3, 0]
 
 
+@pytest.mark.slow
 def test_two_process_cpu_training_on_windows_and_resume(iwslt_prepared, tmp_path):
     # The distributed launch path (torchrun, gloo, ranks from the environment) on the
     # document-level data, then a resume from checkpoint_last.pt.

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
+pytestmark = pytest.mark.slow  # the toy pipeline: five stages of fairseq training (about a minute)
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts/roberta/mini_table4.sh"
 RT = ROOT / "data_prep/rotten_tomatoes"
