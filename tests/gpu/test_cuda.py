@@ -191,11 +191,13 @@ def test_triton_state_passing_equals_one_call():
     head, mid = causal_abc(*(x[:, :, :cut] for x in (q, k, v, l)), backend="triton", return_state=True)
     tail, end = causal_abc(*(x[:, :, cut:] for x in (q, k, v, l)), backend="triton",
                            initial_state=mid, return_state=True)
-    torch.testing.assert_close(torch.cat([head, tail], dim=2), whole, rtol=0, atol=1e-5)
+    # A cut inside a chunk sums the same fp32 terms in another order: an H100 (Triton 3.6) gave
+    # 2e-5 at outputs of order 1 (logit scale 20 amplifies rounding); 1e-4 is still 10x under tf32's.
+    torch.testing.assert_close(torch.cat([head, tail], dim=2), whole, rtol=0, atol=1e-4)
     for got, expected in zip(end, state):
-        torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
     out, _ = causal_abc_step(*(x[:, :, cut:cut + 1] for x in (q, k, v, l)), mid)
-    torch.testing.assert_close(out, whole[:, :, cut:cut + 1], rtol=0, atol=1e-5)
+    torch.testing.assert_close(out, whole[:, :, cut:cut + 1], rtol=0, atol=1e-4)
 
 
 @needs_triton

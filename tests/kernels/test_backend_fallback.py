@@ -134,8 +134,9 @@ def test_errors_of_the_inputs_are_not_swallowed(kernels_on_cpu, monkeypatch):
 
 
 def test_bidirectional_launchers_take_smaller_rows_when_the_device_refuses(monkeypatch):
-    """A device whose blocks lack the shared memory for 64 or 32 rows (Triton's OutOfResources):
-    the launcher retries with fewer rows per program, with exact results, and remembers it."""
+    """A device whose blocks lack the shared memory for 64 or 32 rows, or for 16 rows at
+    Triton's default pipelining depth (OutOfResources): the launcher retries with a shallower
+    pipeline, then fewer rows per program, with exact results, and remembers its choice."""
     from triton.runtime.errors import OutOfResources
 
     module = importlib.import_module("abc_fairseq.ops.triton.bidirectional")
@@ -145,8 +146,8 @@ def test_bidirectional_launchers_take_smaller_rows_when_the_device_refuses(monke
     class SmallDevice:
         def __getitem__(self, grid):
             def launch(*args, **kwargs):
-                tried.append(kwargs["BT"])
-                if kwargs["BT"] > 16:
+                tried.append((kwargs["BT"], kwargs["num_stages"]))
+                if kwargs["BT"] > 16 or kwargs["num_stages"] > 2:
                     raise OutOfResources(kwargs["BT"] * 4096, 16 * 4096, "shared memory")
                 return real[grid](*args, **kwargs)
             return launch
@@ -155,6 +156,25 @@ def test_bidirectional_launchers_take_smaller_rows_when_the_device_refuses(monke
     q, key_memory, value_memory = torch.randn(2, 2, 40, 8), torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6, 8)
     expected = abc_read(q, key_memory, value_memory, backend="torch")
     torch.testing.assert_close(abc_read(q, key_memory, value_memory, backend="triton"), expected)
-    assert tried == [64, 32, 16]
+    refused = [(bt, stages) for bt in (64, 32) for stages in (3, 2, 1)] + [(16, 3)]
+    assert tried == refused + [(16, 2)]
     torch.testing.assert_close(abc_read(q, key_memory, value_memory, backend="triton"), expected)
-    assert tried == [64, 32, 16, 16]  # the device's rows block is remembered
+    assert tried == refused + [(16, 2), (16, 2)]  # the device's choice is remembered
+
+
+def test_bidirectional_launchers_raise_when_nothing_fits(monkeypatch):
+    """Every rows block and depth refused: ``triton`` raises Triton's own error."""
+    from triton.runtime.errors import OutOfResources
+
+    module = importlib.import_module("abc_fairseq.ops.triton.bidirectional")
+
+    class NoDevice:
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                raise OutOfResources(1 << 20, 1 << 10, "shared memory")
+            return launch
+
+    monkeypatch.setattr(module, "memory_read_fwd", NoDevice())
+    q, key_memory, value_memory = torch.randn(1, 1, 20, 8), torch.randn(1, 1, 6, 8), torch.randn(1, 1, 6, 8)
+    with pytest.raises(OutOfResources):
+        abc_read(q, key_memory, value_memory, backend="triton")

@@ -135,7 +135,8 @@ def _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, scal
     grad_vm = torch.empty_like(value_memory)
     widths = (pad(K, 256), pad(V, 256), pad(n, 256))
     # The n x d gradient accumulators stay on chip: wide ones leave room for 16 rows only
-    # (128-wide tiles at 32 rows need more shared memory than an H100 block has).
+    # (128-wide tiles at 32 rows need more shared memory than an H100 block has; with Triton 3.6,
+    # 16 rows fit there only at a pipelining depth of 2, which launch_rows finds).
     rows = BACKWARD_ROWS if max(widths) <= 64 else BACKWARD_ROWS[1:]
     launch_rows(memory_read_bwd, lambda bt: (B * H,),
                 (q, key_memory, value_memory, keep if keep is not None else q, lse, grad_out, grad_q,

@@ -10,7 +10,8 @@ device's architecture (``compile_table.json``, written by ``python -m abc_fairse
 fit the device's shared memory per block (read from the device at run time) without register
 spills, or, when every one that fits spills, the one spilling least; an architecture the table
 lacks gets the smallest chunk, which fits everywhere. The bidirectional launchers' free tile is
-their rows block BT: ``launch_rows`` takes the largest one the device accepts.
+their rows block BT and pipelining depth: ``launch_rows`` takes the largest BT, then the
+deepest pipeline, that the device accepts.
 """
 
 import functools
@@ -137,26 +138,33 @@ def device_chunk(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device
     return pick_chunk(chunk, arch, limit, n, d, dv, dtype)
 
 
-_rows_chosen: Dict[tuple, int] = {}
+# Software-pipelining depths tried per rows block, deepest (Triton's default) first: each stage
+# buffers the loop's loads in shared memory, so a shallower pipeline is what lets a wide tile fit
+# (Triton 3.6 on sm_90: the 128-wide read backward needs 248 KB at 3 stages, 166 KB at 2).
+PIPELINE_STAGES = (3, 2, 1)
+
+_launch_chosen: Dict[tuple, Tuple[int, int]] = {}
 
 
 def launch_rows(kernel, grid: Callable[[int], tuple], args: Sequence, rows: Sequence[int], device, **tiles) -> int:
-    """Launch ``kernel[grid(BT)](*args, BT=BT, **tiles)`` with the largest rows block BT of ``rows``
-    (largest first) that the device accepts: Triton refuses a kernel needing more shared memory
-    than the device's block has (OutOfResources, checked against the device's own limit), and
-    the next smaller BT is tried. The choice is kept per kernel, tiles and device. Returns BT."""
+    """Launch ``kernel[grid(BT)](*args, BT=BT, num_stages=S, **tiles)`` with the first (BT, S)
+    the device accepts, BT from ``rows`` (largest first), S from ``PIPELINE_STAGES`` within each
+    BT: Triton refuses a kernel needing more shared memory than the device's block has
+    (OutOfResources, checked against the device's own limit), and the next pair is tried. The
+    choice is kept per kernel, tiles and device. Returns BT."""
     from triton.runtime.errors import OutOfResources
 
     key = (id(kernel), tuple(sorted(tiles.items())), str(device))
-    start = _rows_chosen.get(key, rows[0])
-    options = [r for r in rows if r <= start]
-    for bt in options:
+    options = [(bt, stages) for bt in rows for stages in PIPELINE_STAGES]
+    if key in _launch_chosen:
+        options = options[options.index(_launch_chosen[key]):]
+    for bt, stages in options:
         try:
-            kernel[grid(bt)](*args, BT=bt, **tiles)
+            kernel[grid(bt)](*args, BT=bt, num_stages=stages, **tiles)
         except OutOfResources:
-            if bt == options[-1]:
+            if (bt, stages) == options[-1]:
                 raise
             continue
-        _rows_chosen[key] = bt
+        _launch_chosen[key] = (bt, stages)
         return bt
     raise AssertionError("unreachable")
