@@ -29,6 +29,7 @@ SCRIPTS = {
     "scripts/roberta/pretrain_mlm.sh": [],
     "scripts/roberta/finetune_glue.sh": ["SST-2"],
     "scripts/roberta/mini_table4.sh": [],
+    "scripts/gpu_checks.sh": [],
 }
 SBATCH = ["scripts/lm/train_wiki103.sbatch", "scripts/mt/train.sbatch", "scripts/roberta/pretrain_mlm.sbatch"]
 
