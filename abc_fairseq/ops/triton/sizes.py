@@ -6,7 +6,7 @@ mantissa) loses nothing they had.
 
 The causal kernels' chunk C is the one tile a launcher chooses: ``CHUNKS`` lists the candidates,
 largest first. ``device_chunk`` takes the largest one whose four kernels, compiled for the
-device's architecture (``compile_table.json``, written by ``python -m abc_fairseq.gpu_compile``),
+device's architecture (``compile_table.json``, written by ``python -m tools.gpu_compile``),
 fit the device's shared memory per block (read from the device at run time) without register
 spills, or, when every one that fits spills, the one spilling least; an architecture the table
 lacks gets the smallest chunk, which fits everywhere. The bidirectional launchers' free tile is
