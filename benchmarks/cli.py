@@ -123,10 +123,18 @@ def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_prob
     parser.add_argument("--no-plot", action="store_true", help=f"do not write {name}.png")
 
 
+def normalise_lists(args: argparse.Namespace) -> None:
+    """Sizes sorted without repeats, names in the order given without repeats (None: not given)."""
+    for name in ("lengths", "memories"):
+        if isinstance(getattr(args, name, None), list):
+            setattr(args, name, sorted(set(getattr(args, name))))
+    for name in ("methods", "cases"):
+        if isinstance(getattr(args, name, None), list):
+            setattr(args, name, list(dict.fromkeys(getattr(args, name))))
+
+
 def check_device_and_memory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Reject an unusable --device (naming it) and resolve the default --max-memory-gib."""
-    import torch
-
     try:
         device = torch.device(args.device)
     except RuntimeError as exc:

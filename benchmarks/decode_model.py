@@ -9,12 +9,12 @@ directly, as ``SequenceGenerator`` does but without its beam bookkeeping.
 """
 
 import argparse
+import statistics
 import time
 from typing import Dict, List, Tuple
 
 from ._worker import Case
 from .cli import DTYPES
-from .probes import median
 from .synthetic import synthetic_dictionary
 
 STATE_PARTS = ("self", "cross", "other")
@@ -172,7 +172,7 @@ def sampled_decode(model, encoder_out: dict, length: int, steps: int, windows: i
         synchronize()
         timed_s += time.perf_counter() - begin
         timed_steps += steps
-    estimate = median(first_s) + (length - 1) * timed_s / timed_steps
+    estimate = statistics.median(first_s) + (length - 1) * timed_s / timed_steps
     return estimate, timed_steps, state
 
 
