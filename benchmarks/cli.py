@@ -12,12 +12,7 @@ import torch
 
 from .probes import CPU_PROBES
 
-DTYPES = {
-    "float32": torch.float32,
-    "float64": torch.float64,
-    "bfloat16": torch.bfloat16,
-    "float16": torch.float16,
-}
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 def _number(convert: Callable[[str], float], accept: Callable[[float], bool], requirement: str):
@@ -97,12 +92,9 @@ def mem_available_bytes() -> Optional[int]:
     """MemAvailable from /proc/meminfo, or None where it cannot be read."""
     try:
         with open("/proc/meminfo") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return None
+            return next(int(line.split()[1]) * 1024 for line in handle if line.startswith("MemAvailable:"))
+    except (OSError, ValueError, StopIteration):
+        return None
 
 
 def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_probe: str = "auto") -> None:
