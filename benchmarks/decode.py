@@ -1,11 +1,8 @@
-"""``decode`` suite: greedy decoding speed and attention-state size of a translation model,
-softmax against ABC and the kernel baselines RFA and T2R (the paper's Figures 1 and 2).
-
-A synthetic task (random source tokens, source and target of the same length N, random weights:
-only speed and memory are measured); ``decode_model`` is the worker side: it encodes the batch once
-(``encode ms``, not part of the decoding time), times greedy decoding of exactly N steps through
-fairseq's incremental decoder API, then sums the bytes held in the incremental state, split into
-decoder self and cross attention (softmax's grows with N; ABC's, RFA's and T2R's do not)."""
+"""``decode`` suite: greedy decoding speed and attention-state size of a translation model, softmax
+against ABC and the kernel baselines RFA and T2R (the paper's Figures 1 and 2) on a synthetic task
+(random weights and tokens: only speed and memory are measured); ``decode_model`` is the worker side.
+The state is the bytes held in fairseq's incremental state after the last step, split into decoder
+self and cross attention: softmax's grows with N, ABC's, RFA's and T2R's do not."""
 
 import argparse
 from typing import Dict, List, Optional, Tuple

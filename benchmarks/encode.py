@@ -1,8 +1,6 @@
-"""``encode`` suite (its --help: ``DESCRIPTION``): RoBERTa-base text encoding, softmax (fused and
-unfused) against Linformer and ABC with the same dimensions (the paper's Table 4, efficiency
-columns). Every sequence is exactly N tokens (no padding); ``encode_model`` is the worker side:
-one untimed forward measures the peak memory increase over the baseline (model and tokens exist),
-then ``--warmup`` untimed and ``--repeats`` timed forwards."""
+"""``encode`` suite: RoBERTa-base text encoding, softmax (fused and unfused) against Linformer and
+ABC with the same dimensions (the paper's Table 4, efficiency columns); ``encode_model`` is the
+worker side. Every sequence is exactly N tokens (no padding)."""
 
 import argparse
 from typing import Dict, List, Optional, Tuple

@@ -1,10 +1,6 @@
-"""``generate`` suite (its --help: ``DESCRIPTION``): end-to-end translation through fairseq's own
-``SequenceGenerator`` (what ``fairseq-generate`` runs); ``generate_model`` is the worker side.
-
-The methods of one (workload, model size) run adjacent so that a drift of the shared machine hits
-them alike; with ``--rounds`` the whole list runs again and the timed calls are pooled (median).
-A call is the whole ``generate`` of every batch (encoder, decoder, beam bookkeeping); tokens/s
-counts the best hypotheses' tokens as ``fairseq-generate`` does."""
+"""``generate`` suite: end-to-end translation through fairseq's own ``SequenceGenerator`` (what
+``fairseq-generate`` runs); ``generate_model`` is the worker side. The methods of one (workload,
+model size) run adjacent, so that a drift of the shared machine hits them alike."""
 
 import argparse
 from typing import List, Optional

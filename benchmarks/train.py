@@ -1,9 +1,7 @@
-"""``train`` suite (its --help: ``DESCRIPTION``): training throughput and peak memory through
-fairseq's own trainer, ABC against softmax with the same dimensions and batch (issue 14);
-``train_model`` is the worker side. One untimed update measures the peak memory increase over
-the baseline (model on the device, optimizer not yet built: its state is part of the first
-update), then ``--warmup`` untimed and ``--updates`` timed updates; tokens per second = target
-tokens per update / the median update time."""
+"""``train`` suite: training throughput and peak memory through fairseq's own trainer, ABC
+against softmax with the same dimensions and batch (issue 14); ``train_model`` is the worker side.
+The memory update's baseline is the model on the device before the optimizer exists, so the
+optimizer state counts; tokens per second = target tokens per update / the median update time."""
 
 import argparse
 import shlex
