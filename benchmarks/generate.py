@@ -25,9 +25,10 @@ MODEL_SIZES = {  # name -> (encoder layers, decoder layers, dim, heads, FFN, voc
     "tiny": (1, 1, 32, 2, 64, 64),
 }
 PROFILED = ("softmax", "abc")
-SIZE_NOTES = {"small": "3+3 layers, dim 256, 4 heads, FFN 1024, vocabulary 8192",
-              "paper": "6+6 layers, dim 512, 8 heads, FFN 2048, vocabulary 32768 (WMT base, Table 10)",
-              "tiny": "1+1 layers, dim 32, 2 heads, FFN 64, vocabulary 64 (smoke tests)"}
+# The sizes as the help and the report describe them (small, paper, tiny: the order of MODEL_SIZES).
+SIZE_NOTES = {name: f"{e}+{d} layers, dim {dim}, {h} heads, FFN {f}, vocabulary {v}" + extra
+              for (name, (e, d, dim, h, f, v)), extra in zip(MODEL_SIZES.items(),
+                                                             ("", " (WMT base, Table 10)", " (smoke tests)"))}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -53,11 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"dictionary size (default: {DEFAULT_VOCAB['lm']} for the LMs, WikiText-103's, "
                              f"{DEFAULT_VOCAB['mt']} for MT); the LMs' adaptive cutoffs (20000,60000) need more "
                              "symbols than their last cutoff, so a small --vocab needs --model-args cutoffs")
-    parser.add_argument("--layers", type=cli.positive_int, default=None,
-                        help="override the architecture's layers (MT: encoder and decoder each)")
-    parser.add_argument("--embed-dim", type=cli.positive_int, default=None, help="override the model dimension")
-    parser.add_argument("--heads", type=cli.positive_int, default=None, help="override the attention heads")
-    parser.add_argument("--ffn-dim", type=cli.positive_int, default=None, help="override the FFN hidden size")
+    for flag, what in (("--layers", "architecture's layers (MT: encoder and decoder each)"),
+                       ("--embed-dim", "model dimension"), ("--heads", "attention heads"),
+                       ("--ffn-dim", "FFN hidden size")):
+        parser.add_argument(flag, type=cli.positive_int, default=None, help=f"override the {what}")
     parser.add_argument("--lm-args", default="",
                         help="more fairseq-train flags for the LM cases, one shell-quoted string, e.g. "
                              "'--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40' with a small --vocab")
