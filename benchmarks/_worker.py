@@ -1,18 +1,13 @@
 """Subprocess side of one measurement: ``python -m benchmarks._worker < spec.json``.
 
-The spec (JSON on stdin, see ``harness.worker_spec``) names a builder ``module:function`` of this
-package and its params. The worker sets threads and seed, calls the module's optional
-``prime(params, device)`` (a tiny run: thread pools and lazy kernels exist before the baseline),
-builds the ``Case`` (or the builder raises ``CaseUnavailable``: reported as skipped), then
-
-1. measures the peak memory of a first, untimed call over the baseline taken after the inputs
-   exist (``probes.peak_probe``);
-2. runs ``warmup`` untimed and ``repeats`` timed calls; with ``repeats`` 0 the first call's own
-   time is reported (for cases that run for minutes, where warm-up effects are negligible).
-
-Progress goes to stdout as lines ``@@bench {json}`` so the parent (``runner``) can watch for
-hangs; the last has ``"event": "result"`` and a ``status``: ok, timeout, oom, skipped or error.
-"""
+The spec (see ``harness.worker_spec``) names a builder ``module:function`` of this package and its
+params. The worker sets threads and seed, runs the module's optional ``prime(params, device)`` (a
+tiny run, so thread pools and lazy kernels exist before the baseline), builds the ``Case`` (or the
+builder raises ``CaseUnavailable``: skipped), measures the peak memory of a first, untimed call
+over the baseline after the inputs exist, then times ``warmup`` untimed and ``repeats`` timed calls
+(``repeats`` 0: the first call's own time, for cases that run for minutes). Progress lines
+``@@bench {json}`` on stdout let the parent (``runner``) watch for hangs; the last is the
+``result``, with a ``status``: ok, timeout, oom, skipped or error."""
 
 import importlib
 import json

@@ -1,12 +1,8 @@
-"""Worker side of the ``decode`` suite: the translation models, the greedy decoding loops and
-the size of the attention state they leave.
-
-The models: fairseq's ``transformer`` (method ``softmax``: softmax everywhere) or
-``abc_transformer`` whose decoder self and cross attention both use the method's strategy (``abc``,
-``rfa``, ``t2r``) with ``params["sizes"][method] = [cross, causal]`` slots or features, and a
-softmax encoder; same dims for all. Greedy decoding calls fairseq's incremental decoder API
-directly, as ``SequenceGenerator`` does but without its beam bookkeeping.
-"""
+"""Worker side of the ``decode`` suite: fairseq's ``transformer`` (``softmax``) or ``abc_transformer``
+with the method's strategy (``abc``, ``rfa``, ``t2r``; ``params["sizes"][method]`` = [cross, causal]
+slots or features) in decoder self and cross attention and a softmax encoder, same dims for all;
+greedy decoding through fairseq's incremental decoder API (as ``SequenceGenerator`` calls it,
+without beam bookkeeping) and the bytes of the attention state it leaves."""
 
 import argparse
 import statistics

@@ -1,25 +1,15 @@
-"""Probes of one call: its wall time (``timed_call``, ``time_calls``) and its peak memory, measured
-as the increase over a baseline taken just before it (``peak_probe``; each measurement runs in a
-fresh process, so nothing earlier inflates it).
+"""Probes of one call: its wall time (``timed_call``, ``time_calls``) and its peak memory, the
+increase over a baseline taken just before it (``peak_probe``; each case runs in a fresh process).
 
-CPU probes of the resident set (``--cpu-memory-probe``):
-
-- ``hwm`` (preferred, Linux): writing ``5`` to ``/proc/self/clear_refs`` resets the kernel's
-  high-water mark VmHWM to the current RSS; VmHWM after the work is its peak. The kernel updates
-  the mark before it frees pages, so short spikes are caught exactly. ``auto`` uses it when the
-  reset is allowed and verified to take effect.
-- ``sampler`` (Linux fallback): a thread reads ``/proc/self/statm`` about every millisecond and
-  keeps the maximum; spikes shorter than that can be missed.
-- ``maxrss`` (portable fallback): ``getrusage`` before and after; a lifetime peak, so it
-  under-reports when an earlier peak (e.g. while importing) was higher.
-- ``tensors`` (deterministic): the peak of bytes held by tensors, replayed from the allocation and
-  free events ``torch.profiler`` records with ``profile_memory=True``, like CUDA's
-  ``max_memory_allocated``. It ignores memory held outside tensors (freed heap glibc keeps,
-  library pages), which makes the resident-set probes vary by 10-20% between runs, so it is the
-  probe to compare models whose peaks are close.
-
-CUDA: ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``, minus what was
-allocated at the start (tensors held by the caching allocator, not the driver's view)."""
+CPU probes (``--cpu-memory-probe``): ``hwm`` resets the kernel's resident high-water mark VmHWM via
+``/proc/self/clear_refs`` and reads it after the work (exact: the kernel updates the mark before it
+frees pages; ``auto`` uses it where the reset works); ``sampler`` polls ``/proc/self/statm`` every
+millisecond (may miss shorter spikes); ``maxrss`` compares ``getrusage`` peaks (a lifetime peak:
+under-reports after a higher earlier one); ``tensors`` replays the allocation and free events of
+``torch.profiler(profile_memory=True)``, the peak of bytes held in tensors like CUDA's
+``max_memory_allocated``: deterministic, where the resident-set probes vary by 10-20% between runs
+with memory held outside tensors, so it is the probe to compare models whose peaks are close.
+CUDA: ``max_memory_allocated`` after ``reset_peak_memory_stats``, minus what was allocated at start."""
 
 import os
 import re
