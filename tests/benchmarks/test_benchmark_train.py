@@ -129,3 +129,13 @@ def test_help_does_nothing_else(tmp_path):
 ])
 def test_bad_flags_are_named(argv, flag, capsys):
     assert_flag_named("train", argv, flag, capsys)
+
+
+def test_a_failed_case_is_noted_with_its_sequence_length():
+    from benchmarks.report import table
+    from benchmarks.train import SUITE
+
+    rows = [{"method": "abc_lm_wiki103", "kind": "lm", "N": 16, "batch": 2, "status": "oom",
+             "message": "out of memory"}]
+    text, notes = table(SUITE, rows)
+    assert "oom [1]" in text and notes == ["- [1] abc_lm_wiki103 N=16: oom: out of memory"]
