@@ -1,14 +1,20 @@
-"""The self-check's timings on CUDA: causal ABC forward + backward on the Triton kernels and on the
-PyTorch path, against fused causal softmax attention (``scaled_dot_product_attention``, flash
-where the device has it) and, when installed, flash-linear-attention's ``chunk_abc``."""
+"""The self-check's timings on CUDA: causal ABC forward + backward on the Triton kernels (at the
+chunk the launcher picks, and at every chunk it could take, forced through ``ABC_TRITON_CHUNK``)
+and on the PyTorch path, against fused causal softmax attention (``scaled_dot_product_attention``,
+flash where the device has it) and, when installed, flash-linear-attention's ``chunk_abc``."""
 
+import contextlib
 import importlib.util
-from typing import Callable, Dict, List
+import os
+from typing import Callable, Dict, Iterator, List, Union
 
 import torch
 import torch.nn.functional as F
 
 from ..ops import causal_abc
+from ..ops.causal import DEFAULT_CHUNK_SIZE
+from ..ops.triton.dispatch import kernel_chunk
+from ..ops.triton.sizes import CHUNK_VARIABLE, chunks_for, device_chunk, table_width
 from .checks import Size
 
 
@@ -36,6 +42,19 @@ def _fwd_bwd(forward: Callable[..., torch.Tensor], inputs: List[torch.Tensor]) -
     return run
 
 
+@contextlib.contextmanager
+def _forced_chunk(chunk: int) -> Iterator[None]:
+    before = os.environ.get(CHUNK_VARIABLE)
+    os.environ[CHUNK_VARIABLE] = str(chunk)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[CHUNK_VARIABLE]
+        else:
+            os.environ[CHUNK_VARIABLE] = before
+
+
 def _fla_chunk_abc():
     if importlib.util.find_spec("fla") is None:
         return None
@@ -46,16 +65,26 @@ def _fla_chunk_abc():
     return chunk_abc
 
 
-def time_causal(size: Size, dtype: torch.dtype, repeats: int = 5) -> Dict[str, float]:
-    """Milliseconds per forward + backward, per method (absent: not available here)."""
+def time_causal(size: Size, dtype: torch.dtype, repeats: int = 5) -> Dict[str, Union[float, int]]:
+    """Milliseconds per forward + backward, per method (absent: not available here; NaN: failed),
+    and ``chunk``, the causal kernels' chunk the launcher picks on this device."""
     B, H, N, d, n = size
     gen = torch.Generator(device="cpu").manual_seed(0)
     q, k, v = (torch.randn(B, H, N, d, generator=gen).to("cuda", dtype) for _ in range(3))
     logits = torch.randn(B, H, N, n, generator=gen).to("cuda")
+    triton_abc = _fwd_bwd(lambda *x: causal_abc(*x, backend="triton"), [q, k, v, logits])
     times = {
-        "abc triton": _median_ms(_fwd_bwd(lambda *x: causal_abc(*x, backend="triton"), [q, k, v, logits]), repeats),
+        "chunk": device_chunk(kernel_chunk(DEFAULT_CHUNK_SIZE, N), n, d, d, dtype, q.device),
+        "abc triton": _median_ms(triton_abc, repeats),
         "abc torch": _median_ms(_fwd_bwd(lambda *x: causal_abc(*x, backend="torch"), [q, k, v, logits]), repeats),
     }
+    for chunk in chunks_for(table_width(n, d, d)):  # which chunk is fastest here: the launcher's pick is a guess
+        try:
+            with _forced_chunk(chunk):
+                times[f"abc triton C={chunk}"] = _median_ms(triton_abc, repeats)
+        except Exception as error:  # noqa: BLE001 (a chunk over the device's shared memory is reported, not fatal)
+            times[f"abc triton C={chunk}"] = float("nan")
+            print(f"abc triton at C={chunk} could not be timed: {type(error).__name__}: {error}")
     if dtype != torch.float32 or N <= 4096:  # fp32 SDPA has no flash kernel: math path, N^2 memory
         times["sdpa causal"] = _median_ms(
             _fwd_bwd(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), [q, k, v]), repeats)

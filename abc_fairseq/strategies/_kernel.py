@@ -18,12 +18,31 @@ entries of f(q_t) instead would be feature dropout, not the attention dropout so
 from typing import ClassVar, Optional, Tuple
 
 import torch
+import torch.nn as nn
 
 from ._common import all_valid, compute_dtype
 from ._linear import causal_linear_attention, linear_state_update
 from .base import Memory, State, Strategy
 
 EPS = 1e-6  # added to positive denominators (a prefix of padding only has z = 0)
+
+
+def head_affine_parameters(num_heads: int, out_dim: int, in_dim: int,
+                           random_bias: bool) -> Tuple[nn.Parameter, nn.Parameter]:
+    """W [H, out, in] and b [H, out] of one affine map per head (a learned feature map or gate),
+    initialised as nn.Linear's, uniform within 1 / sqrt(in); b starts at 0 unless ``random_bias``."""
+    bound = in_dim ** -0.5
+    weight = nn.Parameter(torch.empty(num_heads, out_dim, in_dim))
+    bias = nn.Parameter(torch.empty(num_heads, out_dim) if random_bias else torch.zeros(num_heads, out_dim))
+    nn.init.uniform_(weight, -bound, bound)
+    if random_bias:
+        nn.init.uniform_(bias, -bound, bound)
+    return weight, bias
+
+
+def head_affine(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """x [B, H, N, in] -> W_h x + b_h [B, H, N, out] for every head h, in x's dtype."""
+    return torch.matmul(x, weight.to(x.dtype).transpose(-1, -2)[None]) + bias.to(x.dtype)[None, :, None, :]
 
 
 class KernelAttention(Strategy):

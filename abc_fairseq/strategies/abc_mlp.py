@@ -20,40 +20,24 @@ K~, V~ [n, d] and the log-normaliser [n].
 from typing import Optional, Tuple
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 from ..ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
-from ._common import PAD_LOGIT, compute_dtype
-from .base import Memory, State, Strategy, StrategyOptions
-from .phi import PhiProjection
+from ._common import PAD_LOGIT
+from .base import Memory, State, Strategy
+from .phi import PhiProjection, SlotControl
 from .registry import register
 
 EPS_RELU = 1e-6
 
 
 @register
-class ABCMLP(Strategy):
+class ABCMLP(SlotControl, Strategy):
     """ABC_MLP with exp control (the paper's model). ``shared``: the position's PhiProjection."""
 
     name = "abc"
     paper = "§4, Eq. 12 (Table 1: ABC_MLP)"
-    uses_control_input = True
-
-    @classmethod
-    def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,
-                     options: StrategyOptions) -> nn.Module:
-        cls.validate(memory_size, options)
-        return PhiProjection(in_dim, num_heads, memory_size)
-
-    @classmethod
-    def check_shared(cls, shared, in_dim: int, num_heads: int, memory_size: int) -> None:
-        expected = (in_dim, num_heads * memory_size)
-        if not isinstance(shared, nn.Linear) or (shared.in_features, shared.out_features) != expected:
-            got = (getattr(shared, "in_features", None), getattr(shared, "out_features", None))
-            raise ValueError(
-                f"phi must map the key input to num_heads * memory_size logits: expected "
-                f"(in, out) = {expected}, got {got}")
+    projection = PhiProjection
 
     @classmethod
     def applies_dropout(cls) -> bool:
@@ -65,13 +49,7 @@ class ABCMLP(Strategy):
 
     def control_logits(self, x: torch.Tensor, valid: Optional[torch.Tensor], pad_value: float) -> torch.Tensor:
         """x [B, N, C] -> log alpha [B, H, N, n] in fp32 (fp64 stays), ``pad_value`` at padding."""
-        source = x.transpose(0, 1)
-        if source.is_contiguous():  # fairseq's [N, B, C] activations: project them without a copy
-            logits = self.shared(source).transpose(0, 1)
-        else:
-            logits = self.shared(x)
-        logits = logits.unflatten(-1, (self.num_heads, self.memory_size)).permute(0, 2, 1, 3)
-        logits = self.log_alpha(logits.to(compute_dtype(logits.dtype)))
+        logits = self.log_alpha(self.slot_logits(x))
         if valid is not None:
             logits = logits.masked_fill(~valid[:, None, :, None], pad_value)
         return logits

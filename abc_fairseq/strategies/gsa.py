@@ -19,14 +19,11 @@ K~ [n, d] and V~ [n, dv], nothing else.
 from typing import Optional, Tuple
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 from ..ops.gated import GSAState, causal_gsa, causal_gsa_step
-from ._common import compute_dtype
-from .abc_mlp import ABCMLP
-from .base import Setting, State, Strategy, StrategyOptions
-from .phi import SlotProjection
+from .base import Setting, State, Strategy
+from .phi import SlotControl, SlotProjection
 from .registry import register
 
 TEMPERATURE = Setting("gsa_temperature", "temperature",
@@ -40,24 +37,14 @@ class GateProjection(SlotProjection):
 
 
 @register
-class GatedSlotAttention(Strategy):
+class GatedSlotAttention(SlotControl, Strategy):
     """GSA's gated recurrence over n slots. ``shared``: the position's GateProjection."""
 
     name = "gsa"
     paper = "Zhang et al. 2024, Gated Slot Attention (arXiv 2409.07146), §3"
     modes = frozenset({"causal"})
-    uses_control_input = True
+    projection = GateProjection
     settings = (TEMPERATURE,)
-
-    @classmethod
-    def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,
-                     options: StrategyOptions) -> nn.Module:
-        cls.validate(memory_size, options)
-        return GateProjection(in_dim, num_heads, memory_size)
-
-    @classmethod
-    def check_shared(cls, shared, in_dim: int, num_heads: int, memory_size: int) -> None:
-        ABCMLP.check_shared(shared, in_dim, num_heads, memory_size)
 
     @classmethod
     def applies_dropout(cls) -> bool:
@@ -69,13 +56,7 @@ class GatedSlotAttention(Strategy):
 
     def log_gates(self, x: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor:
         """x [B, N, C] -> g = log a [B, H, N, n] in fp32 (fp64 stays), 0 at padding."""
-        source = x.transpose(0, 1)
-        if source.is_contiguous():  # fairseq's [N, B, C] activations: project them without a copy
-            logits = self.shared(source).transpose(0, 1)
-        else:
-            logits = self.shared(x)
-        logits = logits.unflatten(-1, (self.num_heads, self.memory_size)).permute(0, 2, 1, 3)
-        gates = F.logsigmoid(logits.to(compute_dtype(logits.dtype))) / self.temperature
+        gates = F.logsigmoid(self.slot_logits(x)) / self.temperature
         if valid is not None:
             gates = gates.masked_fill(~valid[:, None, :, None], 0.0)
         return gates

@@ -14,9 +14,8 @@ Sums are not normalised (as in the paper), so their scale grows with the sequenc
 """
 
 import torch
-import torch.nn as nn
 
-from ._kernel import KernelAttention
+from ._kernel import KernelAttention, head_affine, head_affine_parameters
 from .registry import register
 
 
@@ -40,12 +39,9 @@ class GatedLinearAttention(LinearAttention):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        bound = self.head_dim ** -0.5
-        self.gate_weight = nn.Parameter(torch.empty(self.num_heads, self.head_dim, self.head_dim))
-        self.gate_bias = nn.Parameter(torch.zeros(self.num_heads, self.head_dim))
-        nn.init.uniform_(self.gate_weight, -bound, bound)
+        self.gate_weight, self.gate_bias = head_affine_parameters(self.num_heads, self.head_dim, self.head_dim,
+                                                                  random_bias=False)
 
     def key_features(self, k, v):
-        gate = torch.sigmoid(torch.matmul(k, self.gate_weight.to(k.dtype).transpose(-1, -2)[None])
-                             + self.gate_bias.to(k.dtype)[None, :, None, :])
+        gate = torch.sigmoid(head_affine(k, self.gate_weight, self.gate_bias))
         return gate * k, gate * v

@@ -1,8 +1,11 @@
-"""W_phi, the learned control projection of ABC_MLP, tied across the layers of one position."""
+"""W_phi, the learned control projection of ABC_MLP, tied across the layers of one position, and
+what the strategies controlled by such a projection (ABC_MLP, GSA) share."""
 
+import torch
 import torch.nn as nn
 
-from .base import ControlModule
+from ._common import compute_dtype
+from .base import ControlModule, StrategyOptions
 
 
 class SlotProjection(nn.Linear, ControlModule):
@@ -30,3 +33,37 @@ class PhiProjection(SlotProjection):
     Input [..., in_dim]; output [..., num_heads * memory_size], head-major (head h owns columns
     h * memory_size ... (h + 1) * memory_size - 1).
     """
+
+
+class SlotControl:
+    """Mixin of the strategies whose ``shared`` module is a SlotProjection of the control input
+    (``projection``: the class they build): it builds and checks that module and gives the
+    per-head, per-slot logits. Listed before ``Strategy`` in the bases."""
+
+    projection = SlotProjection
+    uses_control_input = True
+
+    @classmethod
+    def build_shared(cls, in_dim: int, num_heads: int, memory_size: int,
+                     options: StrategyOptions) -> nn.Module:
+        cls.validate(memory_size, options)
+        return cls.projection(in_dim, num_heads, memory_size)
+
+    @classmethod
+    def check_shared(cls, shared, in_dim: int, num_heads: int, memory_size: int) -> None:
+        expected = (in_dim, num_heads * memory_size)
+        if not isinstance(shared, nn.Linear) or (shared.in_features, shared.out_features) != expected:
+            got = (getattr(shared, "in_features", None), getattr(shared, "out_features", None))
+            raise ValueError(
+                f"phi must map the key input to num_heads * memory_size logits: expected "
+                f"(in, out) = {expected}, got {got}")
+
+    def slot_logits(self, x: torch.Tensor) -> torch.Tensor:
+        """x [B, N, C] -> the projection's logits [B, H, N, n] in fp32 (fp64 stays)."""
+        source = x.transpose(0, 1)
+        if source.is_contiguous():  # fairseq's [N, B, C] activations: project them without a copy
+            logits = self.shared(source).transpose(0, 1)
+        else:
+            logits = self.shared(x)
+        logits = logits.unflatten(-1, (self.num_heads, self.memory_size)).permute(0, 2, 1, 3)
+        return logits.to(compute_dtype(logits.dtype))

@@ -4,9 +4,8 @@ and keys, f(x) = relu(W x + b) with W [n x d] per head and per layer; normalised
 gets + EPS (f can be 0). The memory flag is the feature size n. State per head: S [n x d], z [n]."""
 
 import torch
-import torch.nn as nn
 
-from ._kernel import KernelAttention
+from ._kernel import KernelAttention, head_affine, head_affine_parameters
 from .registry import register
 
 
@@ -17,16 +16,11 @@ class T2RAttention(KernelAttention):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        bound = self.head_dim ** -0.5  # nn.Linear's default initialisation, per head
-        self.feature_weight = nn.Parameter(torch.empty(self.num_heads, self.memory_size, self.head_dim))
-        self.feature_bias = nn.Parameter(torch.empty(self.num_heads, self.memory_size))
-        nn.init.uniform_(self.feature_weight, -bound, bound)
-        nn.init.uniform_(self.feature_bias, -bound, bound)
+        self.feature_weight, self.feature_bias = head_affine_parameters(self.num_heads, self.memory_size,
+                                                                        self.head_dim, random_bias=True)
 
     def _features(self, x):
-        weight = self.feature_weight.to(x.dtype)
-        bias = self.feature_bias.to(x.dtype)[None, :, None, :]
-        return torch.relu(torch.matmul(x, weight.transpose(-1, -2)[None]) + bias)
+        return torch.relu(head_affine(x, self.feature_weight, self.feature_bias))
 
     def query_features(self, q):
         return self._features(q)

@@ -15,11 +15,12 @@ complete_doc``). Encoding is fairseq's own GPT-2 BPE (``fairseq.data.encoders.gp
 run on ``--workers`` processes, order kept.
 """
 
-import argparse
 import os
 import sys
 from multiprocessing import Pool
 from typing import List, Optional, Sequence
+
+from data_prep.lib.cli import module_parser
 
 BPE_BASE_URL = "https://dl.fbaipublicfiles.com/fairseq/gpt2_bpe/"
 BPE_FILES = ("encoder.json", "vocab.bpe", "dict.txt")
@@ -83,8 +84,7 @@ def encode_files(bpe_dir: str, inputs: List[str], outputs: List[str], workers: i
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m data_prep.glue.roberta_bpe", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = module_parser("data_prep.glue.roberta_bpe", __doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     fetch_p = sub.add_parser("fetch", help="fetch encoder.json, vocab.bpe and dict.txt")
     fetch_p.add_argument("--dest", required=True, help="directory for the three files")

@@ -36,7 +36,6 @@ Exit status of the CLI: 0 ok, 1 verification failure, 2 usage error, 3 download/
 Standard library only.
 """
 
-import argparse
 import hashlib
 import json
 import os
@@ -44,6 +43,7 @@ import shutil
 import sys
 import urllib.parse
 
+from data_prep.lib.cli import module_parser
 from data_prep.lib.errors import ChecksumMismatch, FetchError
 from data_prep.lib.http_get import download
 
@@ -242,9 +242,7 @@ def _resolve(args):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(
-        prog="python -m data_prep.lib.fetch", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = module_parser("data_prep.lib.fetch", __doc__)
     parser.add_argument("url", help="where the file is published")
     parser.add_argument("dest", help="destination path of the file")
     group = parser.add_mutually_exclusive_group(required=True)

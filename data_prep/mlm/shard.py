@@ -13,11 +13,11 @@ note). Memory holds only the offsets of the documents, not the text: the paper s
 its corpus did not fit.
 """
 
-import argparse
 import random
 import sys
 from typing import List, Tuple
 
+from data_prep.lib.cli import module_parser
 from data_prep.lib.outputs import refuse_existing
 
 
@@ -75,8 +75,7 @@ def shard(path: str, out_prefix: str, shards: int, seed: int) -> List[int]:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m data_prep.mlm.shard", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = module_parser("data_prep.mlm.shard", __doc__)
     parser.add_argument("input", help="text, an empty line after each document")
     parser.add_argument("out_prefix", help="writes OUT_PREFIX.shard0 ... OUT_PREFIX.shard{K-1}")
     parser.add_argument("--shards", type=int, required=True, help="number of shards K")

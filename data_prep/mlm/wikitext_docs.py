@@ -10,13 +10,13 @@ shuffling use). An article starts at a top-level heading line `` = Title = `` (s
 untokenised character-level version, which is what RoBERTa's GPT-2 BPE expects.
 """
 
-import argparse
 import io
 import os
 import re
 import sys
-import zipfile
 
+from data_prep.lib.archive import open_zip
+from data_prep.lib.cli import module_parser
 from data_prep.lib.outputs import refuse_existing
 
 MEMBER = "wikitext-103-raw/wiki.{}.raw"
@@ -41,22 +41,15 @@ def to_documents(lines, out):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m data_prep.mlm.wikitext_docs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = module_parser("data_prep.mlm.wikitext_docs", __doc__)
     parser.add_argument("archive", help="wikitext-103-raw-v1.zip")
     parser.add_argument("out_dir", help="directory for train.txt and valid.txt")
     args = parser.parse_args(argv)
     refuse_existing([os.path.join(args.out_dir, split + ".txt") for split in SPLITS], "wikitext_docs")
     os.makedirs(args.out_dir, exist_ok=True)
-    try:
-        zf = zipfile.ZipFile(args.archive)
-    except (OSError, zipfile.BadZipFile) as e:
-        sys.exit("wikitext_docs: ERROR: cannot open %s as a zip archive: %s" % (args.archive, e))
-    with zf:
+    members = [MEMBER.format(split) for split in SPLITS]
+    with open_zip(args.archive, members, "wikitext_docs", "is it wikitext-103-raw-v1.zip?") as zf:
         for split in SPLITS:
-            if MEMBER.format(split) not in zf.namelist():
-                sys.exit("wikitext_docs: ERROR: %s lacks %s (is it wikitext-103-raw-v1.zip?)"
-                         % (args.archive, MEMBER.format(split)))
             with zf.open(MEMBER.format(split)) as raw, \
                     open(os.path.join(args.out_dir, split + ".txt"), "w", encoding="utf-8") as out:
                 n = to_documents(io.TextIOWrapper(raw, encoding="utf-8"), out)

@@ -14,10 +14,10 @@ scoring: ``detruecase.perl`` (upper-case the first letter of the sentence) and
 """
 
 import argparse
-import multiprocessing
 import sys
 
 from data_prep.lib.outputs import refuse_existing
+from data_prep.mt import line_map
 
 _WORKER = None
 
@@ -51,29 +51,9 @@ def _run_chunk(lines):
     return [" ".join(_WORKER(line).split()) if line.strip() else "" for line in lines]
 
 
-def _chunks(f, size=2000):
-    chunk = []
-    for line in f:
-        chunk.append(line.rstrip("\n"))
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def map_file(initializer, init_arg, src, dst, workers):
     """Apply the line function set up by INITIALIZER(INIT_ARG) to every line of SRC, in order."""
-    with open(src, encoding="utf-8", newline="\n") as fin, open(dst, "w", encoding="utf-8", newline="\n") as fout:
-        if workers <= 1:
-            initializer(init_arg)
-            results = map(_run_chunk, _chunks(fin))
-            for chunk in results:
-                fout.writelines(line + "\n" for line in chunk)
-        else:
-            with multiprocessing.get_context("spawn").Pool(workers, initializer, (init_arg,)) as pool:
-                for chunk in pool.imap(_run_chunk, _chunks(fin), chunksize=1):
-                    fout.writelines(line + "\n" for line in chunk)
+    line_map.map_file(initializer, init_arg, _run_chunk, src, dst, workers, chunk_size=2000)
 
 
 def train_truecaser(src, model, workers):
@@ -91,27 +71,26 @@ def detokenize_lines(lines, lang):
     return [detokenizer.detokenize(detruecaser.detruecase(line, return_str=True).split()) for line in lines]
 
 
+# command: (help, its required option, whether it takes --workers, the name of what it writes)
+COMMANDS = {
+    "tokenize": ("normalise punctuation and tokenise", "--lang", True, "output"),
+    "train-truecaser": ("train a truecasing model on tokenised text", None, True, "model"),
+    "truecase": ("truecase tokenised text", "--model", True, "output"),
+    "detokenize": ("detruecase and detokenise (for scoring)", "--lang", False, "output"),
+}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("tokenize", help="normalise punctuation and tokenise")
-    p.add_argument("--lang", required=True)
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("input")
-    p.add_argument("output")
-    p = sub.add_parser("train-truecaser", help="train a truecasing model on tokenised text")
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("input")
-    p.add_argument("model")
-    p = sub.add_parser("truecase", help="truecase tokenised text")
-    p.add_argument("--model", required=True)
-    p.add_argument("--workers", type=int, default=1)
-    p.add_argument("input")
-    p.add_argument("output")
-    p = sub.add_parser("detokenize", help="detruecase and detokenise (for scoring)")
-    p.add_argument("--lang", required=True)
-    p.add_argument("input")
-    p.add_argument("output")
+    for name, (help_text, required, parallel, output) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        if required:
+            p.add_argument(required, required=True)
+        if parallel:
+            p.add_argument("--workers", type=int, default=1)
+        p.add_argument("input")
+        p.add_argument(output)
     args = parser.parse_args(argv)
     refuse_existing([args.model if args.command == "train-truecaser" else args.output], "moses_prep")
     _require_sacremoses()

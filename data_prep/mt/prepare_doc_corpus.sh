@@ -35,6 +35,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=data_prep/lib/common.sh
 . "$repo/data_prep/lib/common.sh"
+# shellcheck source=data_prep/lib/mt.sh
+. "$repo/data_prep/lib/mt.sh"
 
 raw="" dest="" src=es tgt=en bpe_size=30000 window=4 sep="<sep>" workers="$(nproc 2>/dev/null || echo 1)"
 parse_options "--raw:raw --dest:dest --src:src --tgt:tgt --bpe-size:bpe_size --window:window --sep:sep
@@ -79,64 +81,54 @@ k_spm="$(hash_key spm-v1 "$k_tc" "$bpe_size")"
 k_win="$(hash_key win-v1 "$k_spm" "$window" "$sep")"
 k_bin="$(hash_key bin-v1 "$k_win" "$k_raw")"
 
-build_tok() {
-    local out="$1" split lang
+# each_split IN OUT FN: FN LANG IN/SPLIT.LANG OUT/SPLIT.LANG for every split and both languages;
+# the document ids (IN/SPLIT.doc) are copied along, as every stage keeps them next to its text.
+each_split() {
+    local in="$1" out="$2" fn="$3" split lang
     for split in "${splits[@]}"; do
         for lang in "$src" "$tgt"; do
-            "$py" -m data_prep.mt.moses_prep tokenize --lang "$lang" --workers "$workers" \
-                "$raw/$split.$lang" "$out/$split.$lang"
+            "$fn" "$lang" "$in/$split.$lang" "$out/$split.$lang"
         done
-        cp "$raw/$split.doc" "$out/$split.doc"
+        cp "$in/$split.doc" "$out/$split.doc"
     done
 }
 
+# The steps each_split runs; truecasing and encoding read the model their stage trained next to OUT.
+tokenize() { "$py" -m data_prep.mt.moses_prep tokenize --lang "$1" --workers "$workers" "$2" "$3"; }
+truecase() {
+    "$py" -m data_prep.mt.moses_prep truecase --model "$(dirname "$3")/truecase-model.$1" --workers "$workers" \
+        "$2" "$3"
+}
+encode() { "$py" -m data_prep.mt.spm_bpe encode --model "$(dirname "$3")/spm.model" --workers "$workers" "$2" "$3"; }
+to_windows() {  # the document ids of IN/SPLIT.LANG are IN/SPLIT.doc
+    "$py" -m data_prep.mt.windows --doc "${2%.*}.doc" --size "$window" --sep "$sep" "$2" "$3"
+}
+
+build_tok() { each_split "$raw" "$1" tokenize; }
+
 build_tc() {
-    local out="$1" split lang
+    local lang
     for lang in "$src" "$tgt"; do
         "$py" -m data_prep.mt.moses_prep train-truecaser --workers "$workers" \
-            "$dest/tok/train.$lang" "$out/truecase-model.$lang"
-        for split in "${splits[@]}"; do
-            "$py" -m data_prep.mt.moses_prep truecase --model "$out/truecase-model.$lang" --workers "$workers" \
-                "$dest/tok/$split.$lang" "$out/$split.$lang"
-        done
+            "$dest/tok/train.$lang" "$1/truecase-model.$lang"
     done
-    for split in "${splits[@]}"; do cp "$dest/tok/$split.doc" "$out/$split.doc"; done
+    each_split "$dest/tok" "$1" truecase
 }
 
 build_spm() {
-    local out="$1" split lang
     "$py" -m data_prep.mt.spm_bpe train --vocab-size "$bpe_size" --threads "$workers" \
-        --model-prefix "$out/spm" "$dest/tc/train.$src" "$dest/tc/train.$tgt"
-    for split in "${splits[@]}"; do
-        for lang in "$src" "$tgt"; do
-            "$py" -m data_prep.mt.spm_bpe encode --model "$out/spm.model" --workers "$workers" \
-                "$dest/tc/$split.$lang" "$out/$split.$lang"
-        done
-        cp "$dest/tc/$split.doc" "$out/$split.doc"
-    done
+        --model-prefix "$1/spm" "$dest/tc/train.$src" "$dest/tc/train.$tgt"
+    each_split "$dest/tc" "$1" encode
 }
 
-build_win() {
-    local out="$1" split lang
-    for split in "${splits[@]}"; do
-        for lang in "$src" "$tgt"; do
-            "$py" -m data_prep.mt.windows --doc "$dest/spm/$split.doc" --size "$window" --sep "$sep" \
-                "$dest/spm/$split.$lang" "$out/$split.$lang"
-        done
-        cp "$dest/spm/$split.doc" "$out/$split.doc"
-    done
-}
+build_win() { each_split "$dest/spm" "$1" to_windows; }
 
 build_bin() {
     local out="$1" split
-    "$preprocess" --source-lang "$src" --target-lang "$tgt" \
-        --trainpref "$dest/win/train" --validpref "$dest/win/valid" --testpref "$dest/win/test" \
-        --joined-dictionary --destdir "$out" --workers "$workers" \
-        || die "fairseq-preprocess failed (see its output above)"
+    mt_binarise "$dest/win" "$out"
     # What evaluation needs besides the binarised data: sentence-level BPE sources for
     # document-level decoding (scripts/mt/translate_docs.py), document ids, the untokenised
     # references (SacreBLEU scores against them) and the models to undo the preprocessing.
-    mkdir -p "$out/eval"
     for split in valid test; do
         cp "$dest/spm/$split.$src" "$out/eval/$split.bpe.$src"
         cp "$dest/spm/$split.$tgt" "$out/eval/$split.bpe.$tgt"
@@ -146,17 +138,7 @@ build_bin() {
     done
     cp "$dest/spm/spm.model" "$dest/spm/spm.vocab" "$out/eval/"
     cp "$dest/tc/truecase-model.$src" "$dest/tc/truecase-model.$tgt" "$out/eval/"
-    cat >"$out/eval/prep.json" <<JSON
-{
-  "format": "abc-fairseq-mt-eval/1",
-  "src": "$src",
-  "tgt": "$tgt",
-  "pipeline": "moses-truecase-spm",
-  "window": $window,
-  "sep": "$sep",
-  "bpe_size": $bpe_size
-}
-JSON
+    mt_eval_meta "$out" moses-truecase-spm "$window" "\"$sep\""
 }
 
 run_stage tok "$dest/tok" "$k_tok" build_tok

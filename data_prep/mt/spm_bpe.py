@@ -12,11 +12,11 @@ pieces back into text (the inverse of encoding, up to sentencepiece's normalisat
 """
 
 import argparse
-import multiprocessing
 import os
 import sys
 
 from data_prep.lib.outputs import refuse_existing
+from data_prep.mt import line_map
 
 _PROCESSOR = None
 
@@ -70,30 +70,8 @@ def _encode_chunk(lines):
     return [" ".join(_PROCESSOR.encode(line, out_type=str)) for line in lines]
 
 
-def _chunks(f, size=10000):
-    chunk = []
-    for line in f:
-        chunk.append(line.rstrip("\n"))
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def encode_file(model, src, dst, workers=1):
-    with open(src, encoding="utf-8", newline="\n") as fin, open(dst, "w", encoding="utf-8", newline="\n") as fout:
-        if workers <= 1:
-            _init_worker(model)
-            for chunk in _chunks(fin):
-                for line in _encode_chunk(chunk):
-                    fout.write(line + "\n")
-        else:
-            with multiprocessing.get_context("spawn").Pool(workers, _init_worker, (model,)) as pool:
-                # imap keeps the order of the chunks.
-                for encoded in pool.imap(_encode_chunk, _chunks(fin), chunksize=1):
-                    for line in encoded:
-                        fout.write(line + "\n")
+    line_map.map_file(_init_worker, model, _encode_chunk, src, dst, workers, chunk_size=10000)
 
 
 def decode_lines(processor, lines):

@@ -8,12 +8,12 @@ the archive is ignored, and a missing member is an error naming it, so a wrong a
 ``-raw`` character-level one) fails here instead of producing an odd vocabulary later.
 """
 
-import argparse
 import os
 import shutil
 import sys
-import zipfile
 
+from data_prep.lib.archive import open_zip
+from data_prep.lib.cli import module_parser
 from data_prep.lib.outputs import refuse_existing
 
 SPLITS = ("train", "valid", "test")
@@ -21,16 +21,8 @@ MEMBER = "wikitext-103/wiki.{}.tokens"
 
 
 def extract(archive, out_dir):
-    try:
-        zf = zipfile.ZipFile(archive)
-    except (OSError, zipfile.BadZipFile) as e:
-        raise SystemExit("extract: ERROR: cannot open %s as a zip archive: %s" % (archive, e))
-    with zf:
-        names = set(zf.namelist())
-        missing = [MEMBER.format(s) for s in SPLITS if MEMBER.format(s) not in names]
-        if missing:
-            raise SystemExit("extract: ERROR: %s lacks %s (is it wikitext-103-v1.zip, the word-level "
-                             "archive?)" % (archive, ", ".join(missing)))
+    members = [MEMBER.format(split) for split in SPLITS]
+    with open_zip(archive, members, "extract", "is it wikitext-103-v1.zip, the word-level archive?") as zf:
         for split in SPLITS:
             # Streamed copy: the train split is ~540 MB uncompressed.
             with zf.open(MEMBER.format(split)) as src, open("%s/wiki.%s.tokens" % (out_dir, split), "wb") as dst:
@@ -38,8 +30,7 @@ def extract(archive, out_dir):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m data_prep.wikitext.extract", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = module_parser("data_prep.wikitext.extract", __doc__)
     parser.add_argument("archive", help="wikitext-103-v1.zip")
     parser.add_argument("out_dir", help="existing directory for wiki.{train,valid,test}.tokens")
     args = parser.parse_args(argv)

@@ -44,6 +44,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=data_prep/lib/common.sh
 . "$repo/data_prep/lib/common.sh"
+# shellcheck source=data_prep/lib/mt.sh
+. "$repo/data_prep/lib/mt.sh"
 
 # The archives (checksums and their sources: SHA256SUMS next to this script).
 ARCHIVES=(
@@ -127,11 +129,7 @@ build_clean() {
 
 build_bin() {
     local out="$1" split lang
-    "$preprocess" --source-lang "$src" --target-lang "$tgt" \
-        --trainpref "$dest/clean/train" --validpref "$dest/clean/valid" --testpref "$dest/clean/test" \
-        --joined-dictionary --destdir "$out" --workers "$workers" \
-        || die "fairseq-preprocess failed (see its output above)"
-    mkdir -p "$out/eval"
+    mt_binarise "$dest/clean" "$out"
     for split in valid test; do
         for lang in "$src" "$tgt"; do
             cp "$dest/spm/$split.$lang" "$out/eval/$split.bpe.$lang"
@@ -139,17 +137,7 @@ build_bin() {
         done
     done
     cp "$dest/spm/spm.model" "$dest/spm/spm.vocab" "$out/eval/"
-    cat >"$out/eval/prep.json" <<JSON
-{
-  "format": "abc-fairseq-mt-eval/1",
-  "src": "$src",
-  "tgt": "$tgt",
-  "pipeline": "spm",
-  "window": 1,
-  "sep": null,
-  "bpe_size": $bpe_size
-}
-JSON
+    mt_eval_meta "$out" spm 1 null
 }
 
 run_stage extract "$dest/raw" "$k_raw" build_raw

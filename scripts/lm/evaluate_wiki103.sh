@@ -30,27 +30,16 @@ repo="$(cd "$here/../.." && pwd)"
 SCRIPT_NAME=evaluate_wiki103  # the name of its messages
 # shellcheck source=scripts/lm/common.sh
 . "$here/common.sh"
-answer_help "$@"
 
-TOKENS_PER_SAMPLE=512
 row="" data="$repo/data-bin/wikitext-103/bin" checkpoint="" out="" contexts="" splits="valid test"
 max_tokens=4096 cpu=0 force=0 dry_run=0 extra=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --row) row="${2:?--row needs an experiment name}"; shift 2 ;;
-        --data) data="${2:?--data needs a directory}"; shift 2 ;;
-        --checkpoint) checkpoint="${2:?--checkpoint needs a file}"; shift 2 ;;
-        --out) out="${2:?--out needs a directory}"; shift 2 ;;
-        --contexts) contexts="${2:?--contexts needs sizes}"; shift 2 ;;
-        --splits) splits="${2:?--splits needs split names}"; shift 2 ;;
-        --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
-        --cpu) cpu=1; shift ;;
-        --force) force=1; shift ;;
-        --dry-run) dry_run=1; shift ;;
-        --) shift; extra=("$@"); break ;;
-        *) unknown_option "$1" "fairseq flags go after '--'" ;;
-    esac
-done
+flags=(
+    "--row row an experiment name" "--data data a directory" "--checkpoint checkpoint a file"
+    "--out out a directory" "--contexts contexts sizes" "--splits splits split names"
+    "--max-tokens max_tokens a number" "--cpu cpu=1" "--force force=1" "--dry-run dry_run=1"
+    "-- extra fairseq flags go after '--'"
+)
+parse_flags flags "$@"
 [ -n "$row" ] || die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
 lm_row "$row"
 posint --max-tokens "$max_tokens"

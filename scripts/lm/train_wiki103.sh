@@ -49,32 +49,20 @@ repo="$(cd "$here/../.." && pwd)"
 SCRIPT_NAME=train_wiki103  # the name of its messages
 # shellcheck source=scripts/lm/common.sh
 . "$here/common.sh"
-answer_help "$@"
 
-TOKENS_PER_SAMPLE=512  # the paper's segment length (Baevski & Auli's 512-token setting)
 row="" data="$repo/data-bin/wikitext-103/bin" save_dir="" nproc="" nodes=1 max_tokens=8192
 batch_tokens=$((64 * TOKENS_PER_SAMPLE)) fp16=1 cpu=0 tensorboard=1 dry_run=0
 original_args=("$@")
 extra=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --row) row="${2:?--row needs an experiment name}"; shift 2 ;;
-        --data) data="${2:?--data needs a directory}"; shift 2 ;;
-        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
-        --nproc-per-node) nproc="${2:?--nproc-per-node needs a number}"; shift 2 ;;
-        --nnodes) nodes="${2:?--nnodes needs a number}"; shift 2 ;;
-        --gpus|--cpu-procs) deprecated "$1" --nproc-per-node; nproc="${2:?$1 needs a number}"; shift 2 ;;
-        --nodes) deprecated --nodes --nnodes; nodes="${2:?--nodes needs a number}"; shift 2 ;;
-        --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
-        --batch-tokens) batch_tokens="${2:?--batch-tokens needs a number}"; shift 2 ;;
-        --cpu) cpu=1; shift ;;
-        --no-tensorboard) tensorboard=0; shift ;;
-        --no-fp16) fp16=0; shift ;;
-        --dry-run) dry_run=1; shift ;;
-        --) shift; extra=("$@"); break ;;
-        *) unknown_option "$1" "fairseq flags go after '--'" ;;
-    esac
-done
+flags=(
+    "--row row an experiment name" "--data data a directory" "--save-dir save_dir a directory"
+    "--nproc-per-node nproc a number" "--nnodes nodes a number"
+    "--gpus >--nproc-per-node" "--cpu-procs >--nproc-per-node" "--nodes >--nnodes"
+    "--max-tokens max_tokens a number" "--batch-tokens batch_tokens a number"
+    "--cpu cpu=1" "--no-tensorboard tensorboard=0" "--no-fp16 fp16=0" "--dry-run dry_run=1"
+    "-- extra fairseq flags go after '--'"
+)
+parse_flags flags "$@"
 [ -n "$row" ] || die "--row is required; one of: $(lm_rows | tr '\n' ' ')"
 lm_row "$row"
 posint --nnodes "$nodes"

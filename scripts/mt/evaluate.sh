@@ -40,30 +40,18 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 SCRIPT_NAME=evaluate.sh
-# shellcheck source=scripts/lib/common.sh
-. "$repo/scripts/lib/common.sh"
-answer_help "$@"
+# shellcheck source=scripts/lib/launcher.sh
+. "$repo/scripts/lib/launcher.sh"
 original_args=("$@")
 
 data="" save_dir="" split=test checkpoint="" avg=5 beam=5 lenpen=0.6 decode=auto batch=64 tag="" cpu=0 force=0 dry_run=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --data) data="${2:?--data needs a directory}"; shift 2 ;;
-        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
-        --split) split="${2:?--split needs a name}"; shift 2 ;;
-        --checkpoint) checkpoint="${2:?--checkpoint needs a file}"; shift 2 ;;
-        --average-last) avg="${2:?--average-last needs a number}"; shift 2 ;;
-        --beam) beam="${2:?--beam needs a number}"; shift 2 ;;
-        --lenpen) lenpen="${2:?--lenpen needs a number}"; shift 2 ;;
-        --decode) decode="${2:?--decode needs auto, sentence or doc}"; shift 2 ;;
-        --batch-size) batch="${2:?--batch-size needs a number}"; shift 2 ;;
-        --tag) tag="${2:?--tag needs a name}"; shift 2 ;;
-        --cpu) cpu=1; shift ;;
-        --force) force=1; shift ;;
-        --dry-run) dry_run=1; shift ;;
-        *) unknown_option "$1" ;;
-    esac
-done
+flags=(
+    "--data data a directory" "--save-dir save_dir a directory" "--split split a name"
+    "--checkpoint checkpoint a file" "--average-last avg a number" "--beam beam a number"
+    "--lenpen lenpen a number" "--decode decode auto, sentence or doc" "--batch-size batch a number"
+    "--tag tag a name" "--cpu cpu=1" "--force force=1" "--dry-run dry_run=1"
+)
+parse_flags flags "$@"
 [ -n "$data" ] || die "--data is required (the recipe's DEST/bin)"
 [ -n "$save_dir" ] || die "--save-dir is required"
 [ -f "$data/eval/prep.json" ] || [ "$dry_run" = 1 ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"

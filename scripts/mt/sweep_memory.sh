@@ -25,26 +25,17 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SCRIPT_NAME=sweep_memory.sh
-# shellcheck source=scripts/lib/common.sh
-. "$here/../lib/common.sh"
-answer_help "$@"
+# shellcheck source=scripts/lib/launcher.sh
+. "$here/../lib/launcher.sh"
 
 data="" root="" configs="" dataset=wmt14 do_train=1 do_eval=1 cpu=0 dry_run=0
 train_extra=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --data) data="${2:?--data needs a directory}"; shift 2 ;;
-        --root) root="${2:?--root needs a directory}"; shift 2 ;;
-        --configs) configs="${2:?--configs needs a list}"; shift 2 ;;
-        --dataset) dataset="${2:?--dataset needs a name}"; shift 2 ;;
-        --train-only) do_eval=0; shift ;;
-        --eval-only) do_train=0; shift ;;
-        --cpu) cpu=1; shift ;;
-        --dry-run) dry_run=1; shift ;;
-        --) shift; train_extra=("$@"); break ;;
-        *) unknown_option "$1" "train.sh arguments go after --" ;;
-    esac
-done
+flags=(
+    "--data data a directory" "--root root a directory" "--configs configs a list" "--dataset dataset a name"
+    "--train-only do_eval=0" "--eval-only do_train=0" "--cpu cpu=1" "--dry-run dry_run=1"
+    "-- train_extra train.sh arguments go after --"
+)
+parse_flags flags "$@"
 [ -n "$data" ] || die "--data is required"
 [ -n "$root" ] || die "--root is required"
 [ "$do_train$do_eval" != 00 ] || die "--train-only and --eval-only exclude each other"

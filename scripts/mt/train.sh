@@ -74,44 +74,27 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 SCRIPT_NAME=train.sh
-# shellcheck source=scripts/lib/common.sh
-. "$repo/scripts/lib/common.sh"
-answer_help "$@"
+# shellcheck source=scripts/lib/launcher.sh
+. "$repo/scripts/lib/launcher.sh"
 original_args=("$@")
 
 dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_mem="" arch=""
 cpu=0 nproc="" nnodes=1 node_rank=0 master_addr=127.0.0.1 master_port=29500
 max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 dry_run=0 train_module=""
 extra=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --dataset) dataset="${2:?--dataset needs a name}"; shift 2 ;;
-        --data) data="${2:?--data needs a directory}"; shift 2 ;;
-        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
-        --model) model="${2:?--model needs a name}"; shift 2 ;;
-        --cross-memory) cross_mem="${2:?--cross-memory needs a number}"; shift 2 ;;
-        --causal-memory) causal_mem="${2:?--causal-memory needs a number}"; shift 2 ;;
-        --encoder-memory) encoder_mem="${2:?--encoder-memory needs a memory size}"; shift 2 ;;
-        --arch) arch="${2:?--arch needs a name}"; shift 2 ;;
-        --nproc-per-node) nproc="${2:?--nproc-per-node needs a number}"; shift 2 ;;
-        --gpus|--nproc) deprecated "$1" --nproc-per-node; nproc="${2:?$1 needs a number}"; shift 2 ;;
-        --cpu) cpu=1; shift ;;
-        --nnodes) nnodes="${2:?--nnodes needs a number}"; shift 2 ;;
-        --node-rank) node_rank="${2:?--node-rank needs a number}"; shift 2 ;;
-        --master-addr) master_addr="${2:?--master-addr needs a host}"; shift 2 ;;
-        --master-port) master_port="${2:?--master-port needs a port}"; shift 2 ;;
-        --max-tokens) max_tokens="${2:?--max-tokens needs a number}"; shift 2 ;;
-        --total-tokens) total_tokens="${2:?--total-tokens needs a number}"; shift 2 ;;
-        --lr) lr="${2:?--lr needs a value}"; shift 2 ;;
-        --warmup) warmup="${2:?--warmup needs a number}"; shift 2 ;;
-        --max-update) max_update="${2:?--max-update needs a number}"; shift 2 ;;
-        --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
-        --train-module) train_module="${2:?--train-module needs a Python module name}"; shift 2 ;;
-        --dry-run) dry_run=1; shift ;;
-        --) shift; extra=("$@"); break ;;
-        *) unknown_option "$1" "fairseq-train arguments go after --" ;;
-    esac
-done
+flags=(
+    "--dataset dataset a name" "--data data a directory" "--save-dir save_dir a directory"
+    "--model model a name" "--cross-memory cross_mem a number" "--causal-memory causal_mem a number"
+    "--encoder-memory encoder_mem a memory size" "--arch arch a name"
+    "--nproc-per-node nproc a number" "--gpus >--nproc-per-node" "--nproc >--nproc-per-node" "--cpu cpu=1"
+    "--nnodes nnodes a number" "--node-rank node_rank a number" "--master-addr master_addr a host"
+    "--master-port master_port a port" "--max-tokens max_tokens a number"
+    "--total-tokens total_tokens a number" "--lr lr" "--warmup warmup a number"
+    "--max-update max_update a number" "--seed seed a number"
+    "--train-module train_module a Python module name" "--dry-run dry_run=1"
+    "-- extra fairseq-train arguments go after --"
+)
+parse_flags flags "$@"
 [ -n "$dataset" ] || die "--dataset is required (wmt14, iwslt14_doc or tiny)"
 [ -n "$data" ] || die "--data is required (the recipe's DEST/bin directory)"
 [ -n "$save_dir" ] || die "--save-dir is required"

@@ -44,34 +44,26 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 SCRIPT_NAME=finetune_glue
-# shellcheck source=scripts/lib/common.sh
-. "$repo/scripts/lib/common.sh"
-answer_help "$@"
+# shellcheck source=scripts/lib/launcher.sh
+. "$repo/scripts/lib/launcher.sh"
+answer_help "$@"  # before TASK is looked for
 original_args=("$@")
 case "${1:-}" in ""|-*) die "TASK is required as the first argument (see --help)" ;; esac
 task="$1"; shift
 checkpoint="" attn="abc" memory=64 arch="abc_roberta_base" data_root="data-bin/glue" save_dir="" seed=1 cpu=0 dry_run=0
 gpus="" max_sentences=""
 extra=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --checkpoint) checkpoint="${2:?--checkpoint needs a file}"; shift 2 ;;
-        --attn) attn="${2:?--attn needs a name}"; shift 2 ;;
-        --memory) memory="${2:?--memory needs a number}"; shift 2 ;;
-        --arch) arch="${2:?--arch needs a name}"; shift 2 ;;
-        --data-root) data_root="${2:?--data-root needs a directory}"; shift 2 ;;
-        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
-        --seed) seed="${2:?--seed needs a number}"; shift 2 ;;
-        --nproc-per-node) gpus="${2:?--nproc-per-node needs a number}"; shift 2 ;;
-        --gpus) deprecated --gpus --nproc-per-node; gpus="${2:?--gpus needs a number}"; shift 2 ;;
-        --nnodes) [ "${2:-}" = 1 ] || die "--nnodes: fine-tuning runs on one node (--nnodes 1), got '${2:-}'"; shift 2 ;;
-        --max-sentences) max_sentences="${2:?--max-sentences needs a number}"; shift 2 ;;
-        --cpu) cpu=1; shift ;;
-        --dry-run) dry_run=1; shift ;;
-        --) shift; extra=("$@"); break ;;
-        *) unknown_option "$1" "fairseq-train arguments go after --" ;;
-    esac
-done
+one_node() {  # --nnodes: accepted for the launchers' shared flags, but only as 1
+    [ "${1:-}" = 1 ] || die "--nnodes: fine-tuning runs on one node (--nnodes 1), got '${1:-}'"
+}
+flags=(
+    "--checkpoint checkpoint a file" "--attn attn a name" "--memory memory a number" "--arch arch a name"
+    "--data-root data_root a directory" "--save-dir save_dir a directory" "--seed seed a number"
+    "--nproc-per-node gpus a number" "--gpus >--nproc-per-node" "--nnodes @one_node"
+    "--max-sentences max_sentences a number" "--cpu cpu=1" "--dry-run dry_run=1"
+    "-- extra fairseq-train arguments go after --"
+)
+parse_flags flags "$@"
 
 #            lr     batch total   warmup classes
 case "$task" in

@@ -35,36 +35,21 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 SCRIPT_NAME=pretrain_mlm
-# shellcheck source=scripts/lib/common.sh
-. "$repo/scripts/lib/common.sh"
-answer_help "$@"
+# shellcheck source=scripts/lib/launcher.sh
+. "$repo/scripts/lib/launcher.sh"
 original_args=("$@")
 data="" restore="none" attn="abc" memory=64 arch="abc_roberta_base" save_dir="" gpus="" nodes="${SLURM_NNODES:-1}"
 batch_seqs=2048 max_sentences=16 total_updates=125000 warmup_updates=10000 lr=0.0005 cpu=0 dry_run=0
 extra=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --data) data="${2:?--data needs a path}"; shift 2 ;;
-        --restore) restore="${2:?--restore needs a file}"; shift 2 ;;
-        --attn) attn="${2:?--attn needs a name}"; shift 2 ;;
-        --memory) memory="${2:?--memory needs a number}"; shift 2 ;;
-        --arch) arch="${2:?--arch needs a name}"; shift 2 ;;
-        --save-dir) save_dir="${2:?--save-dir needs a directory}"; shift 2 ;;
-        --nproc-per-node) gpus="${2:?--nproc-per-node needs a number}"; shift 2 ;;
-        --nnodes) nodes="${2:?--nnodes needs a number}"; shift 2 ;;
-        --gpus) deprecated --gpus --nproc-per-node; gpus="${2:?--gpus needs a number}"; shift 2 ;;
-        --nodes) deprecated --nodes --nnodes; nodes="${2:?--nodes needs a number}"; shift 2 ;;
-        --batch-seqs) batch_seqs="${2:?--batch-seqs needs a number}"; shift 2 ;;
-        --max-sentences) max_sentences="${2:?--max-sentences needs a number}"; shift 2 ;;
-        --total-updates) total_updates="${2:?--total-updates needs a number}"; shift 2 ;;
-        --warmup-updates) warmup_updates="${2:?--warmup-updates needs a number}"; shift 2 ;;
-        --lr) lr="${2:?--lr needs a value}"; shift 2 ;;
-        --cpu) cpu=1; shift ;;
-        --dry-run) dry_run=1; shift ;;
-        --) shift; extra=("$@"); break ;;
-        *) unknown_option "$1" "fairseq-train arguments go after --" ;;
-    esac
-done
+flags=(
+    "--data data a path" "--restore restore a file" "--attn attn a name" "--memory memory a number"
+    "--arch arch a name" "--save-dir save_dir a directory" "--nproc-per-node gpus a number"
+    "--nnodes nodes a number" "--gpus >--nproc-per-node" "--nodes >--nnodes"
+    "--batch-seqs batch_seqs a number" "--max-sentences max_sentences a number"
+    "--total-updates total_updates a number" "--warmup-updates warmup_updates a number" "--lr lr"
+    "--cpu cpu=1" "--dry-run dry_run=1" "-- extra fairseq-train arguments go after --"
+)
+parse_flags flags "$@"
 [ -n "$data" ] || die "--data is required (prepare it with data_prep/mlm/prepare.sh)"
 for pair in "memory:$memory" "nnodes:$nodes" "batch-seqs:$batch_seqs" "max-sentences:$max_sentences" \
             "total-updates:$total_updates"; do

@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load, tiny_run_fixture
 
 from benchmarks.decode import check_targets
 from benchmarks.decode_model import build_model, greedy_decode, sampled_decode, state_bytes, window_starts
@@ -21,12 +21,7 @@ FP32 = 4
 SIZES = {"abc": [CROSS, CAUSAL], **{name: list(sizes) for name, sizes in KERNEL_SIZES.items()}}
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("decode")
-    proc, record = run_and_load("decode", out_dir, *TINY)
-    rows = {(row["method"], row["N"]): row for row in record["results"]}
-    return proc, out_dir, record, rows
+tiny_run = tiny_run_fixture("decode", TINY, key=lambda row: (row["method"], row["N"]))
 
 
 def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):

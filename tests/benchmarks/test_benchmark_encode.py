@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
 from benchmarks.__main__ import build_parser
 from benchmarks.encode import check_length_targets, check_targets
@@ -14,11 +14,7 @@ TINY = ["--length", str(LENGTH), "--batch", str(BATCH), "--memories", "64", "--v
         "--threads", "1", "--max-memory-gib", "0"]
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("encode")
-    proc, record = run_and_load("encode", out_dir, *TINY)
-    return proc, out_dir, record, {row["method"]: row for row in record["results"]}
+tiny_run = tiny_run_fixture("encode", TINY)
 
 
 def test_every_method_is_measured_relative_to_softmax(tiny_run):

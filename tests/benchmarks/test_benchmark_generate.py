@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
 from benchmarks.generate import check_targets
 from benchmarks.generate_model import BIBLE, bible_lengths, build_case, sentence_batches
@@ -19,11 +19,7 @@ def expected_sentence_tokens() -> int:
     return sum(len(batch) * max(t for _, t in batch) for batch in sentence_batches(bible_lengths(SENTENCES), BATCH))
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("generate")
-    proc, record = run_and_load("generate", out_dir, *TINY)
-    return proc, out_dir, record, {(row["method"], row["case"]): row for row in record["results"]}
+tiny_run = tiny_run_fixture("generate", TINY, key=lambda row: (row["method"], row["case"]))
 
 
 def test_every_case_generates_the_planned_tokens(tiny_run):

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import torch
-from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, run_and_load
+from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, tiny_run_fixture
 
 from benchmarks.__main__ import build_parser
 from benchmarks.synthetic import synthetic_dictionary
@@ -22,11 +22,7 @@ TINY_MODELS = ["--vocab", "64", "--layers", "1", "--embed-dim", "32", "--heads",
 TINY = ["--batch", str(BATCH), *TINY_MODELS]
 
 
-@pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
-    out_dir = tmp_path_factory.mktemp("train")
-    proc, record = run_and_load("train", out_dir, *TINY)
-    return proc, out_dir, record, {row["method"]: row for row in record["results"]}
+tiny_run = tiny_run_fixture("train", TINY)
 
 
 def test_every_case_trains_through_fairseq_with_its_attention(tiny_run):

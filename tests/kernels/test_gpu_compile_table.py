@@ -1,11 +1,11 @@
-"""The per-architecture compile table (``python -m abc_fairseq.gpu_compile``): it covers the
+"""The per-architecture compile table (``python -m tools.gpu_compile``): it covers the
 kernels at every tile their launcher can pick, the causal launcher's choice fits the
 architecture's shared memory where any chunk does, and the table agrees with Triton's compiler.
 
 The full grid (6 architectures x 62 kernel tiles) takes hours on two shared cores (up to minutes
 per 128-wide backward kernel); the committed table holds every kernel for sm_90 and the causal
 kernels (all the launcher's chunk choice reads) and most others for sm_80 and sm_89; ``REQUIRED``
-says what must be present, and ``python -m abc_fairseq.gpu_compile`` (it resumes) fills in the
+says what must be present, and ``python -m tools.gpu_compile`` (it resumes) fills in the
 rest. CI recompiles a sample (one kernel per family at 64-wide tiles): a stale table (a kernel
 changed, the table not regenerated) shows up there.
 """
@@ -25,7 +25,7 @@ from abc_fairseq.ops.triton import sizes
 if importlib.util.find_spec("triton") is None:
     pytest.skip("triton is not installed", allow_module_level=True)
 
-from abc_fairseq import gpu_compile  # noqa: E402
+from tools import gpu_compile  # noqa: E402
 
 TABLE = sizes.compile_table()
 WIDTHS = (64, 128)
@@ -43,7 +43,7 @@ def _expected_keys(arch):
 
 
 def test_table_covers_every_tile_the_launchers_pick():
-    assert TABLE, "no compile table: run python -m abc_fairseq.gpu_compile"
+    assert TABLE, "no compile table: run python -m tools.gpu_compile"
     grid = set()
     for arch in gpu_compile.ARCHS:
         grid |= _expected_keys(arch)
@@ -125,7 +125,7 @@ def test_device_limits_drive_the_pick(monkeypatch):
 
 SAMPLE_CHECK = """
 import json, sys
-from abc_fairseq import gpu_compile
+from tools import gpu_compile
 from abc_fairseq.ops.triton import sizes
 table = sizes.compile_table()
 for kernel, arch, dtype, width in json.loads(sys.argv[1]):
@@ -150,7 +150,7 @@ def test_table_agrees_with_the_compiler(tmp_path):
 
 
 def test_help_does_nothing_else(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "abc_fairseq.gpu_compile", "--help"], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "tools.gpu_compile", "--help"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300,
                           env=dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2])))
     assert proc.returncode == 0 and "--archs" in proc.stdout and not list(tmp_path.iterdir())

@@ -82,6 +82,27 @@ def test_logits_climbing_steeply_inside_a_chunk():
     _check((q, k, v, l + slope * t), torch.float32, 1e-4, 1e-3)
 
 
+@pytest.mark.parametrize("chunk", [16, 32, 64])
+def test_a_forced_chunk_is_taken_and_exact(chunk, monkeypatch):
+    """ABC_TRITON_CHUNK (the tuning override the self-check times every chunk with) is taken as
+    given, and every chunk computes the same function."""
+    from abc_fairseq.ops.triton import causal_function
+
+    taken = []
+    real = causal_function.TritonCausalABC.apply
+    monkeypatch.setattr(causal_function.TritonCausalABC, "apply", lambda *a: taken.append(a[-2]) or real(*a))
+    monkeypatch.setenv("ABC_TRITON_CHUNK", str(chunk))
+    _check(random_inputs(1, 1, 70, 16, 8, seed=chunk), torch.float32, 2e-5, 1e-4)
+    assert taken == [chunk]
+
+
+@pytest.mark.parametrize("value", ["48", "128", "sixty-four"])
+def test_a_chunk_the_kernels_cannot_take_is_refused_naming_the_variable(value, monkeypatch):
+    monkeypatch.setenv("ABC_TRITON_CHUNK", value)
+    with pytest.raises(ValueError, match="ABC_TRITON_CHUNK=.*16"):
+        _triton(*(x.float() for x in random_inputs(1, 1, 20, 16, 8, seed=1)))
+
+
 def test_perturbing_the_future_changes_nothing_in_the_past():
     q, k, v, l = (x.float() for x in random_inputs(1, 2, 40, 16, 8, seed=7))
     before = _triton(q, k, v, l)

@@ -19,6 +19,7 @@ COMMON = REPO / "scripts" / "lib" / "common.sh"
 # Every shell entry point, with the arguments that come before an option (finetune_glue's TASK).
 SCRIPTS = {
     "scripts/quickstart.sh": [],
+    "scripts/gpu_checks.sh": [],
     "scripts/run_tests.sh": [],
     "scripts/setup_env.sh": [],
     "scripts/lm/train_wiki103.sh": [],
@@ -53,7 +54,7 @@ def repo_status():
 
 def test_every_shell_entry_point_is_listed():
     found = {str(p.relative_to(REPO)) for p in (REPO / "scripts").rglob("*.sh")} - {
-        "scripts/lib/common.sh", "scripts/lm/common.sh"}
+        "scripts/lib/common.sh", "scripts/lib/launcher.sh", "scripts/lm/common.sh"}
     assert found == set(SCRIPTS)
 
 

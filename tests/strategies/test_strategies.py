@@ -8,20 +8,16 @@ from strategies_helpers import (
     BIDIRECTIONAL,
     CAUSAL,
     N_SLOTS,
-    OPTIONS,
     H,
-    gate,
-    gsa_log_gates,
     inputs,
     left_padded,
     make,
-    reference_phi,
+    naive_reference,
     run_bidirectional,
     steps,
 )
 
-from abc_fairseq.ops import reference_abc, reference_causal_abc
-from abc_fairseq.ops.gated import reference_causal_gsa
+from abc_fairseq.ops import reference_abc
 from abc_fairseq.strategies import reference as ref
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -100,53 +96,6 @@ def test_decoding_state_has_constant_size(name):
     assert len(sizes) == 1
 
 
-# ------------------------------------------------------------------------ naive references (causal)
-def reference_causal(name, strategy, q, k, v, x, valid):
-    if name in ("abc", "abc-relu", "abc-sigmoid"):
-        assert valid is None
-        B, N = x.shape[:2]
-        logits = strategy.shared(x).view(B, N, H, N_SLOTS).permute(0, 2, 1, 3)
-        return reference_causal_abc(q, k, v, strategy.log_alpha(logits), scale=strategy.scale)
-    if name in ("linformer", "random", "global", "cluster"):
-        phi = reference_phi(name, strategy, x, valid, k)
-        return ref.reference_slot_causal(q, k, v, phi, strategy.scale, normalize=name == "cluster",
-                                         mask_empty=name != "linformer")
-    if name == "compressive":
-        return ref.reference_compressive_causal(q, k, v, valid, N_SLOTS, OPTIONS.values["compressive_ratio"],
-                                                strategy.scale)
-    if name == "window":
-        return ref.reference_window_causal(q, k, v, valid, N_SLOTS, strategy.scale)
-    if name == "gsa":
-        return reference_causal_gsa(q, k, v, gsa_log_gates(strategy, x, valid), scale=strategy.scale)
-    if name in KERNEL_FEATURES:
-        fq, fk, values = KERNEL_FEATURES[name](strategy, q, k, v)
-        if valid is not None:
-            fk, values = fk * valid[:, None, :, None], values * valid[:, None, :, None]
-        return ref.reference_kernel_causal(fq, fk, values, strategy.normalized, strategy.denominator)
-    raise KeyError(name)
-
-
-def _t2r(strategy, x):
-    return torch.relu(torch.einsum("bhnd,hmd->bhnm", x, strategy.feature_weight) + strategy.feature_bias[:, None])
-
-
-def _rfa(strategy, x):
-    x = x / x.norm(dim=-1, keepdim=True)
-    inverse_sigma = strategy.log_inverse_sigma.exp()[:, None, None]
-    angles = torch.einsum("bhnd,hmd->bhnm", x, strategy.omega.double()) * inverse_sigma
-    return torch.cat([angles.sin(), angles.cos()], dim=-1) / (strategy.memory_size / 2) ** 0.5
-
-
-# Feature maps written from each paper: (f(q), f(k), values written).
-KERNEL_FEATURES = {
-    "elu": lambda s, q, k, v: (torch.nn.functional.elu(q) + 1, torch.nn.functional.elu(k) + 1, v),
-    "rfa": lambda s, q, k, v: (_rfa(s, q), _rfa(s, k), v),
-    "t2r": lambda s, q, k, v: (_t2r(s, q), _t2r(s, k), v),
-    "linear": lambda s, q, k, v: (q * s.scale, k, v),
-    "gated-linear": lambda s, q, k, v: (q * s.scale, gate(s, k) * k, gate(s, k) * v),
-}
-
-
 @pytest.mark.parametrize("name", CAUSAL)
 def test_parallel_equals_naive_reference(name):
     strategy = make(name)
@@ -154,7 +103,7 @@ def test_parallel_equals_naive_reference(name):
     valid = None if name.startswith("abc") else left_padded(2, 11, (0, 2))
     if name in ("abc", "abc-relu", "abc-sigmoid"):
         strategy.shared.weight.data *= 3  # logits far from 0: the activations' shapes matter
-    expected = reference_causal(name, strategy, q, k, v, x, valid)
+    expected = naive_reference(name, strategy, q, k, v, x, valid)
     got = strategy.causal(q, k, v, x, valid)
     if valid is not None:
         got = got.masked_fill(~valid[:, None, :, None], 0.0)

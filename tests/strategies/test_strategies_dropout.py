@@ -12,26 +12,21 @@ from strategies_helpers import (
     BIDIRECTIONAL,
     CAUSAL,
     N_SLOTS,
-    OPTIONS,
-    gsa_log_gates,
     inputs,
     left_padded,
     make,
-    reference_phi,
+    naive_reference,
     run_bidirectional,
 )
 
 from abc_fairseq.modules import ABCMultiheadAttention, abc_attention
-from abc_fairseq.ops.gated import reference_causal_gsa
 from abc_fairseq.strategies import STRATEGIES
-from abc_fairseq.strategies import reference as ref
 from abc_fairseq.strategies.random_slots import hashed_slots
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 RATE = 0.3
 ABC_FAMILY = ("abc", "abc-relu", "abc-sigmoid")  # dropout inside the ops, tested in test_ops_dropout.py
-SLOTS = ("linformer", "random", "global", "cluster")
 ALL = [(name, "causal") for name in CAUSAL] + BIDIRECTIONAL
 DROPPING = [(name, mode) for name, mode in ALL if STRATEGIES[name].applies_dropout() and name not in ABC_FAMILY]
 
@@ -57,29 +52,6 @@ def forward(strategy, q, k, v, x, valid):
     return out if strategy.mode == "cross" else out.masked_fill(~valid[:, None, :, None], 0.0)
 
 
-def reference(name, strategy, q, k, v, x, valid, keep, p):
-    """The naive form of ``name`` in the strategy's mode, probabilities times keep / (1 - p)."""
-    mode, scale = strategy.mode, strategy.scale
-    if name in SLOTS:
-        phi = reference_phi(name, strategy, x, valid, k)
-        flags = dict(normalize=name == "cluster", mask_empty=name != "linformer", keep=keep, p=p)
-        if mode == "causal":
-            return ref.reference_slot_causal(q, k, v, phi, scale, **flags)
-        return ref.reference_slot_bidirectional(q, k, v, phi, scale, **flags)
-    if name == "window":
-        form = {"causal": ref.reference_window_causal, "encoder": ref.reference_local_window,
-                "cross": ref.reference_window_cross}[mode]
-        return form(q, k, v, valid, N_SLOTS, scale, keep, p)
-    if name == "compressive" and mode == "causal":
-        return ref.reference_compressive_causal(q, k, v, valid, N_SLOTS, OPTIONS.values["compressive_ratio"], scale,
-                                                keep, p)
-    if name == "gsa":
-        return reference_causal_gsa(q, k, v, gsa_log_gates(strategy, x, valid), scale, dropout_p=p, dropout_mask=keep)
-    if name == "compressive":
-        return ref.reference_compressive_bidirectional(q, k, v, valid, N_SLOTS, scale, keep, p)
-    raise KeyError(name)
-
-
 def fixed_mask(strategy, q, seed=3):
     g = torch.Generator().manual_seed(seed)
     keep = torch.rand(*q.shape[:3], N_SLOTS, generator=g) >= RATE
@@ -97,8 +69,8 @@ def test_fixed_mask_equals_the_reference_with_that_mask(name, mode):
     strategy = build(name, mode, RATE).train()
     q, k, v, x, valid = problem(mode)
     keep = fixed_mask(strategy, q)
-    expected = reference(name, strategy, q, k, v, x, valid, keep, RATE)  # before cluster's centroids move
-    undropped = reference(name, strategy, q, k, v, x, valid, None, 0.0)
+    expected = naive_reference(name, strategy, q, k, v, x, valid, keep, RATE)  # before cluster's centroids move
+    undropped = naive_reference(name, strategy, q, k, v, x, valid)
     got = forward(strategy, q, k, v, x, valid)
     if mode != "cross":
         expected = expected.masked_fill(~valid[:, None, :, None], 0.0)

@@ -6,7 +6,7 @@ mantissa) loses nothing they had.
 
 The causal kernels' chunk C is the one tile a launcher chooses: ``CHUNKS`` lists the candidates,
 largest first. ``device_chunk`` takes the largest one whose four kernels, compiled for the
-device's architecture (``compile_table.json``, written by ``python -m abc_fairseq.gpu_compile``),
+device's architecture (``compile_table.json``, written by ``python -m tools.gpu_compile``),
 fit the device's shared memory per block (read from the device at run time) without register
 spills, or, when every one that fits spills, the one spilling least; an architecture the table
 lacks gets the smallest chunk, which fits everywhere. The bidirectional launchers' free tile is
@@ -129,9 +129,31 @@ def _device_limits(index: int) -> Tuple[int, int]:
     return major * 10 + minor, shared_memory_per_block(torch.device("cuda", index))
 
 
+# Tuning override: the causal kernels' chunk, taken as given (no spill or shared-memory choice).
+# For measuring which chunk is fastest on a GPU (the self-check times every one this way).
+CHUNK_VARIABLE = "ABC_TRITON_CHUNK"
+
+
+def forced_chunk(width: int) -> Optional[int]:
+    """The chunk ``ABC_TRITON_CHUNK`` names for tiles ``width`` wide (a table width), or None
+    when it is unset; a value the kernels cannot take is a ValueError naming the variable."""
+    text = os.environ.get(CHUNK_VARIABLE, "").strip()
+    if not text:
+        return None
+    options = chunks_for(width)
+    if not text.isdigit() or int(text) not in options:
+        raise ValueError(f"{CHUNK_VARIABLE}={text!r}: the causal kernels take a chunk of "
+                         f"{', '.join(map(str, options))} rows at {width}-wide tiles")
+    return int(text)
+
+
 def device_chunk(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device: torch.device) -> int:
-    """The causal kernels' chunk on ``device``: ``chunk`` itself off CUDA (the interpreter),
-    else ``pick_chunk`` for the device's architecture and shared memory."""
+    """The causal kernels' chunk on ``device``: ``ABC_TRITON_CHUNK`` when set; else ``chunk``
+    itself off CUDA (the interpreter), else ``pick_chunk`` for the device's architecture and
+    shared memory."""
+    forced = forced_chunk(table_width(n, d, dv))
+    if forced is not None:
+        return forced
     if device.type != "cuda":
         return chunk
     arch, limit = _device_limits(device.index if device.index is not None else torch.cuda.current_device())

@@ -1,4 +1,4 @@
-"""scripts/gsa_quickstart_report.py: --help, clear errors, the numbers read from quickstart logs,
+"""scripts/quickstart_report.py: --help, clear errors, the numbers read from quickstart logs,
 and no file it did not write is replaced."""
 
 import json
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPT = REPO / "scripts" / "gsa_quickstart_report.py"
+SCRIPT = REPO / "scripts" / "quickstart_report.py"
 
 TRAIN = """2026-01-01 | INFO | fairseq_cli.train | num. shared model params: 4,900,000 (num. trained: 4,900,000)
 2026-01-01 | INFO | train_inner | epoch 001:     25 / 136 loss=9.1, ppl=550.2, wps=900.5, ups=0.4, num_updates=25
@@ -38,8 +38,17 @@ def test_help_and_errors(tmp_path):
     proc = run(tmp_path / "absent", "--threads", "2")
     assert proc.returncode != 0 and "run_dir" in proc.stderr
     fake_run(tmp_path / "run", names=("abc",))
-    proc = run(tmp_path / "run", "--threads", "2", "--out", tmp_path / "out")
+    proc = run(tmp_path / "run", "--threads", "2", "--out", tmp_path / "out", "--models", "softmax", "abc", "gsa")
     assert proc.returncode != 0 and "no train.log for softmax, gsa" in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_rows_default_to_the_models_the_run_trained(tmp_path):
+    fake_run(tmp_path / "run", names=("abc", "softmax"))
+    proc = run(tmp_path / "run", "--threads", "2", "--out", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads((tmp_path / "out" / "results.json").read_text())["rows"]
+    assert [row["model"] for row in rows] == ["transformer_lm (softmax)", "abc_lm_small (ABC)"]
 
 
 def test_reads_the_logs_and_keeps_foreign_files(tmp_path):

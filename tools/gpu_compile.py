@@ -1,8 +1,8 @@
 """Compile every Triton kernel with Triton's real compiler for each GPU architecture, no GPU needed,
 and tabulate registers, spills and shared memory per kernel, tile and architecture.
 
-    python -m abc_fairseq.gpu_compile                     # the full grid -> the two tables below
-    python -m abc_fairseq.gpu_compile --archs 80 --widths 64 --json /tmp/t.json --md /tmp/t.md
+    python -m tools.gpu_compile                     # the full grid -> the two tables below
+    python -m tools.gpu_compile --archs 80 --widths 64 --json /tmp/t.json --md /tmp/t.md
 
 Writes ``abc_fairseq/ops/triton/compile_table.json`` (what the causal launcher reads to pick its
 chunk on a device: ``ops/triton/sizes.py``) and ``docs/gpu_compile.md``. Rows already in the JSON
@@ -48,7 +48,7 @@ class Case(NamedTuple):
 def cases(widths, chunks) -> Iterator[Case]:
     """Every kernel at every tile its launcher can pick for these padded widths (all of a
     kernel's widths equal: the largest of a problem's head dims and memory size, the worst case)."""
-    from .ops.triton import sizes
+    from abc_fairseq.ops.triton import sizes
 
     for dtype, (_, prec) in DTYPES.items():
         for w in widths:
@@ -121,7 +121,7 @@ def compile_case(case: Case, arch: int) -> Dict:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from .ops.triton import sizes
+    from abc_fairseq.ops.triton import sizes
 
     fn = getattr(importlib.import_module(f"abc_fairseq.ops.triton.{case.module}"), case.kernel)
     constants = {k: v for k, v in case.tiles.items() if k != "num_warps"}
@@ -172,7 +172,7 @@ def _commit() -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m abc_fairseq.gpu_compile", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="python -m tools.gpu_compile", description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--archs", default=",".join(map(str, ARCHS)),
                         help="compute capabilities to compile for, comma separated (default: %(default)s)")
@@ -204,9 +204,9 @@ def main(argv=None) -> int:
         with open(args.json) as f:
             rows = {r["key"]: r for r in json.load(f)["kernels"]}
     meta = dict(triton=triton.__version__, date=time.strftime("%Y-%m-%d"), commit=_commit())
-    command = "python -m abc_fairseq.gpu_compile " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python -m tools.gpu_compile " + " ".join(argv if argv is not None else sys.argv[1:])
     todo = [(case, arch) for arch in archs for case in cases(widths, chunks)]
-    from .ops.triton import sizes
+    from abc_fairseq.ops.triton import sizes
 
     for i, (case, arch) in enumerate(todo, 1):
         key = sizes.table_key(case.kernel, arch, case.dtype, case.tiles)

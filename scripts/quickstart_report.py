@@ -1,13 +1,15 @@
-"""Softmax, ABC and GSA side by side from a quickstart run: test perplexity and tokens/s.
+"""The quickstart's models side by side (softmax, ABC, and GSA when it ran): test perplexity and tokens/s.
 
-Reads a QUICKSTART_DIR written by ``scripts/quickstart.sh`` with QUICKSTART_MODELS including
-``gsa`` (each model's train.log, eval_*.log, train_seconds, train_args.txt and done) and writes
+Reads a QUICKSTART_DIR written by ``scripts/quickstart.sh`` (each model's train.log, eval_*.log,
+train_seconds, train_args.txt and done) and writes
 results.json, results.md and results.png to --out, with the commit, CPU, torch version, threads
 and date of the run. Tokens/s: training words per second as fairseq-train logs them (its last
 ``wps``), and the scoring speed fairseq-eval-lm reports on the test set.
 
+    bash scripts/quickstart.sh
+    python scripts/quickstart_report.py work_dirs/quickstart --threads 2 --models softmax abc --out docs/quickstart
     QUICKSTART_MODELS="gsa abc softmax" bash scripts/quickstart.sh
-    python scripts/gsa_quickstart_report.py work_dirs/quickstart --threads 2 [--out docs/gsa]
+    python scripts/quickstart_report.py work_dirs/quickstart --threads 2 --out docs/gsa
 
 It writes only its own three files and refuses to replace files it did not write.
 """
@@ -24,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.environment import environment_info  # noqa: E402
 
 MODELS = {"softmax": "transformer_lm (softmax)", "abc": "abc_lm_small (ABC)", "gsa": "abc_lm_small (GSA)"}
-MARK = "gsa_quickstart_report"
+MARK = "gsa_quickstart_report"  # the name it had when docs/gsa was written: its files stay its own
 
 
 def _read(path):
@@ -107,13 +109,18 @@ def plot(record, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run_dir", help="the QUICKSTART_DIR of a quickstart run that included gsa")
-    parser.add_argument("--out", default="docs/gsa", help="folder for results.json, results.md, results.png")
+    parser.add_argument("run_dir", help="the QUICKSTART_DIR of a quickstart run")
+    parser.add_argument("--out", default=os.path.join("work_dirs", "quickstart_report"),
+                        help="folder for results.json, results.md, results.png (default: %(default)s; the saved "
+                             "runs are docs/quickstart and docs/gsa)")
     parser.add_argument("--threads", type=int, required=True, help="OMP_NUM_THREADS the run used (recorded)")
-    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS), help="rows, in order")
+    parser.add_argument("--models", nargs="+", choices=list(MODELS),
+                        help="rows, in order (default: every model the run trained)")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.run_dir):
         parser.error(f"run_dir: {args.run_dir} is not a folder")
+    if args.models is None:
+        args.models = [m for m in MODELS if os.path.isfile(os.path.join(args.run_dir, m, "train.log"))] or list(MODELS)
     missing = [m for m in args.models if not os.path.isfile(os.path.join(args.run_dir, m, "train.log"))]
     if missing:
         parser.error(f"run_dir: no train.log for {', '.join(missing)} under {args.run_dir}")
@@ -122,7 +129,7 @@ def main(argv=None):
     if any(os.path.exists(p) for p in paths.values()) and MARK not in previous:
         parser.error(f"--out: {args.out} holds results this script did not write; choose another folder")
     record = {"written_by": MARK, "commit": _commit(), "threads": args.threads, "run_dir": args.run_dir,
-              "environment": environment_info("python scripts/gsa_quickstart_report.py", sys.argv[1:] if argv is None
+              "environment": environment_info("python scripts/quickstart_report.py", sys.argv[1:] if argv is None
                                               else argv),
               "rows": [model_row(args.run_dir, m) for m in args.models]}
     os.makedirs(args.out, exist_ok=True)

@@ -1,0 +1,39 @@
+"""scripts/gpu_checks.sh where CI runs it, without a GPU: its refusals name the flag or the reason,
+and a refused run leaves the output folder as it was."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "gpu_checks.sh"
+
+
+def run(*args):
+    return subprocess.run(["bash", str(SCRIPT), *map(str, args)], capture_output=True, text=True, timeout=120,
+                          env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "PYTHON": sys.executable})
+
+
+def test_a_folder_holding_something_is_refused_and_left_alone(tmp_path):
+    (tmp_path / "results.md").write_text("someone else's table")
+    proc = run("--out", tmp_path)
+    assert proc.returncode == 1 and "--out" in proc.stderr and "not empty" in proc.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["results.md"]
+    assert (tmp_path / "results.md").read_text() == "someone else's table"
+
+
+@pytest.mark.parametrize("args,named", [([], "--out"), (["--out", "x", "--only", "bench"], "'bench'"),
+                                         (["--out", "x", "--step-limit", "0"], "--step-limit")])
+def test_bad_arguments_name_the_flag(args, named, tmp_path):
+    proc = run(*[tmp_path / a if a == "x" else a for a in args])
+    assert proc.returncode == 1 and named in proc.stderr
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the refusal on a machine with no GPU")
+def test_no_cuda_device_is_refused_with_the_reason(tmp_path):
+    proc = run("--out", tmp_path / "out")
+    assert proc.returncode == 1 and "no CUDA device" in proc.stderr
+    assert not (tmp_path / "out").exists()
