@@ -1,25 +1,14 @@
-"""Entry point: ``python -m benchmarks <subcommand> [flags]``.
-
-Each subcommand is a suite: a module of this package exposing ``NAME``, ``DESCRIPTION``,
-``add_arguments(parser)`` and what ``driver.run_suite`` calls; adding one means adding its name
-to ``SUBCOMMANDS``.
-"""
+"""Entry point: ``python -m benchmarks <suite> [flags]``, one sub-parser per ``SUITES`` entry
+(a module of this package whose ``SUITE`` is a ``suite.Suite``)."""
 
 import argparse
 import importlib
 import sys
 from typing import List, Optional
 
-from .driver import run_suite
+from .harness import run_suite
 
-# Subcommand name -> suite module inside this package.
-SUBCOMMANDS = {
-    "attention": "attention",
-    "decode": "decode",
-    "encode": "encode",
-    "generate": "generate",
-    "train": "train",
-}
+SUITES = ("attention", "decode", "encode", "generate", "train")
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -32,33 +21,26 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with one sub-parser per entry of ``SUBCOMMANDS``."""
+    """The top-level parser with one sub-parser per suite."""
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="Benchmarks for abc-fairseq (ABC, Attention with Bounded-memory Control).",
-    )
-    subparsers = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
-    subparsers.required = True
-    for name, module_name in SUBCOMMANDS.items():
-        module = importlib.import_module(f"{__package__}.{module_name}")
-        sub = subparsers.add_parser(
-            name,
-            help=module.DESCRIPTION.splitlines()[0],
-            description=module.DESCRIPTION,
-            formatter_class=_HelpFormatter,
-        )
-        module.add_arguments(sub)
-        sub.set_defaults(_module=module, _parser=sub)
+        description="Benchmarks for abc-fairseq (ABC, Attention with Bounded-memory Control).")
+    subparsers = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", required=True)
+    for name in SUITES:
+        suite = importlib.import_module(f"{__package__}.{name}").SUITE
+        sub = subparsers.add_parser(name, help=suite.description.splitlines()[0], description=suite.description,
+                                    formatter_class=_HelpFormatter)
+        suite.add_arguments(sub)
+        sub.set_defaults(_suite=suite, _parser=sub)
     return parser
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """Parse ``argv`` (default: ``sys.argv[1:]``) and run the chosen subcommand."""
+    """Parse ``argv`` (default: ``sys.argv[1:]``) and run the chosen suite."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
     args.argv = argv
-    return run_suite(args._module, args)
+    return run_suite(args._suite, args)
 
 
 if __name__ == "__main__":

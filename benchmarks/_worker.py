@@ -1,21 +1,13 @@
 """Subprocess side of one measurement: ``python -m benchmarks._worker < spec.json``.
 
-The spec (JSON on stdin) names a builder ``"package.module:function"`` inside this package and its
-parameters. The worker sets threads and seed, calls the module's optional ``prime(params, device)``
-(a tiny run that initialises thread pools and lazy kernels before the baseline), builds the
-``Case`` (inputs created; a suite's builder returns one, or raises ``CaseUnavailable`` when it
-cannot run here), then:
-
-1. measures peak memory of the first call over the baseline taken after the inputs exist
-   (``probes.peak_probe``); this call is not timed;
-2. runs ``warmup`` untimed and ``repeats`` timed calls (``probes.time_calls``); with ``repeats``
-   0 the first call's own time is reported instead (for cases that run for minutes, where one
-   more call would double the run and warm-up effects are negligible).
-
-Progress is printed to stdout as lines ``@@bench {json}`` so the parent (``runner``) can watch
-for hangs; the last one has ``"event": "result"`` and a ``status`` of ``ok``, ``timeout``,
-``oom``, ``skipped`` or ``error``.
-"""
+The spec (see ``harness.worker_spec``) names a builder ``module:function`` of this package and its
+params. The worker sets threads and seed, runs the module's optional ``prime(params, device)`` (a
+tiny run, so thread pools and lazy kernels exist before the baseline), builds the ``Case`` (or the
+builder raises ``CaseUnavailable``: skipped), measures the peak memory of a first, untimed call
+over the baseline after the inputs exist, then times ``warmup`` untimed and ``repeats`` timed calls
+(``repeats`` 0: the first call's own time, for cases that run for minutes). Progress lines
+``@@bench {json}`` on stdout let the parent (``runner``) watch for hangs; the last is the
+``result``, with a ``status``: ok, timeout, oom, skipped or error."""
 
 import importlib
 import json
@@ -94,19 +86,16 @@ def measure(spec: dict) -> dict:
     device = torch.device(spec.get("device", "cpu"))
     if spec.get("threads"):
         torch.set_num_threads(int(spec["threads"]))
-    seed = int(spec.get("seed", 0))
-    random.seed(seed)
-    torch.manual_seed(seed)
+    random.seed(spec.get("seed", 0))
+    torch.manual_seed(spec.get("seed", 0))
+    synchronize = lambda: None  # noqa: E731
     if device.type == "cuda":
         if device.index is None:  # "cuda" means the current device; set_device needs an index
             device = torch.device("cuda", torch.cuda.current_device())
         torch.cuda.set_device(device)
         synchronize = lambda: torch.cuda.synchronize(device)  # noqa: E731
-    else:
-        synchronize = lambda: None  # noqa: E731
     max_seconds = spec.get("max_seconds")
     result = {"threads": torch.get_num_threads(), "device": str(device)}
-
     module, build_case = load_builder(spec["builder"])
     params = spec.get("params", {})
     try:
@@ -127,22 +116,17 @@ def measure(spec: dict) -> dict:
     try:
         first = timed_call(case.run, synchronize, max_seconds)
     except CallTooSlow as exc:
-        peak = probe.stop()
-        return {**result, "status": "timeout", "message": str(exc), "peak_bytes": peak,
+        return {**result, "status": "timeout", "message": str(exc), "peak_bytes": probe.stop(),
                 "memory_probe": probe.method}
     peak = probe.stop()
     result.update(peak_bytes=peak, peak_mib=peak / MIB, memory_probe=probe.method,
                   baseline_mib=probe.baseline_bytes / MIB, first_call_s=first)
     emit("memory", peak_mib=peak / MIB, first_call_s=first)
-
-    repeats = int(spec.get("repeats", 1))
-    if repeats == 0:
+    if not spec.get("repeats", 1):
         return {**result, "status": "ok", "times_s": [first], "timed_call": "first"}
     try:
-        times = time_calls(
-            case.run, repeats, int(spec.get("warmup", 0)), synchronize, max_seconds,
-            on_call=lambda phase, seconds: emit("call", phase=phase, seconds=seconds),
-        )
+        times = time_calls(case.run, int(spec.get("repeats", 1)), int(spec.get("warmup", 0)), synchronize,
+                           max_seconds, on_call=lambda phase, seconds: emit("call", phase=phase, seconds=seconds))
     except CallTooSlow as exc:
         return {**result, "status": "timeout", "message": str(exc)}
     return {**result, "status": "ok", "times_s": times}

@@ -1,29 +1,9 @@
-"""The attention implementations the ``attention`` benchmark compares, as worker builders.
-
-Each method turns ``params`` (batch, length, heads, head_dim, memory, dtype, method) into a
-``Case`` whose ``run`` does one forward + backward: loss = sum(output * fixed random tensor),
-gradients by ``torch.autograd.grad`` with respect to every input and parameter (nothing
-accumulates in ``.grad`` between calls).
-
-- ``abc``: ``abc_fairseq.ops.causal_abc(q, k, v, phi_logits, backend="auto")``, q, k, v
-  ``[B, H, N, d]``, phi_logits ``[B, H, N, n]``: the Triton kernel on CUDA, the PyTorch path
-  elsewhere. ``abc-torch``: the same with ``backend="torch"``, the PyTorch path everywhere. Where
-  ``causal_abc`` has no ``backend`` argument yet, both call it without one (the PyTorch path).
-- ``sdpa``: ``torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)``; on CUDA
-  in bf16 / fp16 restricted to the flash kernel.
-- ``fla-abc``: flash-linear-attention's ``chunk_abc(q, k, v, s)`` (Triton, CUDA only) on the same
-  shapes, where the optional ``fla-core`` package imports; skipped otherwise.
-- ``fairseq-mha``: fairseq's ``MultiheadAttention(H*d, H, self_attention=True)`` on ``[N, B, H*d]``
-  with a float ``-inf`` upper-triangle ``attn_mask`` and ``need_weights=False`` (as fairseq's
-  decoder layers call it), including its q, k, v and output projections.
-- ``abc-module``: ``abc_fairseq.modules.ABCMultiheadAttention`` in causal self-attention mode,
-  projections and W_phi included (compare with ``fairseq-mha``); skipped when not importable.
-- every other strategy of ``abc_fairseq.strategies`` by its flag value (``abc-relu``, ``linformer``,
-  ``window``, ``elu``, ...): the strategy's causal parallel form on q, k, v ``[B, H, N, d]`` and the
-  control input x ``[B, N, H*d]``, with its own (and its tied) parameters, ``memory`` = n (the
-  window length, the kernel feature size); Linformer's N_max is the length measured. Like ``abc``
-  there are no q/k/v/output projections. Not run unless named in ``--methods``.
-"""
+"""The attention implementations the ``attention`` suite compares, as worker builders: each turns
+``params`` (batch B, length N, heads H, head_dim d, memory n, dtype, method) into a ``Case`` whose
+``run`` is one forward + backward: loss = sum(output * a fixed random tensor), gradients by
+``torch.autograd.grad`` with respect to every input and parameter (nothing accumulates in
+``.grad`` between calls). ``METHOD_NOTES`` says what each method is; every causal strategy of
+``abc_fairseq.strategies`` is a method too (its causal parallel form, run only when named)."""
 
 import functools
 import inspect
@@ -50,43 +30,41 @@ METHOD_NOTES = {
 
 
 def _randn(shape: Sequence[int], params: dict, device, requires_grad: bool = True) -> torch.Tensor:
-    tensor = torch.randn(*shape, device=device, dtype=DTYPES[params["dtype"]])
-    return tensor.requires_grad_(requires_grad)
+    return torch.randn(*shape, device=device, dtype=DTYPES[params["dtype"]]).requires_grad_(requires_grad)
 
 
-def _fwd_bwd(forward: Callable[[], torch.Tensor], weight: torch.Tensor, wrt: Sequence[torch.Tensor]):
-    """A ``run`` closure: loss = sum(forward() * weight), then gradients w.r.t. ``wrt``."""
-    wrt = tuple(wrt)
+def _dims(params: dict):
+    return (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
+
+
+def _case(forward: Callable[[], torch.Tensor], output_shape: Sequence[int], wrt: Sequence[torch.Tensor], info: dict,
+          params: dict, device) -> Case:
+    """A ``Case`` whose run is loss = sum(forward() * weight), then gradients w.r.t. ``wrt``; the
+    weight (of the output's shape) is drawn here, before the memory baseline."""
+    wrt, weight = tuple(wrt), _randn(output_shape, params, device, requires_grad=False)
 
     def run() -> None:
-        loss = (forward() * weight).sum()
-        torch.autograd.grad(loss, wrt)
+        torch.autograd.grad((forward() * weight).sum(), wrt)
 
-    return run
-
-
-def _backend_kwargs(backend: str) -> Dict[str, str]:
-    """``{"backend": backend}`` where ``causal_abc`` takes a backend, else ``{}`` (its one path)."""
-    from abc_fairseq.ops import causal_abc
-
-    return {"backend": backend} if "backend" in inspect.signature(causal_abc).parameters else {}
+    return Case(run, info)
 
 
 def _abc(backend: str, params: dict, device) -> Case:
+    """``causal_abc`` on q, k, v [B, H, N, d] and phi_logits [B, H, N, n]; where it takes no
+    ``backend`` argument yet, called without one (its one path)."""
     from abc_fairseq.ops import causal_abc
 
-    B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
+    B, H, N, d, n = _dims(params)
     q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
     phi_logits = _randn((B, H, N, n), params, device)
-    weight = _randn((B, H, N, d), params, device, requires_grad=False)
-    kwargs = _backend_kwargs(backend)
-    run = _fwd_bwd(lambda: causal_abc(q, k, v, phi_logits, **kwargs), weight, (q, k, v, phi_logits))
-    return Case(run, {"shapes": {"q,k,v": [B, H, N, d], "phi_logits": [B, H, N, n]},
-                      "backend": kwargs.get("backend", "none (causal_abc takes no backend argument)")})
+    kwargs = {"backend": backend} if "backend" in inspect.signature(causal_abc).parameters else {}
+    return _case(lambda: causal_abc(q, k, v, phi_logits, **kwargs), (B, H, N, d), (q, k, v, phi_logits),
+                 {"shapes": {"q,k,v": [B, H, N, d], "phi_logits": [B, H, N, n]},
+                  "backend": kwargs.get("backend", "none (causal_abc takes no backend argument)")}, params, device)
 
 
 def _fla_abc(params: dict, device) -> Case:
-    """fla's ``chunk_abc``; inputs laid out [B, N, H, *] (``head_first=False`` where it asks)."""
+    """fla's ``chunk_abc`` on q, k, v [B, N, H, d] and slot logits s [B, N, H, n]."""
     if device.type != "cuda":
         raise CaseUnavailable("fla-abc runs on CUDA only (flash-linear-attention's Triton kernels)")
     try:
@@ -94,27 +72,22 @@ def _fla_abc(params: dict, device) -> Case:
     except Exception as exc:  # optional: never a dependency of this project
         raise CaseUnavailable(f"fla-abc: flash-linear-attention (the fla-core package) is not importable: "
                               f"{type(exc).__name__}: {exc}") from exc
-    B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
+    B, H, N, d, n = _dims(params)
     q, k, v = (_randn((B, N, H, d), params, device) for _ in range(3))
     slots = _randn((B, N, H, n), params, device)
-    weight = _randn((B, N, H, d), params, device, requires_grad=False)
     kwargs = {"head_first": False} if "head_first" in inspect.signature(chunk_abc).parameters else {}
-    run = _fwd_bwd(lambda: chunk_abc(q, k, v, slots, **kwargs)[0], weight, (q, k, v, slots))
-    return Case(run, {"shapes": {"q,k,v": [B, N, H, d], "s": [B, N, H, n]}, "kwargs": kwargs})
-
-
-def _flash_only(params: dict, device) -> bool:
-    """SDPA is restricted to the flash kernel on CUDA in half precision (issue 13's reference)."""
-    return device.type == "cuda" and params["dtype"] in ("bfloat16", "float16")
+    return _case(lambda: chunk_abc(q, k, v, slots, **kwargs)[0], (B, N, H, d), (q, k, v, slots),
+                 {"shapes": {"q,k,v": [B, N, H, d], "s": [B, N, H, n]}, "kwargs": kwargs}, params, device)
 
 
 def _sdpa(params: dict, device) -> Case:
+    """SDPA on q, k, v [B, H, N, d]; on CUDA in half precision restricted to the flash kernel
+    (issue 13's reference)."""
     import torch.nn.functional as F
 
-    B, H, N, d = (params[key] for key in ("batch", "heads", "length", "head_dim"))
+    B, H, N, d, _ = _dims(params)
     q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
-    weight = _randn((B, H, N, d), params, device, requires_grad=False)
-    flash = _flash_only(params, device)
+    flash = device.type == "cuda" and params["dtype"] in ("bfloat16", "float16")
 
     def attend() -> torch.Tensor:
         if not flash:
@@ -124,79 +97,67 @@ def _sdpa(params: dict, device) -> Case:
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the backward follows the forward's kernel
             return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
-    return Case(_fwd_bwd(attend, weight, (q, k, v)), {"shapes": {"q,k,v": [B, H, N, d]}, "flash_only": flash})
-
-
-def _causal_mask(length: int, params: dict, device) -> torch.Tensor:
-    """Float mask with -inf above the diagonal (fairseq's ``buffered_future_mask`` layout)."""
-    full = torch.full((length, length), float("-inf"), device=device, dtype=DTYPES[params["dtype"]])
-    return torch.triu(full, diagonal=1)
+    return _case(attend, (B, H, N, d), (q, k, v), {"shapes": {"q,k,v": [B, H, N, d]}, "flash_only": flash},
+                 params, device)
 
 
 def _fairseq_mha(params: dict, device) -> Case:
+    """fairseq's ``MultiheadAttention`` on x [N, B, H*d] with a float -inf upper-triangle mask (the
+    layout of fairseq's ``buffered_future_mask``), as fairseq's decoder layers call it."""
     try:
         from fairseq.modules import MultiheadAttention
     except Exception as exc:  # fairseq missing or broken: nothing to compare with
         raise CaseUnavailable(f"fairseq.modules.MultiheadAttention is not importable: {exc}") from exc
-
-    B, H, N, d = (params[key] for key in ("batch", "heads", "length", "head_dim"))
+    B, H, N, d, _ = _dims(params)
     module = MultiheadAttention(embed_dim=H * d, num_heads=H, self_attention=True)
     module = module.to(device=device, dtype=DTYPES[params["dtype"]]).train()
     x = _randn((N, B, H * d), params, device)
-    mask = _causal_mask(N, params, device)
-    weight = _randn((N, B, H * d), params, device, requires_grad=False)
-
-    def forward() -> torch.Tensor:
-        return module(x, x, x, attn_mask=mask, need_weights=False)[0]
-
-    run = _fwd_bwd(forward, weight, (x, *module.parameters()))
-    return Case(run, {"shapes": {"x": [N, B, H * d], "attn_mask": [N, N]}, "class": "fairseq MultiheadAttention"})
+    mask = torch.triu(torch.full((N, N), float("-inf"), device=device, dtype=DTYPES[params["dtype"]]), diagonal=1)
+    return _case(lambda: module(x, x, x, attn_mask=mask, need_weights=False)[0], (N, B, H * d),
+                 (x, *module.parameters()),
+                 {"shapes": {"x": [N, B, H * d], "attn_mask": [N, N]}, "class": "fairseq MultiheadAttention"},
+                 params, device)
 
 
 def _abc_module(params: dict, device) -> Case:
-    """``ABCMultiheadAttention(..., self_attention=True, causal=True)`` with its own W_phi
-    (the spec's ``PhiProjection``), called like fairseq's decoder calls self attention but without the
-    future mask (causality is built in; the module only validates that mask)."""
+    """``ABCMultiheadAttention(causal=True)`` with its own W_phi on x [N, B, H*d], called like
+    fairseq's decoder calls self attention but without the future mask (causality is built in)."""
     from abc_fairseq.modules import ABCMultiheadAttention
     from abc_fairseq.strategies import ABCAttentionSpec
 
-    B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
-    dtype = DTYPES[params["dtype"]]
+    B, H, N, d, n = _dims(params)
     spec = ABCAttentionSpec.create("abc", n, H * d, H)
-    phi = spec.shared
     module = ABCMultiheadAttention(H * d, H, self_attention=True, causal=True, spec=spec)
-    phi.to(device=device, dtype=dtype).train()
-    module = module.to(device=device, dtype=dtype).train()
+    for part in (spec.shared, module):
+        part.to(device=device, dtype=DTYPES[params["dtype"]]).train()
     x = _randn((N, B, H * d), params, device)
-    weight = _randn((N, B, H * d), params, device, requires_grad=False)
-
-    def forward() -> torch.Tensor:
-        return module(x, x, x, need_weights=False)[0]
-
-    run = _fwd_bwd(forward, weight, (x, *module.parameters(), *phi.parameters()))
-    return Case(run, {"shapes": {"x": [N, B, H * d]}, "class": "abc_fairseq ABCMultiheadAttention (causal)"})
+    return _case(lambda: module(x, x, x, need_weights=False)[0], (N, B, H * d),
+                 (x, *module.parameters(), *spec.shared.parameters()),
+                 {"shapes": {"x": [N, B, H * d]}, "class": "abc_fairseq ABCMultiheadAttention (causal)"},
+                 params, device)
 
 
 def _strategy_case(name: str, params: dict, device) -> Case:
-    """A strategy's causal parallel form, forward + backward w.r.t. inputs and its parameters."""
+    """A strategy's causal parallel form on q, k, v [B, H, N, d] and the control input x
+    [B, N, H*d], with its own (and its tied) parameters; n is its memory (window length, feature
+    size), Linformer's N_max the length measured. No q/k/v/output projections, like ``abc``."""
     from abc_fairseq.strategies import StrategyOptions, get_strategy
 
-    B, H, N, d, n = (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
-    dtype = DTYPES[params["dtype"]]
+    B, H, N, d, n = _dims(params)
     options = StrategyOptions(linformer_max_positions=N)
     cls = get_strategy(name)
     shared = cls.build_shared(H * d, H, n, options)
     strategy = cls(H, d, n, "causal", shared=shared, options=options)
     modules = [strategy] + ([shared] if shared is not None else [])
     for module in modules:
-        module.to(device=device, dtype=dtype).train()
+        module.to(device=device, dtype=DTYPES[params["dtype"]]).train()
     q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
     x = _randn((B, N, H * d), params, device)
-    weight = _randn((B, H, N, d), params, device, requires_grad=False)
     inputs = [q, k, v, x] if cls.uses_control_input else [q, k, v]  # autograd.grad rejects unused inputs
-    wrt = inputs + [p for module in modules for p in module.parameters()]
-    run = _fwd_bwd(lambda: strategy.causal(q, k, v, x, None), weight, wrt)
-    return Case(run, {"shapes": {"q,k,v": [B, H, N, d], "x": [B, N, H * d]}, "class": type(strategy).__name__})
+    return _case(lambda: strategy.causal(q, k, v, x, None), (B, H, N, d),
+                 inputs + [p for m in modules for p in m.parameters()],
+                 {"shapes": {"q,k,v": [B, H, N, d], "x": [B, N, H * d]}, "class": type(strategy).__name__},
+                 params, device)
 
 
 def _causal_strategies() -> Dict[str, str]:
@@ -209,10 +170,7 @@ def _causal_strategies() -> Dict[str, str]:
 
 
 METHOD_NOTES.update(_causal_strategies())
-
-
-# The methods run when --methods is not given (on CPU, and on CUDA: issue 13's comparison);
-# every strategy can be named explicitly.
+# The methods run when --methods is not given (on CPU, and on CUDA: issue 13's comparison).
 DEFAULT_METHODS = ("abc", "sdpa", "fairseq-mha", "abc-module")
 GPU_DEFAULT_METHODS = ("abc", "abc-torch", "sdpa", "fla-abc")
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
@@ -234,5 +192,4 @@ def build_case(params: dict, device) -> Case:
 def prime(params: dict, device) -> None:
     """Run the method once at a tiny size so that thread pools, lazy kernel setup and one-time
     warnings happen before the memory baseline; unavailable methods raise ``CaseUnavailable`` here."""
-    tiny = dict(params, batch=1, length=min(params["length"], 16))
-    build_case(tiny, device).run()
+    build_case(dict(params, batch=1, length=min(params["length"], 16)), device).run()

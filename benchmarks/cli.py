@@ -12,12 +12,7 @@ import torch
 
 from .probes import CPU_PROBES
 
-DTYPES = {
-    "float32": torch.float32,
-    "float64": torch.float64,
-    "bfloat16": torch.bfloat16,
-    "float16": torch.float16,
-}
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 def _number(convert: Callable[[str], float], accept: Callable[[float], bool], requirement: str):
@@ -97,12 +92,9 @@ def mem_available_bytes() -> Optional[int]:
     """MemAvailable from /proc/meminfo, or None where it cannot be read."""
     try:
         with open("/proc/meminfo") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return None
+            return next(int(line.split()[1]) * 1024 for line in handle if line.startswith("MemAvailable:"))
+    except (OSError, ValueError, StopIteration):
+        return None
 
 
 def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_probe: str = "auto") -> None:
@@ -123,10 +115,18 @@ def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_prob
     parser.add_argument("--no-plot", action="store_true", help=f"do not write {name}.png")
 
 
+def normalise_lists(args: argparse.Namespace) -> None:
+    """Sizes sorted without repeats, names in the order given without repeats (None: not given)."""
+    for name in ("lengths", "memories"):
+        if isinstance(getattr(args, name, None), list):
+            setattr(args, name, sorted(set(getattr(args, name))))
+    for name in ("methods", "cases"):
+        if isinstance(getattr(args, name, None), list):
+            setattr(args, name, list(dict.fromkeys(getattr(args, name))))
+
+
 def check_device_and_memory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
     """Reject an unusable --device (naming it) and resolve the default --max-memory-gib."""
-    import torch
-
     try:
         device = torch.device(args.device)
     except RuntimeError as exc:

@@ -1,34 +1,17 @@
-"""``decode`` suite: greedy decoding speed and attention-state size of a translation model,
-softmax against ABC and the kernel baselines RFA and T2R (the paper's Figures 1 and 2).
-
-A synthetic sequence-to-sequence task: random source tokens from a vocabulary of ``--vocab``
-symbols, source and target of the same length N, random weights (only speed and memory are
-measured). For each method and N, in a fresh process (``decode_model`` is the worker side):
-
-1. build the model: fairseq's ``transformer`` (softmax everywhere) or ``abc_transformer`` whose
-   decoder cross and causal self attention use the method's strategy with the paper's sizes
-   (ABC_MLP 32/8, RFA 256/128, T2R 32/4 as cross/causal slots or features), softmax encoder;
-   same dims for all;
-2. encode the batch once (``encode ms``: reported, not part of the decoding time);
-3. time greedy decoding of exactly N steps (no early stop at eos): fairseq's incremental decoder
-   API called directly, ``model.decoder(tokens[:, :t + 1], encoder_out, incremental_state)`` and
-   an argmax per step, as ``SequenceGenerator`` calls the decoder but without its beam
-   bookkeeping, so the time is the decoder's (attention, FFN and output projection);
-4. at the end of decoding, sum the bytes of every tensor held in the incremental state (each
-   storage once), split into decoder self attention and cross attention. fairseq's softmax caches
-   keys and values of every step and of the whole source, so this grows with N; ABC, RFA and T2R
-   hold a constant-size causal state and a cross memory built once from the encoder output.
-"""
+"""``decode`` suite: greedy decoding speed and attention-state size of a translation model, softmax
+against ABC and the kernel baselines RFA and T2R (the paper's Figures 1 and 2) on a synthetic task
+(random weights and tokens: only speed and memory are measured); ``decode_model`` is the worker side.
+The state is the bytes held in fairseq's incremental state after the last step, split into decoder
+self and cross attention: softmax's grows with N, ABC's, RFA's and T2R's do not."""
 
 import argparse
 from typing import Dict, List, Optional, Tuple
 
-from . import cli, driver, report
-from .plot import Panel, save_panels, series
+from . import cli, report
 from .probes import MIB
-from .report import add_relative, compare, measured, num, ratio, result_row, status_cell
+from .report import compare, measured
+from .suite import Column, Measurement, Panel, Plot, Suite
 
-NAME = "decode"
 DESCRIPTION = """\
 Greedy decoding speed and attention-state memory: softmax vs ABC, RFA, T2R (Figures 1-2).
 
@@ -53,7 +36,6 @@ METHOD_NOTES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The suite's flags."""
     parser.add_argument("--lengths", type=cli.positive_int, nargs="+", default=DEFAULT_LENGTHS,
                         metavar="N", help="source = target lengths N; exactly N greedy steps are decoded")
     parser.add_argument("--batch", type=cli.positive_int, default=16, help="sentences decoded together")
@@ -75,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "would decode for hours). N <= S x windows is decoded in full")
     parser.add_argument("--sample-windows", type=cli.positive_int, default=4, metavar="K",
                         help="windows of --sample-steps steps per (method, N)")
-    cli.add_output_flags(parser, NAME)
+    cli.add_output_flags(parser, "decode")
 
 
 def add_size_flags(parser: argparse.ArgumentParser) -> None:
@@ -97,12 +79,8 @@ def check_sizes(args: argparse.Namespace, parser: argparse.ArgumentParser) -> No
 
 
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Checks that involve several flags or the machine; errors name the flag."""
-    args.lengths = sorted(set(args.lengths))
-    args.methods = list(dict.fromkeys(args.methods))
     cli.check_model_flags(args, parser)
     check_sizes(args, parser)
-    cli.check_device_and_memory(args, parser)
 
 
 def sizes_of(config: dict) -> Dict[str, List[int]]:
@@ -114,43 +92,31 @@ def sizes_of(config: dict) -> Dict[str, List[int]]:
 MODEL_KEYS = ("vocab", "encoder_layers", "decoder_layers", "embed_dim", "heads", "ffn_dim", "dtype")
 
 
-def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
+def measurements(args: argparse.Namespace) -> List[Measurement]:
     """One worker run per (method, N), N outermost."""
     params = {key: getattr(args, key) for key in MODEL_KEYS}
     params.update(batch=args.batch, sizes=sizes_of(vars(args)), sample_steps=args.sample_steps,
                   sample_windows=args.sample_windows)
-
-    def one(method: str, length: int) -> driver.Measurement:
-        spec = driver.worker_spec(args, f"{__package__}.decode_model:build_case",
-                                  dict(params, method=method, length=length))
-        return driver.Measurement(f"{method} N={length} batch={args.batch}", spec,
-                                  lambda result: make_row(method, length, args.batch, result))
-
-    return [one(method, length) for length in args.lengths for method in args.methods]
+    return [Measurement(f"{method} N={length} batch={args.batch}", f"{__package__}.decode_model:build_case",
+                        dict(params, method=method, length=length),
+                        {"method": method, "N": length, "batch": args.batch})
+            for length in args.lengths for method in args.methods]
 
 
-def describe(row: dict) -> str:
-    return (f"{row['tokens_per_s']:.1f} tokens/s, state {row.get('state_mib', 0):.3f} MiB, "
-            f"peak {row.get('peak_mib', 0):.1f} MiB")
-
-
-def make_row(method: str, length: int, batch: int, result: dict) -> dict:
-    """One JSON/table row from a worker result."""
-    row, seconds = result_row({"method": method, "N": length, "batch": batch}, result)
-    info = result.get("info") or {}
+def derive(row: dict, seconds: Optional[float]) -> None:
+    info = row.get("info") or {}
     if seconds is not None:
         # A sampled run (--sample-steps) reports its own estimate; its wall time includes the
         # untimed cache building.
         seconds = info.get("estimated_decode_s") or seconds
-        tokens = info.get("tokens_decoded", batch * length)
+        tokens = info.get("tokens_decoded", row["batch"] * row["N"])
         row.update(decode_s=seconds, tokens_per_s=tokens / seconds, us_per_token=seconds * 1e6 / tokens,
-                   ms_per_step=seconds * 1e3 / length)
+                   ms_per_step=seconds * 1e3 / row["N"])
     if "state_bytes" in info:
         row["state_bytes"] = info["state_bytes"]
         row["state_mib"] = info["state_bytes"]["total"] / MIB
     if "encode_s" in info:
         row["encode_ms"] = info["encode_s"] * 1e3
-    return row
 
 
 def _mib(row: dict, part: str) -> Optional[float]:
@@ -164,17 +130,15 @@ def _timing(config: dict) -> str:
                 f"per N (see notes)")
     if config["repeats"] == 0:
         return "timed: the (single) memory decode"
-    return driver.header_timing(config)
+    return report.timing(config)
 
 
 def sizes_note(config: dict, methods: List[str]) -> str:
     sizes = sizes_of(config)
-    return ", ".join(f"{m.upper() if m != 'abc' else 'ABC'} {'/'.join(map(str, sizes[m]))}"
+    return ", ".join(f"{m.upper()} {'/'.join(map(str, sizes[m]))}"
                      for m in methods if m in sizes)
 
 
-HEADERS = ("N", "method", "tokens/s", "ms/step", "x softmax speed", "state MiB", "self MiB", "cross MiB",
-           "x softmax state", "peak MiB", "encode ms")
 SAMPLED_NOTE = (
     "Exact for a step cost linear in the position; N <= steps x windows is decoded in full. It can "
     "understate softmax's cost (a cache grown step by step over a whole decode pays allocation "
@@ -182,28 +146,19 @@ SAMPLED_NOTE = (
     "before quoting speed-ups as more than low bounds.")
 
 
-def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
-    """The Markdown report: header, table, notes."""
-    note_of, failures = report.failure_notes(rows)
-    table_rows = [(
-        row["N"], row["method"], status_cell(row, num(row.get("tokens_per_s"), ".1f"), note_of, i),
-        num(row.get("ms_per_step"), ".2f"), ratio(row.get("speed_vs_softmax")),
-        num(row.get("state_mib"), ".3f"), num(_mib(row, "self"), ".3f"), num(_mib(row, "cross"), ".3f"),
-        ratio(row.get("state_vs_softmax")), num(row.get("peak_mib"), ".1f"), num(row.get("encode_ms"), ".1f"),
-    ) for i, row in enumerate(rows)]
-    methods = list(dict.fromkeys(row["method"] for row in rows))
+def _methods(rows: List[dict]) -> List[str]:
+    return list(dict.fromkeys(row["method"] for row in rows))
+
+
+def header(config: dict, rows: List[dict], env: dict) -> str:
+    return (f"Batch {config['batch']}, source = target length N, exactly N steps; {config['encoder_layers']}+"
+            f"{config['decoder_layers']} layers, dim {config['embed_dim']}, {config['heads']} heads, "
+            f"FFN {config['ffn_dim']}, vocabulary {config['vocab']}; cross / causal sizes: "
+            f"{sizes_note(config, _methods(rows)) or '-'}; {report.machine_note(config, rows, env, _timing(config))}")
+
+
+def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
     lines = [
-        "# Greedy decoding, softmax vs " + (", ".join(m.upper() for m in methods if m != "softmax") or "-"),
-        "",
-        f"Batch {config['batch']}, source = target length N, exactly N steps; {config['encoder_layers']}+"
-        f"{config['decoder_layers']} layers, dim {config['embed_dim']}, {config['heads']} heads, "
-        f"FFN {config['ffn_dim']}, vocabulary {config['vocab']}; cross / causal sizes: "
-        f"{sizes_note(config, methods) or '-'}; {report.machine_note(config, rows, env, _timing(config))}",
-        "",
-        report.markdown_table(HEADERS, table_rows, right_align=(True, False) + (True,) * 9),
-        "",
-        "Notes:",
-        "",
         "- Timing: fairseq's incremental decoder API called directly (encoder once, then per step "
         "`model.decoder(tokens[:, :t+1], encoder_out, incremental_state)` and argmax), not "
         "SequenceGenerator, so the time is the model's; the encoder is timed separately (encode ms).",
@@ -220,18 +175,11 @@ def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]
     lines += [
         "- state MiB: bytes of all tensors in the incremental state after the last step (self = "
         "decoder self attention, cross = encoder-decoder attention); x softmax state = method / softmax.",
-        f"- peak MiB: peak memory increase over the baseline (model and encoder output exist) during "
-        f"the first, untimed decode, in a fresh process (probe: {', '.join(memory_probes) or '-'}); "
-        "it includes the one-off O(N) temporaries of projecting the encoder output for cross attention.",
+        report.peak_note("model and encoder output exist", "decode", memory_probes,
+                         "; it includes the one-off O(N) temporaries of projecting the encoder output for "
+                         "cross attention"),
     ]
-    lines += [f"- {method}: {METHOD_NOTES[method]}" for method in methods]
-    return "\n".join(lines + failures)
-
-
-def plot_panels(rows: List[dict]) -> Tuple[Panel, Panel]:
-    """The paper's Figures 1 and 2: decoding speed and attention memory against N, a line per method."""
-    return (Panel("Greedy decoding speed (Figure 1)", "tokens per second (log)", series(rows, "tokens_per_s")),
-            Panel("Attention memory: incremental state (Figure 2)", "MiB (log)", series(rows, "state_mib")))
+    return lines + report.method_notes(METHOD_NOTES, _methods(rows))
 
 
 def _abc_flat(rows: Dict[Tuple[str, int], dict]) -> dict:
@@ -243,8 +191,7 @@ def _abc_flat(rows: Dict[Tuple[str, int], dict]) -> dict:
     if not (measured(rows[("abc", 256)], "us_per_token") and measured(rows[("abc", longest)], "us_per_token")):
         return {"name": name, "status": "FAIL", "detail": f"abc has no time at N=256 or N={longest}"}
     value = rows[("abc", longest)]["us_per_token"] / rows[("abc", 256)]["us_per_token"]
-    return {"name": name, "status": "PASS" if value <= 1.2 else "FAIL", "value": value,
-            "detail": f"us/token at N={longest} / at N=256 = {value:.2f} (need <= 1.2)"}
+    return report.verdict(name, value, 1.2, f"us/token at N={longest} / at N=256 = {value:.2f} (need <= 1.2)")
 
 
 def _abc_constant_state(rows: Dict[Tuple[str, int], dict]) -> dict:
@@ -267,13 +214,25 @@ def check_targets(rows: Dict[Tuple[str, int], dict]) -> List[dict]:
     return [_abc_flat(rows), faster, _abc_constant_state(rows)]
 
 
-def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
-    """Ratios against softmax, the report, the targets and the two-panel plot."""
-    add_relative(rows, "softmax", (("decode_s", "speed_vs_softmax", True),
-                                          ("state_mib", "state_vs_softmax", False)))
-    targets = check_targets({(row["method"], row["N"]): row for row in rows})
-    text = markdown(rows, env, config, memory_probes) + "\n\n" + report.format_targets(targets) + "\n"
-    title = (f"greedy decoding, batch {config['batch']}, {config['encoder_layers']}+{config['decoder_layers']} "
-             f"layers, dim {config['embed_dim']}, {config['dtype']}, {config['device']}")
-    return driver.Summary(text, targets, lambda path: save_panels(
-        path, plot_panels(rows), xlabel="source = target length N (log2)", title=title))
+SUITE = Suite(
+    name="decode", description=DESCRIPTION, add_arguments=add_arguments, validate=validate,
+    measurements=measurements, derive=derive,
+    progress="{tokens_per_s:.1f} tokens/s, state {state_mib:.3f} MiB, peak {peak_mib:.1f} MiB",
+    title=lambda config: "Greedy decoding, softmax vs " + (
+        ", ".join(m.upper() for m in config["methods"] if m != "softmax") or "-"),
+    header=header,
+    columns=(Column("N", "N"), Column("method", "method", right=False),
+             Column("tokens/s", "tokens_per_s", ".1f", status=True), Column("ms/step", "ms_per_step", ".2f"),
+             Column("x softmax speed", "speed_vs_softmax", "x"), Column("state MiB", "state_mib", ".3f"),
+             Column("self MiB", lambda row: _mib(row, "self"), ".3f"),
+             Column("cross MiB", lambda row: _mib(row, "cross"), ".3f"),
+             Column("x softmax state", "state_vs_softmax", "x"), Column("peak MiB", "peak_mib", ".1f"),
+             Column("encode ms", "encode_ms", ".1f")),
+    notes=notes, targets=lambda rows, config: check_targets({(row["method"], row["N"]): row for row in rows}),
+    relative=[("softmax", (("decode_s", "speed_vs_softmax", True), ("state_mib", "state_vs_softmax", False)))],
+    plot=Plot("lines", (Panel("Greedy decoding speed (Figure 1)", "tokens per second (log)", "tokens_per_s"),
+                        Panel("Attention memory: incremental state (Figure 2)", "MiB (log)", "state_mib")),
+              title=lambda c: (f"greedy decoding, batch {c['batch']}, {c['encoder_layers']}+{c['decoder_layers']} "
+                               f"layers, dim {c['embed_dim']}, {c['dtype']}, {c['device']}"),
+              xlabel="source = target length N (log2)"),
+)

@@ -1,20 +1,16 @@
-"""Worker side of the ``decode`` suite: the translation models, the greedy decoding loops and
-the size of the attention state they leave.
-
-The models: fairseq's ``transformer`` (method ``softmax``: softmax everywhere) or
-``abc_transformer`` whose decoder self and cross attention both use the method's strategy (``abc``,
-``rfa``, ``t2r``) with ``params["sizes"][method] = [cross, causal]`` slots or features, and a
-softmax encoder; same dims for all. Greedy decoding calls fairseq's incremental decoder API
-directly, as ``SequenceGenerator`` does but without its beam bookkeeping.
-"""
+"""Worker side of the ``decode`` suite: fairseq's ``transformer`` (``softmax``) or ``abc_transformer``
+with the method's strategy (``abc``, ``rfa``, ``t2r``; ``params["sizes"][method]`` = [cross, causal]
+slots or features) in decoder self and cross attention and a softmax encoder, same dims for all;
+greedy decoding through fairseq's incremental decoder API (as ``SequenceGenerator`` calls it,
+without beam bookkeeping) and the bytes of the attention state it leaves."""
 
 import argparse
+import statistics
 import time
 from typing import Dict, List, Tuple
 
 from ._worker import Case
 from .cli import DTYPES
-from .probes import median
 from .synthetic import synthetic_dictionary
 
 STATE_PARTS = ("self", "cross", "other")
@@ -172,7 +168,7 @@ def sampled_decode(model, encoder_out: dict, length: int, steps: int, windows: i
         synchronize()
         timed_s += time.perf_counter() - begin
         timed_steps += steps
-    estimate = median(first_s) + (length - 1) * timed_s / timed_steps
+    estimate = statistics.median(first_s) + (length - 1) * timed_s / timed_steps
     return estimate, timed_steps, state
 
 

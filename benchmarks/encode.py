@@ -1,17 +1,14 @@
-"""``encode`` suite (its --help: ``DESCRIPTION``): RoBERTa-base text encoding, softmax (fused and
-unfused) against Linformer and ABC with the same dimensions (the paper's Table 4, efficiency
-columns). Every sequence is exactly N tokens (no padding); ``encode_model`` is the worker side:
-one untimed forward measures the peak memory increase over the baseline (model and tokens exist),
-then ``--warmup`` untimed and ``--repeats`` timed forwards."""
+"""``encode`` suite: RoBERTa-base text encoding, softmax (fused and unfused) against Linformer and
+ABC with the same dimensions (the paper's Table 4, efficiency columns); ``encode_model`` is the
+worker side. Every sequence is exactly N tokens (no padding)."""
 
 import argparse
 from typing import Dict, List, Optional, Tuple
 
-from . import cli, driver, report
-from .plot import bar_axes, pyplot, save_figure
-from .report import add_relative, compare, num, ratio, result_row, status_cell
+from . import cli, report
+from .report import compare
+from .suite import Column, Measurement, Panel, Plot, Suite
 
-NAME = "encode"
 DESCRIPTION = """\
 Text-encoding speed and peak memory: RoBERTa-base encoder, softmax vs Linformer vs ABC.
 
@@ -39,7 +36,6 @@ KIND_NOTES = {
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The suite's flags."""
     parser.add_argument("--lengths", "--length", type=cli.positive_int, nargs="+", default=DEFAULT_LENGTHS,
                         metavar="N", help="tokens per sequence N, one or more")
     parser.add_argument("--batch", type=cli.positive_int, default=16,
@@ -54,19 +50,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     cli.add_run_flags(parser, "forward", repeats=5, warmup=1, max_seconds=600.0)
     # Models whose peaks are a few percent apart need a probe that does not vary by 10-20% between
     # runs: the peak of bytes held in tensors (CUDA's own probe is the same kind).
-    cli.add_output_flags(parser, NAME, cpu_memory_probe="tensors")
+    cli.add_output_flags(parser, "encode", cpu_memory_probe="tensors")
 
 
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Checks that involve several flags or the machine; errors name the flag."""
-    args.lengths = sorted(set(args.lengths))
-    args.memories = sorted(set(args.memories))
-    args.methods = list(dict.fromkeys(args.methods))
     cli.check_model_flags(args, parser)
     if args.batch * args.lengths[0] < args.lengths[-1]:
         parser.error(f"--batch {args.batch} x the shortest of --lengths ({args.lengths[0]}) is fewer tokens "
                      f"than one sequence of the longest ({args.lengths[-1]})")
-    cli.check_device_and_memory(args, parser)
 
 
 def batch_at(args: argparse.Namespace, length: int) -> int:
@@ -88,68 +79,41 @@ def method_list(args: argparse.Namespace) -> List[Tuple[str, str, Optional[int]]
 MODEL_KEYS = ("vocab", "layers", "embed_dim", "heads", "ffn_dim", "dtype")
 
 
-def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
-    """One worker run per (method, N), N outermost."""
-
-    def one(label: str, kind: str, memory: Optional[int], length: int) -> driver.Measurement:
+def measurements(args: argparse.Namespace) -> List[Measurement]:
+    """One worker run per (method, N), N outermost; tokens [batch, N]."""
+    items = []
+    for length in args.lengths:
         batch = batch_at(args, length)
-        params = {key: getattr(args, key) for key in MODEL_KEYS}
-        params.update(kind=kind, memory=memory, length=length, batch=batch)
-        return driver.Measurement(f"{label} batch={batch} N={length}",
-                                  driver.worker_spec(args, f"{__package__}.encode_model:build_case", params),
-                                  lambda result: make_row(label, kind, memory, length, batch, result))
-
-    return [one(*method, length) for length in args.lengths for method in method_list(args)]
-
-
-def describe(row: dict) -> str:
-    return f"{row['ms_per_batch']:.1f} ms/batch, peak {row.get('peak_mib', 0):.1f} MiB"
+        for label, kind, memory in method_list(args):
+            params = {key: getattr(args, key) for key in MODEL_KEYS}
+            params.update(kind=kind, memory=memory, length=length, batch=batch)
+            items.append(Measurement(f"{label} batch={batch} N={length}", f"{__package__}.encode_model:build_case",
+                                     params, {"method": label, "kind": kind, "memory": memory, "N": length,
+                                              "batch": batch}))
+    return items
 
 
-def make_row(label: str, kind: str, memory: Optional[int], length: int, batch: int, result: dict) -> dict:
-    """One JSON/table row from a worker result."""
-    row, seconds = result_row({"method": label, "kind": kind, "memory": memory, "N": length, "batch": batch}, result)
+def derive(row: dict, seconds: Optional[float]) -> None:
     if seconds is not None:
-        row.update(encode_s=seconds, ms_per_batch=seconds * 1e3, sequences_per_s=batch / seconds,
-                   tokens_per_s=batch * length / seconds)
-    return row
+        row.update(encode_s=seconds, ms_per_batch=seconds * 1e3, sequences_per_s=row["batch"] / seconds,
+                   tokens_per_s=row["batch"] * row["N"] / seconds)
 
 
-HEADERS = ("N", "batch", "method", "n", "ms / batch", "sequences/s", "speed vs softmax", "memory vs softmax",
-           "speed vs unfused", "memory vs unfused", "peak MiB")
+def header(config: dict, rows: List[dict], env: dict) -> str:
+    return (f"{config['batch'] * config['lengths'][0]} tokens per batch (batch {config['batch']} x "
+            f"{config['lengths'][0]} tokens at the shortest N); {config['layers']} layers, dim {config['embed_dim']}, "
+            f"{config['heads']} heads, FFN {config['ffn_dim']}, vocabulary {config['vocab']}; random weights; "
+            f"{report.machine_note(config, rows, env, report.timing(config))}")
 
 
-def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
-    """The Markdown report: header, table (Table 4's layout: speed and memory relative to softmax,
-    fused and unfused), notes."""
-    note_of, failures = report.failure_notes(rows)
-    table_rows = [(
-        row["N"], row["batch"], row["method"], num(row.get("memory"), "d"),
-        status_cell(row, num(row.get("ms_per_batch"), ".1f"), note_of, i), num(row.get("sequences_per_s"), ".2f"),
-        ratio(row.get("speed_vs_softmax")), ratio(row.get("memory_vs_softmax")),
-        ratio(row.get("speed_vs_unfused")), ratio(row.get("memory_vs_unfused")), num(row.get("peak_mib"), ".1f"),
-    ) for i, row in enumerate(rows)]
-    lines = [
-        "# Text encoding, RoBERTa-base encoder: softmax vs Linformer vs ABC",
-        "",
-        f"{config['batch'] * config['lengths'][0]} tokens per batch (batch {config['batch']} x "
-        f"{config['lengths'][0]} tokens at the shortest N); {config['layers']} layers, dim {config['embed_dim']}, "
-        f"{config['heads']} heads, FFN {config['ffn_dim']}, vocabulary {config['vocab']}; random weights; "
-        f"{report.machine_note(config, rows, env, driver.header_timing(config))}",
-        "",
-        report.markdown_table(HEADERS, table_rows, right_align=(True, True, False) + (True,) * 8),
-        "",
-        "Notes:",
-        "",
+def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+    return [
         "- One forward = `model(tokens, features_only=True)` under `torch.inference_mode()`: embeddings and "
         "every encoder layer, no LM head.",
         "- speed vs X = X's time / method time (above 1 is faster); memory vs X = method peak / X's peak "
         "(below 1 is smaller); X = softmax (fused) or softmax-unfused at the same N.",
         report.peak_note("model and tokens exist", "forward", memory_probes),
-    ]
-    kinds = list(dict.fromkeys(row["kind"] for row in rows))
-    lines += [f"- {kind}: {KIND_NOTES[kind]}" for kind in kinds]
-    return "\n".join(lines + failures)
+    ] + report.method_notes(KIND_NOTES, (row["kind"] for row in rows))
 
 
 def check_targets(rows: Dict[str, dict]) -> List[dict]:
@@ -180,34 +144,30 @@ def check_length_targets(rows: Dict[Tuple[str, int], dict]) -> List[dict]:
             at(4096, "abc-64 faster than fused softmax at N=4096", "softmax", "encode_s", 1 + 1e-9, True)]
 
 
-def save_plot(path: str, rows: List[dict], title: str) -> None:
-    """Speed and peak memory relative to softmax, one group of bars per N, one bar per method."""
-    plt = pyplot()
-    lengths = list(dict.fromkeys(row["N"] for row in rows))
-    methods = list(dict.fromkeys(row["method"] for row in rows))
-    width = 0.8 / len(methods)
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for ax, key, ylabel in ((axes[0], "speed_vs_softmax", "speed relative to softmax (higher is faster)"),
-                            (axes[1], "memory_vs_softmax", "peak memory relative to softmax (lower is smaller)")):
-        for j, method in enumerate(methods):
-            values = {row["N"]: row.get(key) or 0.0 for row in rows if row["method"] == method}
-            xs = [i + (j - (len(methods) - 1) / 2) * width for i in range(len(lengths))]
-            bars = ax.bar(xs, [values.get(n, 0.0) for n in lengths], width, label=method)
-            bar_axes(ax, bars, ".2f", [f"N={n}" for n in lengths], ylabel)
-        ax.axhline(1.0, color="black", linewidth=0.8)
-    axes[0].legend(fontsize=8)
-    save_figure(plt, fig, path, title)
-
-
-def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
-    """Ratios against both softmax forms, the report, the targets and the bar chart."""
-    for reference, suffix in (("softmax", "softmax"), ("softmax-unfused", "unfused")):
-        add_relative(rows, reference, (("encode_s", f"speed_vs_{suffix}", True),
-                                       ("peak_mib", f"memory_vs_{suffix}", False)))
+def targets(rows: List[dict], config: dict) -> List[dict]:
+    """At the shortest N, then issue 15's at N = 512 and 4,096."""
     shortest = min((row["N"] for row in rows), default=None)
-    targets = check_targets({row["method"]: row for row in rows if row["N"] == shortest})
-    targets += check_length_targets({(row["method"], row["N"]): row for row in rows})
-    text = markdown(rows, env, config, memory_probes) + "\n\n" + report.format_targets(targets) + "\n"
-    title = (f"encoding {config['batch'] * config['lengths'][0]} tokens per batch, {config['layers']} layers, "
-             f"dim {config['embed_dim']}, {config['dtype']}, {config['device']}")
-    return driver.Summary(text, targets, lambda path: save_plot(path, rows, title))
+    return (check_targets({row["method"]: row for row in rows if row["N"] == shortest})
+            + check_length_targets({(row["method"], row["N"]): row for row in rows}))
+
+
+SUITE = Suite(
+    name="encode", description=DESCRIPTION, add_arguments=add_arguments, validate=validate,
+    measurements=measurements, derive=derive, progress="{ms_per_batch:.1f} ms/batch, peak {peak_mib:.1f} MiB",
+    title=lambda config: "Text encoding, RoBERTa-base encoder: softmax vs Linformer vs ABC", header=header,
+    # Table 4's layout: speed and memory relative to softmax, fused and unfused.
+    columns=(Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
+             Column("n", "memory", "d"), Column("ms / batch", "ms_per_batch", ".1f", status=True),
+             Column("sequences/s", "sequences_per_s", ".2f"),
+             *(Column(f"{what} vs {ref}", f"{what}_vs_{ref}", "x") for ref in ("softmax", "unfused")
+               for what in ("speed", "memory")),
+             Column("peak MiB", "peak_mib", ".1f")),
+    notes=notes, targets=targets,
+    relative=[(reference, (("encode_s", f"speed_vs_{suffix}", True), ("peak_mib", f"memory_vs_{suffix}", False)))
+              for reference, suffix in (("softmax", "softmax"), ("softmax-unfused", "unfused"))],
+    plot=Plot("bars", (Panel("", "speed relative to softmax (higher is faster)", "speed_vs_softmax"),
+                       Panel("", "peak memory relative to softmax (lower is smaller)", "memory_vs_softmax")),
+              title=lambda c: (f"encoding {c['batch'] * c['lengths'][0]} tokens per batch, {c['layers']} layers, "
+                               f"dim {c['embed_dim']}, {c['dtype']}, {c['device']}"),
+              baseline=1.0),
+)

@@ -1,21 +1,16 @@
-"""``generate`` suite (its --help: ``DESCRIPTION``): end-to-end translation through fairseq's own
-``SequenceGenerator`` (what ``fairseq-generate`` runs); ``generate_model`` is the worker side.
-
-The methods of one (workload, model size) run adjacent so that a drift of the shared machine hits
-them alike; with ``--rounds`` the whole list runs again and the timed calls are pooled (median).
-A call is the whole ``generate`` of every batch (encoder, decoder, beam bookkeeping); tokens/s
-counts the best hypotheses' tokens as ``fairseq-generate`` does."""
+"""``generate`` suite: end-to-end translation through fairseq's own ``SequenceGenerator`` (what
+``fairseq-generate`` runs); ``generate_model`` is the worker side. The methods of one (workload,
+model size) run adjacent, so that a drift of the shared machine hits them alike."""
 
 import argparse
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional
 
-from . import cli, driver, report
+from . import cli, report
 from .decode import METHOD_NOTES, METHODS, add_size_flags, check_sizes, sizes_note, sizes_of
 from .generate_model import bible_lengths
-from .plot import Panel, save_panels, series
-from .report import compare, num, ratio, result_row, status_cell
+from .report import compare
+from .suite import Column, Measurement, Panel, Plot, Suite
 
-NAME = "generate"
 DESCRIPTION = """\
 End-to-end generation speed with fairseq's SequenceGenerator: softmax vs ABC, RFA, T2R.
 
@@ -30,13 +25,13 @@ MODEL_SIZES = {  # name -> (encoder layers, decoder layers, dim, heads, FFN, voc
     "tiny": (1, 1, 32, 2, 64, 64),
 }
 PROFILED = ("softmax", "abc")
-SIZE_NOTES = {"small": "3+3 layers, dim 256, 4 heads, FFN 1024, vocabulary 8192",
-              "paper": "6+6 layers, dim 512, 8 heads, FFN 2048, vocabulary 32768 (WMT base, Table 10)",
-              "tiny": "1+1 layers, dim 32, 2 heads, FFN 64, vocabulary 64 (smoke tests)"}
+# The sizes as the help and the report describe them (small, paper, tiny: the order of MODEL_SIZES).
+SIZE_NOTES = {name: f"{e}+{d} layers, dim {dim}, {h} heads, FFN {f}, vocabulary {v}" + extra
+              for (name, (e, d, dim, h, f, v)), extra in zip(MODEL_SIZES.items(),
+                                                             ("", " (WMT base, Table 10)", " (smoke tests)"))}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The suite's flags."""
     parser.add_argument("--sizes", nargs="+", choices=list(MODEL_SIZES), default=["small", "paper"],
                         help="model sizes of the sentence workloads (" + "; ".join(
                             f"{k}: {v}" for k, v in SIZE_NOTES.items()) + ")")
@@ -62,13 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "timed generates per case and round, after the untimed memory generate; the median over rounds "
         "is reported. 0: time the memory generate itself (one generate per case and round instead of two)"))
     parser.set_defaults(threads=1, rounds=2)
-    cli.add_output_flags(parser, NAME)
+    cli.add_output_flags(parser, "generate")
 
 
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Checks that involve several flags or the machine; errors name the flag."""
-    args.methods = list(dict.fromkeys(args.methods))
-    args.lengths = sorted(set(args.lengths))
     check_sizes(args, parser)
     if not args.beams and not args.lengths:
         parser.error("--beams and --lengths are both empty: nothing to measure")
@@ -76,7 +68,6 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         available = len(bible_lengths(None))
         if args.sentences > available:
             parser.error(f"--sentences {args.sentences}: the Bible test set has {available} sentence pairs")
-    cli.check_device_and_memory(args, parser)
 
 
 def cases(args: argparse.Namespace) -> List[dict]:
@@ -99,7 +90,7 @@ def case_label(case: dict) -> str:
     return f"sentences beam {case['beam']} {case['size']}"
 
 
-def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
+def measurements(args: argparse.Namespace) -> List[Measurement]:
     """One worker run per (case, method), the methods of a case adjacent."""
     sizes = sizes_of(vars(args))
     items = []
@@ -112,39 +103,16 @@ def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
             params.update(length=case["N"], batch=args.long_batch)
         profile = args.profile and case["workload"] == "sentences" and case["beam"] > 1
         for method in args.methods:
-            spec = driver.worker_spec(args, f"{__package__}.generate_model:build_case",
-                                      dict(params, method=method, profile=profile and method in PROFILED))
-            items.append(driver.Measurement(f"{method} {case_label(case)}", spec,
-                                            lambda result, c=case, m=method: make_row(c, m, result)))
+            items.append(Measurement(f"{method} {case_label(case)}", f"{__package__}.generate_model:build_case",
+                                     dict(params, method=method, profile=profile and method in PROFILED),
+                                     {"case": case_label(case), **case, "method": method}))
     return items
 
 
-def make_row(case: dict, method: str, result: dict) -> dict:
-    """One JSON/table row from a worker result."""
-    row, seconds = result_row({"case": case_label(case), **case, "method": method}, result)
-    tokens = (result.get("info") or {}).get("tokens")
+def derive(row: dict, seconds: Optional[float]) -> None:
+    tokens = (row.get("info") or {}).get("tokens")
     if seconds is not None and tokens:
         row.update(generate_s=seconds, tokens_per_s=tokens / seconds)
-    return row
-
-
-def describe(row: dict) -> str:
-    return f"{row.get('tokens_per_s', 0):.1f} tokens/s, peak {row.get('peak_mib', 0):.1f} MiB"
-
-
-def add_ratios(rows: List[dict]) -> None:
-    """x softmax and x rfa: the row's tokens/s over the reference's in the same case."""
-    by_case: Dict[str, Dict[str, dict]] = {}
-    for row in rows:
-        by_case.setdefault(row["case"], {})[row["method"]] = row
-    for row in rows:
-        for reference in ("softmax", "rfa"):
-            ref = by_case[row["case"]].get(reference, {})
-            a, b = row.get("tokens_per_s"), ref.get("tokens_per_s")
-            row[f"speed_vs_{reference}"] = a / b if a and b else None
-
-
-HEADERS = ("case", "method", "tokens/s", "x softmax", "x RFA", "generate s", "tokens", "peak MiB", "load")
 
 
 def _timing(config: dict) -> str:
@@ -160,32 +128,17 @@ def _load(row: dict) -> str:
     return "-" if not loads else "-".join(f"{value:.1f}" for value in loads)
 
 
-def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
-    """The Markdown report: header, table, notes, profiles."""
-    note_of, failures = report.failure_notes([dict(row, N=row["case"]) for row in rows])
-    table = [(row["case"], row["method"], status_cell(row, num(row.get("tokens_per_s"), ".1f"), note_of, i),
-              ratio(row.get("speed_vs_softmax")), ratio(row.get("speed_vs_rfa")), num(row.get("generate_s"), ".2f"),
-              (row.get("info") or {}).get("tokens", "-"), num(row.get("peak_mib"), ".1f"), _load(row))
-             for i, row in enumerate(rows)]
-    lines = [
-        "# End-to-end generation (fairseq SequenceGenerator), softmax vs "
-        + ", ".join(m.upper() for m in config["methods"] if m != "softmax"),
-        "",
-        f"{config['dtype']} on {config['device']}, **{report.threads_of(rows)} thread(s)**; {_timing(config)}; "
-        f"torch {env['torch']}; "
-        f"CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
-        f"{env['date']}; load average at start {env.get('load_average')}.",
-        "",
-        "Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in
-                                   set(config["sizes"]) | set(config["long_sizes"])) + ". Cross / causal "
-        f"sizes: {sizes_note(config, config['methods'])}.",
-        "",
-        report.markdown_table(HEADERS, table, right_align=(False, False) + (True,) * 7),
-        "",
-        "Notes:",
-        "",
-    ]
-    workloads = {row["workload"] for row in rows}
+def header(config: dict, rows: List[dict], env: dict) -> str:
+    sizes = set(config["sizes"]) | set(config["long_sizes"])
+    return (f"{config['dtype']} on {config['device']}, **{report.threads_of(rows)} thread(s)**; {_timing(config)}; "
+            f"torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
+            f"{env['date']}; load average at start {env.get('load_average')}.\n\n"
+            "Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in sizes) +
+            f". Cross / causal sizes: {sizes_note(config, config['methods'])}.")
+
+
+def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+    workloads, lines = {row["workload"] for row in rows}, []
     if "sentences" in workloads:
         lines.append(
             f"- sentences: the first {config['sentences']} pairs of the Bible test set (`data_prep/bible_es_en`), "
@@ -202,8 +155,7 @@ def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]
         f"(probe: {', '.join(memory_probes) or '-'}); load: the 1-minute load average at the case's start "
         "and end (the machine is shared: other work inflates times).",
     ]
-    lines += [f"- {method}: {METHOD_NOTES[method]}" for method in config["methods"]]
-    return "\n".join(lines + failures)
+    return lines + report.method_notes(METHOD_NOTES, config["methods"])
 
 
 def profiles(rows: List[dict]) -> List[str]:
@@ -217,10 +169,6 @@ def profiles(rows: List[dict]) -> List[str]:
     return lines
 
 
-def _row(rows: Dict[Tuple[str, str], dict], method: str, case: str) -> Optional[dict]:
-    return rows.get((method, case))
-
-
 def check_targets(rows: List[dict]) -> List[dict]:
     """The issue's targets (informational): ABC vs softmax at sentence length (beam 5) and at
     N=1024, ABC vs RFA wherever both ran."""
@@ -230,35 +178,30 @@ def check_targets(rows: List[dict]) -> List[dict]:
         beam5 = case.startswith("sentences beam 5")
         if beam5 or case.startswith("long N=1024"):
             bound = 1.0 if beam5 else 2.0
-            targets.append(compare(f"abc >= {bound:g}x softmax tokens/s, {case}", _row(keyed, "abc", case),
-                                   _row(keyed, "softmax", case), "generate_s", bound, True, ("abc", "softmax")))
+            targets.append(compare(f"abc >= {bound:g}x softmax tokens/s, {case}", keyed.get(("abc", case)),
+                                   keyed.get(("softmax", case)), "generate_s", bound, True, ("abc", "softmax")))
         if ("rfa", case) in keyed and (beam5 or case.startswith("long")):
-            targets.append(compare(f"abc >= rfa tokens/s, {case}", _row(keyed, "abc", case),
-                                   _row(keyed, "rfa", case), "generate_s", 1.0, True, ("abc", "rfa")))
+            targets.append(compare(f"abc >= rfa tokens/s, {case}", keyed.get(("abc", case)),
+                                   keyed.get(("rfa", case)), "generate_s", 1.0, True, ("abc", "rfa")))
     return targets
 
 
-def plot_panels(rows: List[dict]) -> Tuple[Panel, Panel]:
-    """Long outputs: tokens/s and peak memory against N, a line per (method, size)."""
-    long = [row for row in rows if row["workload"] == "long"]
-
-    def label(row: dict) -> str:
-        return f"{row['method']} ({row['size']})"
-
-    return (Panel("SequenceGenerator, greedy, long outputs", "tokens per second (log)",
-                  series(long, "tokens_per_s", label)),
-            Panel("Peak memory increase while generating", "MiB (log)", series(long, "peak_mib", label)))
-
-
-def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
-    """Ratios, the report, the targets and the plot."""
-    add_ratios(rows)
-    targets = check_targets(rows)
-    text = "\n".join([markdown(rows, env, config, memory_probes), "", report.format_targets(targets)]
-                     + profiles(rows)) + "\n"
-    title = f"fairseq SequenceGenerator, batch {config['long_batch']}, {config['dtype']}, {config['device']}"
-    plot = None
-    if any(row["workload"] == "long" for row in rows):
-        plot = lambda path: save_panels(path, plot_panels(rows), xlabel="output tokens N (log2)",  # noqa: E731
-                                        title=title)
-    return driver.Summary(text, targets, plot)
+SUITE = Suite(
+    name="generate", description=DESCRIPTION, add_arguments=add_arguments, validate=validate,
+    measurements=measurements, derive=derive, progress="{tokens_per_s:.1f} tokens/s, peak {peak_mib:.1f} MiB",
+    title=lambda config: "End-to-end generation (fairseq SequenceGenerator), softmax vs " + ", ".join(
+        m.upper() for m in config["methods"] if m != "softmax"),
+    header=header,
+    columns=(Column("case", "case", right=False), Column("method", "method", right=False),
+             Column("tokens/s", "tokens_per_s", ".1f", status=True), Column("x softmax", "speed_vs_softmax", "x"),
+             Column("x RFA", "speed_vs_rfa", "x"), Column("generate s", "generate_s", ".2f"),
+             Column("tokens", lambda row: (row.get("info") or {}).get("tokens")),
+             Column("peak MiB", "peak_mib", ".1f"), Column("load", _load)),
+    notes=notes, targets=lambda rows, config: check_targets(rows), appendix=profiles, group="case",
+    relative=[(reference, (("tokens_per_s", f"speed_vs_{reference}", False),)) for reference in ("softmax", "rfa")],
+    plot=Plot("lines", (Panel("SequenceGenerator, greedy, long outputs", "tokens per second (log)", "tokens_per_s"),
+                        Panel("Peak memory increase while generating", "MiB (log)", "peak_mib")),
+              title=lambda c: f"fairseq SequenceGenerator, batch {c['long_batch']}, {c['dtype']}, {c['device']}",
+              xlabel="output tokens N (log2)", label=lambda row: f"{row['method']} ({row['size']})",
+              select=lambda row: row["workload"] == "long"),
+)

@@ -1,19 +1,10 @@
 """Worker side of the ``generate`` suite: fairseq's own ``SequenceGenerator`` on a random-weight
-translation model (``decode_model.build_model``), over sentences of real lengths or long outputs.
-
-Two workloads:
-
-- ``sentences``: the first K sentences of the embedded Bible test set
-  (``data_prep/bible_es_en/test.{es,en}``); each source has as many tokens as its Spanish
-  sentence has words, plus eos, and its batch decodes as many steps as the longest English
-  sentence of the batch has words (``min_len`` keeps eos out until then, so every method does
-  the same work whatever its random weights prefer). Sentences are sorted by source length and
-  cut into batches, left-padded, as ``fairseq-generate`` batches them.
-- ``long``: ``batch`` random sources of N tokens, exactly N output tokens each, then eos (Figure 1).
-
-One call (``Case.run``) translates every batch; ``info["tokens"]`` counts the tokens of the
-best hypotheses, as ``fairseq-generate`` does for its tokens/s.
-"""
+translation model (``decode_model.build_model``). Workloads: ``sentences``, the first K pairs of the
+Bible test set (``data_prep/bible_es_en/test.{es,en}``): a source of its Spanish sentence's words +
+eos, sorted by length, cut into left-padded batches as ``fairseq-generate`` batches them, each
+batch decoding its longest English sentence's words (``min_len`` keeps eos out until then, so every
+method does the same work); ``long``: ``batch`` random sources of N tokens, N output tokens each,
+then eos. One call translates every batch; ``info["tokens"]`` counts the best hypotheses' tokens."""
 
 import cProfile
 import io

@@ -1,28 +1,10 @@
-"""PNG plots with matplotlib's Agg backend: side-by-side line plots against a log2 x-axis, and the
-bar-chart pieces of the suites that compare models at one size."""
+"""The PNG of any suite, from its declared ``Plot``: side-by-side panels of lines against a log2
+N axis, or of grouped bars; matplotlib on the Agg backend."""
 
 import logging
-from typing import Callable, Dict, List, NamedTuple, Sequence, Tuple
+from typing import List
 
-Series = Dict[str, List[Tuple[float, float]]]  # label -> [(x, y), ...]
-
-
-class Panel(NamedTuple):
-    """One subplot: ``series`` maps a line's label to its points."""
-
-    title: str
-    ylabel: str
-    series: Series
-    log_y: bool = True
-
-
-def series(rows: Sequence[dict], key: str, label: Callable[[dict], str] = lambda row: row["method"]) -> Series:
-    """``key`` against N of every row that measured it, one line per ``label(row)``."""
-    lines: Series = {}
-    for row in rows:
-        if row.get("status") == "ok" and row.get(key) is not None:
-            lines.setdefault(label(row), []).append((row["N"], row[key]))
-    return lines
+from .suite import Plot, Row
 
 
 def pyplot():
@@ -37,56 +19,65 @@ def pyplot():
     return plt
 
 
-def save_panels(path: str, panels: Sequence[Panel], xlabel: str, title: str = "") -> None:
-    """Draw ``panels`` in one row (log2 x-axis, points marked) and save a PNG to ``path``.
-
-    Raises ImportError when matplotlib is not installed.
-    """
-    plt = pyplot()
+def _lines(ax, plot: Plot, rows: List[Row], key: str) -> None:
+    """``key`` against N, one line per label, measured points only; log2 x, log y."""
     from matplotlib.ticker import LogFormatter
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4.5), squeeze=False)
-    for ax, panel in zip(axes[0], panels):
-        ticks = set()
-        for label, points in panel.series.items():
-            points = sorted((x, y) for x, y in points if y is not None and (y > 0 or not panel.log_y))
-            if points:
-                xs, ys = zip(*points)
-                ax.plot(xs, ys, marker="o", label=label)
-                ticks.update(xs)
-        ax.set_xscale("log", base=2)
-        if ticks:  # label the measured x values themselves (512, 1024, ...) instead of 2^k
-            ax.set_xticks(sorted(ticks))
-            ax.set_xticklabels([f"{x:g}" for x in sorted(ticks)])
-            ax.minorticks_off()
-        if panel.log_y:
-            ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False))
-            ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
-        ax.set_title(panel.title)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(panel.ylabel)
-        ax.grid(True, which="both", alpha=0.3)
-        if panel.series:
-            ax.legend()
-    save_figure(plt, fig, path, title)
+    lines = {}
+    for row in rows:
+        if row.get("status") == "ok" and row.get(key):  # a log axis has no place for 0
+            lines.setdefault(plot.label(row), []).append((row["N"], row[key]))
+    for label, points in lines.items():
+        ax.plot(*zip(*sorted(points)), marker="o", label=label)
+    ticks = sorted({x for points in lines.values() for x, _ in points})
+    ax.set_xscale("log", base=2)
+    if ticks:  # label the measured x values themselves (512, 1024, ...) instead of 2^k
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{x:g}" for x in ticks])
+        ax.minorticks_off()
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False))
+    ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
+    ax.set_xlabel(plot.xlabel)
+    ax.grid(True, which="both", alpha=0.3)
+    if lines:
+        ax.legend()
 
 
-def bar_axes(ax, bars, values_format: str, labels: Sequence[str], ylabel: str, **tick_options) -> None:
-    """Annotate ``bars`` with their heights, label the x ticks and the y axis, grid the y axis."""
-    for bar in bars:
-        ax.annotate(f"{bar.get_height():{values_format}}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                    ha="center", va="bottom", fontsize=7)
-    ax.set_xticks(range(len(labels)))
-    ax.set_xticklabels(labels, **tick_options)
-    ax.set_ylabel(ylabel)
+def _bars(ax, plot: Plot, rows: List[Row], key: str) -> None:
+    """One group per ``plot.group``, its rows' ``key`` side by side (0 where not measured), heights written on."""
+    members = {}
+    for row in rows:
+        members.setdefault(plot.group(row), []).append(row)
+    labels = list(dict.fromkeys(plot.label(row) for row in rows))
+    width, legend = 0.8 / max(map(len, members.values())), set()
+    for i, group in enumerate(members.values()):
+        for slot, row in enumerate(group):
+            label = plot.label(row)
+            (bar,) = ax.bar([i + (slot - (len(group) - 1) / 2) * width], [row.get(key) or 0.0], width,
+                            color=f"C{labels.index(label)}", label="_" if label in legend else label)
+            legend.add(label)
+            ax.annotate(f"{bar.get_height():.4g}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        ha="center", va="bottom", fontsize=7)
+    names = list(members)
+    tilt = max(map(len, names)) > 10  # long case names would overlap
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=20 if tilt else 0, ha="right" if tilt else "center", fontsize=8)
+    if plot.baseline is not None:
+        ax.axhline(plot.baseline, color="black", linewidth=0.8)
     ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
 
 
-def save_figure(plt, fig, path: str, title: str = "") -> None:
-    """Title, tighten, save as a 120 dpi PNG and close ``fig``."""
-    if title:
-        fig.suptitle(title)
+def save_plot(path: str, plot: Plot, rows: List[Row], config: dict) -> None:
+    """Draw the panels of ``plot`` in one row and save a 120 dpi PNG. Raises ImportError without matplotlib."""
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(plot.panels), figsize=(6 * len(plot.panels), 4.5), squeeze=False)
+    for ax, panel in zip(axes[0], plot.panels):
+        (_lines if plot.kind == "lines" else _bars)(ax, plot, rows, panel.key)
+        ax.set_title(panel.title)
+        ax.set_ylabel(panel.ylabel)
+    fig.suptitle(plot.title(config))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

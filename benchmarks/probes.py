@@ -1,51 +1,37 @@
-"""Probes of one call: its wall time (``timed_call``, ``time_calls``) and its peak memory,
-measured as the increase over a baseline taken just before it.
+"""Probes of one call: its wall time (``timed_call``, ``time_calls``) and its peak memory, the
+increase over a baseline taken just before it (``peak_probe``; each case runs in a fresh process).
 
-CPU probes (resident set size of this process; run each measurement in a fresh process):
-
-- ``hwm`` (preferred, Linux): write ``5`` to ``/proc/self/clear_refs``, which resets the kernel's
-  resident high-water mark (VmHWM) to the current RSS, run the work, then read VmHWM from
-  ``/proc/self/status``. The kernel updates the mark before it frees pages, so short spikes are
-  caught exactly. Used when the reset is allowed and verified to take effect.
-- ``sampler`` (Linux fallback): a background thread reads ``/proc/self/statm`` about every
-  millisecond and keeps the maximum; spikes shorter than the sampling period can be missed.
-- ``maxrss`` (portable fallback): ``getrusage(RUSAGE_SELF).ru_maxrss`` before and after. It is a
-  lifetime peak, so it under-reports when an earlier peak (e.g. while importing) was higher.
-- ``tensors`` (deterministic): the peak of bytes held by tensors, replayed from the allocation
-  and free events that ``torch.profiler`` records with ``profile_memory=True``, like CUDA's
-  ``max_memory_allocated``. It ignores what the process holds outside tensors (freed heap that
-  glibc keeps, page-table and library pages), which makes the resident-set probes vary by 10-20%
-  between runs, so it is the probe to compare models whose peaks are close.
-
-Before a CPU baseline, ``release_free_heap`` asks glibc to hand freed heap pages back to the OS
-(``malloc_trim(0)``), so memory freed while creating inputs does not hide the work's own needs.
-
-CUDA probe: ``torch.cuda.max_memory_allocated`` after ``reset_peak_memory_stats``, minus the
-memory allocated at the start (tensors held by the caching allocator, not the driver's view).
-"""
+CPU probes (``--cpu-memory-probe``): ``hwm`` resets the kernel's resident high-water mark VmHWM via
+``/proc/self/clear_refs`` and reads it after the work (exact: the kernel updates the mark before it
+frees pages; ``auto`` uses it where the reset works); ``sampler`` polls ``/proc/self/statm`` every
+millisecond (may miss shorter spikes); ``maxrss`` compares ``getrusage`` peaks (a lifetime peak:
+under-reports after a higher earlier one); ``tensors`` replays the allocation and free events of
+``torch.profiler(profile_memory=True)``, the peak of bytes held in tensors like CUDA's
+``max_memory_allocated``: deterministic, where the resident-set probes vary by 10-20% between runs
+with memory held outside tensors, so it is the probe to compare models whose peaks are close.
+CUDA: ``max_memory_allocated`` after ``reset_peak_memory_stats``, minus what was allocated at start."""
 
 import os
 import re
 import resource
-import statistics
 import sys
 import threading
 import time
 from typing import Callable, List, Optional
 
 CPU_PROBES = ("auto", "hwm", "sampler", "maxrss", "tensors")
-_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 MIB = 1024 ** 2
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
-def _status_kib(field: str) -> Optional[int]:
-    """A ``kB`` field of ``/proc/self/status`` (e.g. VmRSS, VmHWM) in KiB, or None if unreadable."""
+def _status_bytes(field: str) -> Optional[int]:
+    """A ``kB`` field of ``/proc/self/status`` (VmRSS, VmHWM) in bytes, or None if unreadable."""
     try:
         with open("/proc/self/status") as handle:
             match = re.search(rf"^{field}:\s+(\d+)\s+kB", handle.read(), re.MULTILINE)
     except OSError:
         return None
-    return int(match.group(1)) if match else None
+    return int(match.group(1)) * 1024 if match else None
 
 
 def current_rss_bytes() -> Optional[int]:
@@ -57,24 +43,21 @@ def current_rss_bytes() -> Optional[int]:
         return None
 
 
-def release_free_heap() -> bool:
-    """``malloc_trim(0)`` where the C library is glibc; True if it was called."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        import ctypes
+def release_free_heap() -> None:
+    """``malloc_trim(0)`` where the C library is glibc: freed heap pages go back to the OS, so memory
+    freed while creating inputs does not hide the work's own needs from a CPU baseline."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
 
-        libc = ctypes.CDLL("libc.so.6")
-        libc.malloc_trim(0)
-    except (OSError, AttributeError):
-        return False
-    return True
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
 
 
 def _maxrss_bytes() -> int:
-    """Lifetime peak RSS from getrusage (KiB on Linux, bytes on macOS)."""
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
+    return peak if sys.platform == "darwin" else peak * 1024  # KiB on Linux
 
 
 def _reset_hwm() -> bool:
@@ -84,73 +67,52 @@ def _reset_hwm() -> bool:
             handle.write("5")
     except OSError:
         return False
-    hwm, rss = _status_kib("VmHWM"), _status_kib("VmRSS")
-    # Allow a little slack: RSS can grow between the two reads.
-    return hwm is not None and rss is not None and hwm <= rss + 1024
+    hwm, rss = _status_bytes("VmHWM"), _status_bytes("VmRSS")
+    return hwm is not None and rss is not None and hwm <= rss + 2 ** 20  # RSS may grow between the reads
 
 
 class CpuPeakProbe:
     """Peak RSS increase of this process between ``start()`` and ``stop()``, in bytes."""
 
     def __init__(self, method: str = "auto", sample_seconds: float = 0.001):
-        if method not in CPU_PROBES:
-            raise ValueError(f"unknown CPU memory probe {method!r}; choose from {CPU_PROBES}")
-        self.requested = method
-        self.method: Optional[str] = None
-        self.sample_seconds = sample_seconds
-        self._baseline = 0
-        self._peak = 0
-        self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self.method, self.sample_seconds, self.baseline_bytes = method, sample_seconds, 0
+        self._peak, self._stop, self._thread = 0, threading.Event(), None
 
     def start(self) -> None:
-        """Take the baseline and begin watching."""
-        method = self.requested
-        if method in ("auto", "hwm"):
-            if _reset_hwm():
-                method = "hwm"
-            elif method == "hwm":
-                raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
-            else:
-                method = "sampler" if current_rss_bytes() is not None else "maxrss"
-        if method == "sampler" and current_rss_bytes() is None:
-            raise RuntimeError("--cpu-memory-probe sampler: /proc/self/statm is not readable here")
-        self.method = method
-        if method == "hwm":
-            self._baseline = _status_kib("VmHWM") * 1024
-        elif method == "sampler":
-            self._baseline = self._peak = current_rss_bytes()
-            self._stop.clear()
+        """Resolve ``auto``, take the baseline and begin watching."""
+        if self.method in ("auto", "hwm") and _reset_hwm():
+            self.method = "hwm"
+        elif self.method == "hwm":
+            raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
+        elif self.method == "auto":
+            self.method = "sampler" if current_rss_bytes() is not None else "maxrss"
+        if self.method == "hwm":
+            self.baseline_bytes = _status_bytes("VmHWM")
+        elif self.method == "sampler":
+            if current_rss_bytes() is None:
+                raise RuntimeError("--cpu-memory-probe sampler: /proc/self/statm is not readable here")
+            self.baseline_bytes = self._peak = current_rss_bytes()
             self._thread = threading.Thread(target=self._sample, name="rss-sampler", daemon=True)
             self._thread.start()
         else:
-            self._baseline = _maxrss_bytes()
+            self.baseline_bytes = _maxrss_bytes()
 
     def _sample(self) -> None:
         while not self._stop.is_set():
-            rss = current_rss_bytes()
-            if rss is not None and rss > self._peak:
-                self._peak = rss
+            self._peak = max(self._peak, current_rss_bytes() or 0)
             self._stop.wait(self.sample_seconds)
 
     def stop(self) -> int:
         """Stop watching; return the peak increase over the baseline in bytes (>= 0)."""
         if self.method == "hwm":
-            peak = _status_kib("VmHWM") * 1024
+            peak = _status_bytes("VmHWM")
         elif self.method == "sampler":
             self._stop.set()
             self._thread.join()
             peak = max(self._peak, current_rss_bytes() or 0)
-        elif self.method == "maxrss":
-            peak = _maxrss_bytes()
         else:
-            raise RuntimeError("CpuPeakProbe.stop() called before start()")
-        return max(0, peak - self._baseline)
-
-    @property
-    def baseline_bytes(self) -> int:
-        """The reference the increase is measured from (RSS, or lifetime peak for ``maxrss``)."""
-        return self._baseline
+            peak = _maxrss_bytes()
+        return max(0, peak - self.baseline_bytes)
 
 
 class CudaPeakProbe:
@@ -159,34 +121,27 @@ class CudaPeakProbe:
     method = "cuda_max_memory_allocated"
 
     def __init__(self, device):
-        self.device = device
-        self._baseline = 0
+        self.device, self.baseline_bytes = device, 0
 
     def start(self) -> None:
         import torch
 
         torch.cuda.synchronize(self.device)
         torch.cuda.reset_peak_memory_stats(self.device)
-        self._baseline = torch.cuda.memory_allocated(self.device)
+        self.baseline_bytes = torch.cuda.memory_allocated(self.device)
 
     def stop(self) -> int:
         import torch
 
         torch.cuda.synchronize(self.device)
-        return max(0, torch.cuda.max_memory_allocated(self.device) - self._baseline)
-
-    @property
-    def baseline_bytes(self) -> int:
-        return self._baseline
+        return max(0, torch.cuda.max_memory_allocated(self.device) - self.baseline_bytes)
 
 
 class TensorPeakProbe:
-    """Peak increase of the bytes held in CPU tensors between ``start()`` and ``stop()``."""
+    """Peak increase of the bytes held in CPU tensors between ``start()`` and ``stop()``; the
+    baseline is the tensors alive at ``start()``."""
 
-    method = "tensors"
-
-    def __init__(self):
-        self._profiler = None
+    method, baseline_bytes = "tensors", 0
 
     def start(self) -> None:
         from torch.profiler import ProfilerActivity, profile
@@ -195,14 +150,8 @@ class TensorPeakProbe:
         self._profiler.__enter__()
 
     def stop(self) -> int:
-        if self._profiler is None:
-            raise RuntimeError("TensorPeakProbe.stop() called before start()")
         self._profiler.__exit__(None, None, None)
         return peak_live_bytes(self._profiler.profiler.kineto_results.events())
-
-    @property
-    def baseline_bytes(self) -> int:
-        return 0  # the increase is counted from the tensors alive at start()
 
 
 def peak_live_bytes(events) -> int:
@@ -221,10 +170,7 @@ def peak_probe(device, cpu_method: str = "auto"):
     """The probe for ``device`` (a ``torch.device``)."""
     if device.type == "cuda":
         return CudaPeakProbe(device)
-    if cpu_method == "tensors":
-        return TensorPeakProbe()
-    return CpuPeakProbe(cpu_method)
-
+    return TensorPeakProbe() if cpu_method == "tensors" else CpuPeakProbe(cpu_method)
 
 
 class CallTooSlow(Exception):
@@ -232,8 +178,6 @@ class CallTooSlow(Exception):
 
     def __init__(self, seconds: float, limit: float):
         super().__init__(f"one call took {seconds:.1f} s, over --max-seconds {limit:g}")
-        self.seconds = seconds
-        self.limit = limit
 
 
 def timed_call(fn: Callable[[], None], synchronize: Callable[[], None], max_seconds: Optional[float]) -> float:
@@ -249,29 +193,15 @@ def timed_call(fn: Callable[[], None], synchronize: Callable[[], None], max_seco
     return seconds
 
 
-def time_calls(
-    fn: Callable[[], None],
-    repeats: int,
-    warmup: int,
-    synchronize: Callable[[], None] = lambda: None,
-    max_seconds: Optional[float] = None,
-    on_call: Callable[[str, float], None] = lambda phase, seconds: None,
-) -> List[float]:
+def time_calls(fn: Callable[[], None], repeats: int, warmup: int, synchronize: Callable[[], None],
+               max_seconds: Optional[float], on_call: Callable[[str, float], None]) -> List[float]:
     """Run ``warmup`` untimed then ``repeats`` timed calls of ``fn``; return the timed seconds.
-
-    ``on_call(phase, seconds)`` is told about every call ("warmup" or "repeat"), e.g. to report
-    progress to a watchdog. Every call, warmup included, must finish within ``max_seconds``.
-    """
+    ``on_call(phase, seconds)`` hears of every call ("warmup" or "repeat"), e.g. to report progress
+    to a watchdog; every call, warmup included, must finish within ``max_seconds``."""
     for _ in range(warmup):
         on_call("warmup", timed_call(fn, synchronize, max_seconds))
     times = []
     for _ in range(repeats):
-        seconds = timed_call(fn, synchronize, max_seconds)
-        times.append(seconds)
-        on_call("repeat", seconds)
+        times.append(timed_call(fn, synchronize, max_seconds))
+        on_call("repeat", times[-1])
     return times
-
-
-def median(values: List[float]) -> float:
-    """The median of a non-empty list."""
-    return statistics.median(values)

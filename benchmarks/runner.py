@@ -13,19 +13,14 @@ from typing import Optional
 
 from ._worker import MARKER
 
-# Time allowed from process start to the first prepared case: imports, prime, input creation.
-SETUP_SECONDS = 300.0
+SETUP_SECONDS = 300.0  # from process start to the case being ready: imports, prime, inputs
 STDERR_TAIL_CHARS = 1500
 
 
-def _package_root() -> str:
-    """The repository root, holding ``benchmarks`` and ``abc_fairseq``, so the child can import both."""
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
 def _child_env() -> dict:
+    """This environment with the repository root (``benchmarks`` and ``abc_fairseq``) importable."""
     env = dict(os.environ)
-    root = _package_root()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("MPLBACKEND", "Agg")
     return env
@@ -40,14 +35,13 @@ def _pump(stream, sink) -> None:
 
 
 def _describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        hint = " (likely out of memory)" if -code == signal.SIGKILL else ""
-        return f"worker killed by {name}{hint}"
-    return f"worker exited with code {code} before reporting a result"
+    if code >= 0:
+        return f"worker exited with code {code} before reporting a result"
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = f"signal {-code}"
+    return f"worker killed by {name}" + (" (likely out of memory)" if -code == signal.SIGKILL else "")
 
 
 def run_worker(spec: dict, call_seconds: Optional[float], setup_seconds: float = SETUP_SECONDS) -> dict:
@@ -57,28 +51,18 @@ def run_worker(spec: dict, call_seconds: Optional[float], setup_seconds: float =
     (one call, plus slack); None waits forever. A worker that goes silent longer is killed and
     reported with status ``timeout``; one that dies is reported with status ``crashed``.
     """
-    proc = subprocess.Popen(
-        [sys.executable, "-m", f"{__package__}._worker"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=_child_env(),
-    )
+    proc = subprocess.Popen([sys.executable, "-m", f"{__package__}._worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env())
     events: "queue.Queue[Optional[dict]]" = queue.Queue()
     stderr_tail: deque = deque(maxlen=200)
 
     def on_stdout(line: Optional[str]) -> None:
-        if line is None:
-            events.put(None)
-        elif line.startswith(MARKER):
-            events.put(json.loads(line[len(MARKER):]))
+        if line is None or line.startswith(MARKER):
+            events.put(line and json.loads(line[len(MARKER):]))
 
-    def on_stderr(line: Optional[str]) -> None:
-        if line is not None:
-            stderr_tail.append(line)
-
-    threads = [
-        threading.Thread(target=_pump, args=(proc.stdout, on_stdout), daemon=True),
-        threading.Thread(target=_pump, args=(proc.stderr, on_stderr), daemon=True),
-    ]
+    threads = [threading.Thread(target=_pump, args=(proc.stdout, on_stdout), daemon=True),
+               threading.Thread(target=_pump, args=(proc.stderr, lambda line: line and stderr_tail.append(line)),
+                                daemon=True)]
     for thread in threads:
         thread.start()
     try:
@@ -86,43 +70,31 @@ def run_worker(spec: dict, call_seconds: Optional[float], setup_seconds: float =
         proc.stdin.close()
     except BrokenPipeError:
         pass  # the worker died at once; reported below from its exit code
-
+    result, timeout, stage, ended = None, setup_seconds, "setting up (imports, inputs)", False
     try:
-        return _watch(proc, events, threads, stderr_tail, call_seconds, setup_seconds)
+        while True:
+            try:
+                event = events.get(timeout=timeout)
+            except queue.Empty:
+                return {"status": "timeout", "message": f"no progress for {timeout:.0f} s while {stage}; worker killed"}
+            if event is None:  # end of the worker's stdout: it is exiting
+                ended = True
+                break
+            if event["event"] == "result":
+                result = {k: v for k, v in event.items() if k != "event"}
+            elif event["event"] == "ready":
+                timeout, stage = call_seconds, "running a call"
     finally:
-        if proc.poll() is None:  # interrupted (e.g. Ctrl-C): do not leave the worker behind
+        if not ended:  # timed out or interrupted (e.g. Ctrl-C): do not leave the worker behind
             proc.kill()
-            proc.wait()
-
-
-def _watch(proc, events, threads, stderr_tail, call_seconds, setup_seconds) -> dict:
-    """Wait for the worker's result, killing it when it goes silent too long."""
-    result, timeout, stage = None, setup_seconds, "setting up (imports, inputs)"
-    while True:
-        try:
-            event = events.get(timeout=timeout)
-        except queue.Empty:
-            proc.kill()
-            proc.wait()
-            for thread in threads:
-                thread.join()
-            return {"status": "timeout",
-                    "message": f"no progress for {timeout:.0f} s while {stage}; worker killed"}
-        if event is None:  # end of the worker's stdout
-            break
-        if event["event"] == "result":
-            result = event
-        elif event["event"] == "ready":
-            timeout, stage = call_seconds, "running a call"
-    proc.wait()
-    for thread in threads:
-        thread.join()
+        proc.wait()
+        for thread in threads:
+            thread.join()
     tail = "".join(stderr_tail)[-STDERR_TAIL_CHARS:]
     if result is None:
         last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
-        message = _describe_exit(proc.returncode) + (f": {last}" if last else "")
-        return {"status": "crashed", "message": message, "stderr_tail": tail}
-    result = {k: v for k, v in result.items() if k != "event"}
+        return {"status": "crashed", "message": _describe_exit(proc.returncode) + (f": {last}" if last else ""),
+                "stderr_tail": tail}
     if result.get("status") not in ("ok", "skipped"):
         result["stderr_tail"] = tail
     return result

@@ -1,18 +1,16 @@
-"""``train`` suite (its --help: ``DESCRIPTION``): training throughput and peak memory through
-fairseq's own trainer, ABC against softmax with the same dimensions and batch (issue 14);
-``train_model`` is the worker side. One untimed update measures the peak memory increase over
-the baseline (model on the device, optimizer not yet built: its state is part of the first
-update), then ``--warmup`` untimed and ``--updates`` timed updates; tokens per second = target
-tokens per update / the median update time."""
+"""``train`` suite: training throughput and peak memory through fairseq's own trainer, ABC
+against softmax with the same dimensions and batch (issue 14); ``train_model`` is the worker side.
+The memory update's baseline is the model on the device before the optimizer exists, so the
+optimizer state counts; tokens per second = target tokens per update / the median update time."""
 
 import argparse
-from typing import Dict, List
+import shlex
+from typing import Dict, List, Optional
 
-from . import cli, driver, report
-from .plot import bar_axes, pyplot, save_figure
-from .report import compare, num, ratio, result_row, status_cell
+from . import cli, report
+from .report import compare
+from .suite import Column, Measurement, Panel, Plot, Suite
 
-NAME = "train"
 DESCRIPTION = """\
 Whole-model training throughput through fairseq's trainer: ABC vs softmax LM and MT models.
 
@@ -40,7 +38,6 @@ DEFAULT_TOKENS_PER_BATCH = 4096  # fairseq's WikiText-103 and WMT recipes' --max
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The suite's flags."""
     parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES), metavar="CASE",
                         help=f"architectures to train, from: {', '.join(CASES)}")
     parser.add_argument("--tokens-per-batch", type=cli.positive_int, default=DEFAULT_TOKENS_PER_BATCH,
@@ -56,11 +53,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"dictionary size (default: {DEFAULT_VOCAB['lm']} for the LMs, WikiText-103's, "
                              f"{DEFAULT_VOCAB['mt']} for MT); the LMs' adaptive cutoffs (20000,60000) need more "
                              "symbols than their last cutoff, so a small --vocab needs --model-args cutoffs")
-    parser.add_argument("--layers", type=cli.positive_int, default=None,
-                        help="override the architecture's layers (MT: encoder and decoder each)")
-    parser.add_argument("--embed-dim", type=cli.positive_int, default=None, help="override the model dimension")
-    parser.add_argument("--heads", type=cli.positive_int, default=None, help="override the attention heads")
-    parser.add_argument("--ffn-dim", type=cli.positive_int, default=None, help="override the FFN hidden size")
+    for flag, what in (("--layers", "architecture's layers (MT: encoder and decoder each)"),
+                       ("--embed-dim", "model dimension"), ("--heads", "attention heads"),
+                       ("--ffn-dim", "FFN hidden size")):
+        parser.add_argument(flag, type=cli.positive_int, default=None, help=f"override the {what}")
     parser.add_argument("--lm-args", default="",
                         help="more fairseq-train flags for the LM cases, one shell-quoted string, e.g. "
                              "'--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40' with a small --vocab")
@@ -72,17 +68,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                  "so bfloat16 is not offered; default: float16 on cuda, float32 on cpu)")
     parser.add_argument("--fp16", dest="dtype", action="store_const", const="float16",
                         help="the same as --dtype float16")
-    cli.add_output_flags(parser, NAME, cpu_memory_probe="tensors")
+    cli.add_output_flags(parser, "train", cpu_memory_probe="tensors")
 
 
 def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Checks that involve several flags or the machine; errors name the flag."""
-    import shlex
-
-    args.cases = list(dict.fromkeys(args.cases))
     if args.batch and args.tokens_per_batch != DEFAULT_TOKENS_PER_BATCH:
         parser.error("--batch and --tokens-per-batch set the same thing: give one of them")
-    cli.check_device_and_memory(args, parser)
     on_cuda = args.device.startswith("cuda")
     if args.dtype is None:
         args.dtype = "float16" if on_cuda else "float32"
@@ -106,42 +97,24 @@ def shape_of(args: argparse.Namespace, kind: str):
 MODEL_KEYS = ("layers", "embed_dim", "heads", "ffn_dim", "dtype", "seed")
 
 
-def measurements(args: argparse.Namespace) -> List[driver.Measurement]:
+def measurements(args: argparse.Namespace) -> List[Measurement]:
     """One worker run per case, in --cases order."""
-
-    def one(case: str) -> driver.Measurement:
+    items = []
+    for case in args.cases:
         kind = CASES[case][0]
         batch, length = shape_of(args, kind)
         params = {key: getattr(args, key) for key in MODEL_KEYS}
         params.update(arch=case, kind=kind, batch=batch, length=length, vocab=args.vocab or DEFAULT_VOCAB[kind],
                       model_args=getattr(args, f"{kind}_args"))
-        return driver.Measurement(f"{case} batch={batch} x {length}",
-                                  driver.worker_spec(args, f"{__package__}.train_model:build_case", params),
-                                  lambda result: make_row(case, kind, batch, length, result))
+        # ``N`` is the sequence length, for the failure notes.
+        items.append(Measurement(f"{case} batch={batch} x {length}", f"{__package__}.train_model:build_case", params,
+                                 {"method": case, "kind": kind, "N": length, "batch": batch}))
+    return items
 
-    return [one(case) for case in args.cases]
 
-
-def make_row(case: str, kind: str, batch: int, length: int, result: dict) -> dict:
-    """One JSON/table row from a worker result (``N`` is the sequence length, for the notes)."""
-    row, seconds = result_row({"method": case, "kind": kind, "N": length, "batch": batch}, result)
+def derive(row: dict, seconds: Optional[float]) -> None:
     if seconds is not None:
-        row.update(update_s=seconds, ms_per_update=seconds * 1e3, tokens_per_s=batch * length / seconds)
-    return row
-
-
-def describe(row: dict) -> str:
-    return f"{row['tokens_per_s']:.0f} tokens/s, peak {row.get('peak_mib', 0):.1f} MiB"
-
-
-def add_pair_ratios(rows: List[dict]) -> None:
-    """ABC rows get speed_vs_softmax (tokens/s ratio) and memory_vs_softmax against their pair."""
-    by_case = {row["method"]: row for row in rows}
-    for row in rows:
-        reference = by_case.get(CASES[row["method"]][1] or "") or {}
-        for key, name in (("tokens_per_s", "speed_vs_softmax"), ("peak_mib", "memory_vs_softmax")):
-            a, b = row.get(key), reference.get(key)
-            row[name] = a / b if a is not None and b else None
+        row.update(update_s=seconds, ms_per_update=seconds * 1e3, tokens_per_s=row["batch"] * row["N"] / seconds)
 
 
 def check_targets(rows: Dict[str, dict]) -> List[dict]:
@@ -155,10 +128,6 @@ def check_targets(rows: Dict[str, dict]) -> List[dict]:
     return targets
 
 
-HEADERS = ("case", "sequences x tokens", "attention", "ms / update", "tokens/s", "speed vs softmax", "peak MiB",
-           "memory vs softmax", "loss first -> last")
-
-
 def attention_cell(row: dict) -> str:
     """ABC's attention modules in short (mode and memory size), or softmax."""
     modules = (row.get("info") or {}).get("attention") or []
@@ -168,35 +137,23 @@ def attention_cell(row: dict) -> str:
 
 
 def loss_cell(row: dict) -> str:
+    """The logged training loss of the first and the last update."""
     losses = (row.get("info") or {}).get("losses") or []
     return f"{losses[0]:.2f} -> {losses[-1]:.2f}" if losses else "-"
 
 
-def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> str:
-    """The Markdown report: header, table, notes."""
-    note_of, failures = report.failure_notes(rows)
-    table_rows = [(
-        row["method"], f"{row['batch']} x {row['N']}", attention_cell(row),
-        status_cell(row, num(row.get("ms_per_update"), ".1f"), note_of, i), num(row.get("tokens_per_s"), ".0f"),
-        ratio(row.get("speed_vs_softmax")), num(row.get("peak_mib"), ".1f"), ratio(row.get("memory_vs_softmax")),
-        loss_cell(row),
-    ) for i, row in enumerate(rows)]
+def header(config: dict, rows: List[dict], env: dict) -> str:
     sizes = ", ".join(f"{flag} {config[key]}" for flag, key in (("layers", "layers"), ("dim", "embed_dim"),
                                                                  ("heads", "heads"), ("FFN", "ffn_dim"))
                       if config.get(key)) or "the architectures' own sizes"
     extra_flags = "".join(f"; {kind.upper()} flags `{config[kind + '_args']}`" for kind in ("lm", "mt")
                           if config.get(kind + "_args"))
-    lines = [
-        "# Training throughput through fairseq's trainer: ABC vs softmax",
-        "",
-        f"{sizes}; vocabulary {config.get('vocab') or 'per kind (see notes)'}"
-        f"{extra_flags}; "
-        f"{report.machine_note(config, rows, env, driver.header_timing(config).replace(' after', ' updates after'))}",
-        "",
-        report.markdown_table(HEADERS, table_rows, right_align=(False, True, False) + (True,) * 6),
-        "",
-        "Notes:",
-        "",
+    return (f"{sizes}; vocabulary {config.get('vocab') or 'per kind (see notes)'}{extra_flags}; "
+            f"{report.machine_note(config, rows, env, report.timing(config, ' updates'))}")
+
+
+def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+    return [
         "- One update = `fairseq.trainer.Trainer.train_step([sample])` with the model, criterion and Adam "
         "built by fairseq's training parser (`--fp16` for half precision): forward, backward, "
         "loss scaling and the optimizer step. Random tokens, no padding.",
@@ -208,26 +165,24 @@ def markdown(rows: List[dict], env: dict, config: dict, memory_probes: List[str]
         f"- The {TARGET_SPEED}x target is for a GPU with `--fp16` at the architectures' own sizes; on a CPU or "
         "with smaller models it says nothing about the paper's claim.",
     ]
-    return "\n".join(lines + failures)
 
 
-def save_plot(path: str, rows: List[dict], title: str) -> None:
-    """Tokens per second and peak memory, one bar per case."""
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    names = [row["method"] for row in rows]
-    for ax, key, ylabel in ((axes[0], "tokens_per_s", "training tokens / s (higher is faster)"),
-                            (axes[1], "peak_mib", "peak memory increase, MiB (lower is smaller)")):
-        bars = ax.bar(range(len(rows)), [row.get(key) or 0.0 for row in rows],
-                      color=["C1" if CASES[n][1] else "C0" for n in names])
-        bar_axes(ax, bars, ".4g", names, ylabel, rotation=20, ha="right", fontsize=8)
-    save_figure(plt, fig, path, title)
-
-
-def summarise(rows: List[dict], env: dict, config: dict, memory_probes: List[str]) -> driver.Summary:
-    """Pair ratios, the report, the targets and the bar chart."""
-    add_pair_ratios(rows)
-    targets = check_targets({row["method"]: row for row in rows})
-    text = markdown(rows, env, config, memory_probes) + "\n\n" + report.format_targets(targets) + "\n"
-    title = f"training through fairseq's trainer, {config['dtype']}, {config['device']}"
-    return driver.Summary(text, targets, lambda path: save_plot(path, rows, title))
+SUITE = Suite(
+    name="train", description=DESCRIPTION, add_arguments=add_arguments, validate=validate,
+    measurements=measurements, derive=derive, progress="{tokens_per_s:.0f} tokens/s, peak {peak_mib:.1f} MiB",
+    title=lambda config: "Training throughput through fairseq's trainer: ABC vs softmax", header=header,
+    columns=(Column("case", "method", right=False),
+             Column("sequences x tokens", lambda row: f"{row['batch']} x {row['N']}"),
+             Column("attention", attention_cell, right=False),
+             Column("ms / update", "ms_per_update", ".1f", status=True), Column("tokens/s", "tokens_per_s", ".0f"),
+             Column("speed vs softmax", "speed_vs_softmax", "x"), Column("peak MiB", "peak_mib", ".1f"),
+             Column("memory vs softmax", "memory_vs_softmax", "x"), Column("loss first -> last", loss_cell)),
+    notes=notes, targets=lambda rows, config: check_targets({row["method"]: row for row in rows}),
+    # ABC rows against their softmax pair (same N: an LM or MT pair shares its length); the pairs have none.
+    relative=[(lambda row: CASES[row["method"]][1], (("tokens_per_s", "speed_vs_softmax", False),
+                                                     ("peak_mib", "memory_vs_softmax", False)))],
+    plot=Plot("bars", (Panel("", "training tokens / s (higher is faster)", "tokens_per_s"),
+                       Panel("", "peak memory increase, MiB (lower is smaller)", "peak_mib")),
+              title=lambda c: f"training through fairseq's trainer, {c['dtype']}, {c['device']}",
+              group=lambda row: row["method"]),
+)

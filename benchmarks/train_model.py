@@ -1,17 +1,9 @@
 """Worker side of the ``train`` suite: one fairseq architecture trained through fairseq's own
-``Trainer`` on synthetic batches.
-
-The model, criterion and optimizer come from fairseq's training parser, exactly as
-``fairseq-train`` builds them (``--fp16`` for half precision, ``--cpu`` on the CPU),
-with a task constructed around a synthetic dictionary instead of a data directory, so nothing is
-read from disk. One call is ``trainer.train_step([sample])``: forward, backward, gradient
-all-reduce bookkeeping, loss scaling and the optimizer step of one update. The batches are random
-tokens built once, before the baseline:
-
-- language model: ``batch`` samples of ``length`` tokens, target = the next token;
-- translation: ``batch`` pairs of ``length`` source and ``length`` target tokens (each ending in
-  ``</s>``, no padding), ``prev_output_tokens`` = ``</s>`` then the target shifted right.
-"""
+``Trainer``, model, criterion and optimizer built by fairseq's training parser as ``fairseq-train``
+builds them (``--fp16``, ``--cpu``), around a synthetic dictionary: nothing is read from disk. One
+call is ``trainer.train_step([sample])``, on random batches built before the baseline: LM samples
+[batch, length], target the next token; MT pairs of ``length`` source and target tokens (each
+ending in ``</s>``), ``prev_output_tokens`` = ``</s>`` then the target shifted right."""
 
 import shlex
 from typing import List

@@ -8,7 +8,7 @@ import pytest
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_benchmark
 
 from benchmarks.attention import check_targets
-from benchmarks.driver import pool_rounds
+from benchmarks.harness import pool_rounds
 
 TINY = ["--lengths", "64", "128", "--tokens", "512", "--heads", "2", "--head-dim", "16", "--memory", "8",
         "--repeats", "1", "--warmup", "0", "--threads", "1"]

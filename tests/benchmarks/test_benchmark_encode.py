@@ -122,17 +122,17 @@ def test_length_targets_at_512_against_unfused_and_at_4096_against_fused():
 
 
 def test_every_length_gets_the_same_tokens_per_batch():
-    from benchmarks import encode
+    from benchmarks.encode import SUITE
+    from benchmarks.harness import make_row, prepare
 
     args = build_parser().parse_args(["encode", *TINY, "--lengths", "64", "16", "--batch", "8", "--methods",
                                       "softmax", "abc"])
-    encode.validate(args, args._parser)
-    cases = encode.measurements(args)
+    prepare(SUITE, args)
+    cases = SUITE.measurements(args)
     assert [item.label for item in cases] == ["softmax batch=8 N=16", "abc-64 batch=8 N=16",
                                               "softmax batch=2 N=64", "abc-64 batch=2 N=64"]
-    assert [(item.spec["params"]["length"], item.spec["params"]["batch"]) for item in cases] == \
-        [(16, 8), (16, 8), (64, 2), (64, 2)]
-    row = cases[-1].to_row({"status": "ok", "times_s": [0.5], "peak_bytes": 2 ** 20})
+    assert [(item.params["length"], item.params["batch"]) for item in cases] == [(16, 8), (16, 8), (64, 2), (64, 2)]
+    row = make_row(SUITE, cases[-1], {"status": "ok", "times_s": [0.5], "peak_bytes": 2 ** 20})
     assert (row["N"], row["batch"], row["sequences_per_s"], row["tokens_per_s"], row["peak_mib"]) == (64, 2, 4, 256, 1)
 
 

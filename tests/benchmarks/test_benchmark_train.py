@@ -95,13 +95,14 @@ def test_synthetic_batches_are_shifted_like_fairseqs():
 
 
 def test_tokens_per_batch_divides_into_each_cases_length():
-    from benchmarks import train
+    from benchmarks.harness import prepare
+    from benchmarks.train import SUITE
 
     args = build_parser().parse_args(["train", *TINY_MODELS, "--tokens-per-batch", "48"])
-    train.validate(args, args._parser)
-    shapes = [(m.spec["params"]["batch"], m.spec["params"]["length"]) for m in train.measurements(args)]
+    prepare(SUITE, args)
+    shapes = [(m.params["batch"], m.params["length"]) for m in SUITE.measurements(args)]
     assert shapes == [(3, 16), (3, 16), (4, 12), (4, 12)]
-    assert [m.spec["params"]["model_args"] for m in train.measurements(args)][1:3] == [LM_ARGS, ""]
+    assert [m.params["model_args"] for m in SUITE.measurements(args)][1:3] == [LM_ARGS, ""]
 
 
 def test_help_does_nothing_else(tmp_path):
@@ -124,3 +125,13 @@ def test_help_does_nothing_else(tmp_path):
 ])
 def test_bad_flags_are_named(argv, flag, capsys):
     assert_flag_named("train", argv, flag, capsys)
+
+
+def test_a_failed_case_is_noted_with_its_sequence_length():
+    from benchmarks.report import table
+    from benchmarks.train import SUITE
+
+    rows = [{"method": "abc_lm_wiki103", "kind": "lm", "N": 16, "batch": 2, "status": "oom",
+             "message": "out of memory"}]
+    text, notes = table(SUITE, rows)
+    assert "oom [1]" in text and notes == ["- [1] abc_lm_wiki103 N=16: oom: out of memory"]

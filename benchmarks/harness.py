@@ -1,0 +1,156 @@
+"""The one path of every suite (``run_suite``): flags validated, one fresh worker process per case
+with progress lines, a JSON record rewritten after each case (partial results survive an
+interrupted run), then the printed report, the Markdown copy and the plot.
+
+With ``--rounds`` R > 1 every case runs once per round, round after round, and its timed calls are
+pooled: on shared machines whose speed drifts by 10-30% over minutes, a case timed in one stretch
+can land in a fast or a slow phase, while interleaved rounds expose every case to the same drift,
+which is what ratios between cases need."""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+from typing import List, Optional
+
+from . import cli, report
+from .environment import environment_info
+from .plot import save_plot
+from .probes import MIB
+from .runner import run_worker
+from .suite import Measurement, Row, Suite
+
+PROG = "python -m benchmarks"
+
+
+def progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def worker_spec(args: argparse.Namespace, item: Measurement) -> dict:
+    """The worker's spec: the case's builder and params plus the flags every suite shares."""
+    return {
+        "builder": item.builder, "params": item.params,
+        "device": args.device, "threads": args.threads, "seed": args.seed,
+        "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
+        "cpu_memory_probe": args.cpu_memory_probe,
+        "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None,
+    }
+
+
+def pool_rounds(earlier: Optional[dict], later: dict) -> dict:
+    """One case's worker results over rounds: the timed calls of every round that measured,
+    everything else (memory, info) from the first. A round that fails is counted, not pooled; a
+    case that failed in its first round stays failed."""
+    if earlier is None:
+        return {**later, "rounds": 1}
+    if earlier.get("status") != "ok":
+        return earlier
+    if later.get("status") != "ok":
+        return {**earlier, "failed_rounds": earlier.get("failed_rounds", 0) + 1}
+    return {**earlier, "times_s": earlier["times_s"] + later["times_s"], "rounds": earlier["rounds"] + 1}
+
+
+def make_row(suite: Suite, item: Measurement, result: dict) -> Row:
+    """A JSON/table row: the case's fields, the worker's result, ``peak_mib`` and the suite's numbers."""
+    row = {**item.fields, **result}
+    if "peak_bytes" in result:
+        row["peak_mib"] = result["peak_bytes"] / MIB
+    times = result.get("times_s")
+    suite.derive(row, statistics.median(times) if row.get("status") == "ok" and times else None)
+    return row
+
+
+class _ZeroIfMissing(dict):
+    def __missing__(self, key):
+        return 0
+
+
+def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
+    """Run every case in its own worker, ``--rounds`` times over (see the module notes), filling
+    ``record["results"]`` and rewriting ``<out-dir>/<suite>.json`` after each case."""
+    items = suite.measurements(args)
+    rows: List[Row] = record["results"]
+    pooled: List[Optional[dict]] = [None] * len(items)
+    rounds, total = getattr(args, "rounds", 1), len(items)
+    for r in range(rounds):
+        for i, item in enumerate(items):
+            if pooled[i] is not None and pooled[i].get("status") != "ok":
+                continue  # failed in its first round: not retried
+            tag = f"[{i + 1}/{total}]" if rounds == 1 else f"[round {r + 1}/{rounds}, {i + 1}/{total}]"
+            progress(f"{tag} {item.label} ...")
+            result = run_worker(worker_spec(args, item), call_seconds=args.max_seconds * 1.5 + 30)
+            pooled[i] = pool_rounds(pooled[i], result)
+            row = make_row(suite, item, pooled[i])
+            rows[i:i + 1] = [row]
+            done = (suite.progress.format_map(_ZeroIfMissing(row)) if result.get("status") == "ok"
+                    else f"{result.get('status')}: {report.one_line(result.get('message'), 200)}")
+            progress(f"{tag} {item.label}: {done}")
+            write_json(os.path.join(args.out_dir, f"{suite.name}.json"), record)
+
+
+def prepare(suite: Suite, args: argparse.Namespace) -> None:
+    """The checks every suite shares, then the suite's own; errors name the flag."""
+    cli.check_device_and_memory(args, args._parser)
+    cli.normalise_lists(args)
+    suite.validate(args, args._parser)
+
+
+def run_suite(suite: Suite, args: argparse.Namespace) -> int:
+    """Validate the flags, measure every case in its own worker, print the report and write
+    ``<suite>.json``, ``<suite>.md`` and (unless --no-plot) ``<suite>.png``."""
+    prepare(suite, args)
+    env = environment_info(PROG, args.argv, args.device)
+    config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "argv"}
+    record = {"benchmark": suite.name, "complete": False, "config": config, "environment": env, "results": []}
+    measure(suite, args, record)
+    rows = record["results"]
+    for reference, pairs in suite.relative:
+        report.add_relative(rows, reference, pairs, suite.group)
+    probes = sorted({row["memory_probe"] for row in rows if row.get("memory_probe")})
+    targets = suite.targets(rows, config)
+    text = report.render(suite, rows, env, config, probes, targets)
+    print(text)
+    record.update(complete=True, targets=targets, memory_probes=probes)
+    json_path, md_path, png_path = (os.path.join(args.out_dir, f"{suite.name}.{ext}") for ext in ("json", "md", "png"))
+    write_json(json_path, record)
+    with open(md_path, "w") as handle:
+        handle.write(text)
+    written = [json_path, md_path]
+    drawn = [row for row in rows if suite.plot and suite.plot.select(row)]
+    if drawn and not args.no_plot:
+        try:
+            save_plot(png_path, suite.plot, drawn, config)
+            written.append(png_path)
+        except ImportError as exc:
+            progress(f"warning: no plot written, matplotlib is not importable: {exc}")
+    progress("wrote " + ", ".join(written))
+    return 0
+
+
+def _finite(value):
+    """JSON has no NaN/inf: turn them into None, recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def write_json(path: str, data) -> None:
+    """Write ``data`` as indented JSON, atomically (a crash never leaves half a file)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as handle:
+            json.dump(_finite(data), handle, indent=2, allow_nan=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
