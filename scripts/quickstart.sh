@@ -17,8 +17,8 @@
 #
 # Options: -h, --help prints this text. Everything else is set by the variables below.
 #
-# Budget and size, all optional (defaults: 8-15 minutes of training per model on 2 shared CPU
-# cores, docs/quickstart/results.md):
+# Budget and size, all optional (defaults: about 3 minutes of training per model on an idle 2-core
+# CPU, docs/quickstart/results.md; a shared machine can take several times as long):
 #   QUICKSTART_MAX_UPDATE=300        optimizer steps per model (fairseq --max-update)
 #   QUICKSTART_MAX_EPOCH=0           epoch limit (0: none)
 #   QUICKSTART_MAX_TOKENS=2048       tokens per batch (8 sequences of 256)
