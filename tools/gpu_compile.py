@@ -57,7 +57,7 @@ def cases(widths, chunks) -> Iterator[Case]:
                 yield Case("causal_forward", "chunk_sums_kernel", dtype, tiles)
                 yield Case("causal_forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
                 yield Case("causal_backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
-                yield Case("causal_backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0))
+                yield Case("causal_backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0, PREFIX=True))
             wide = dict(K=w, V=w, BK=w, BV=w, PREC=prec, num_warps=4)
             yield Case("memory_kernels", "memory_write_fwd", dtype, dict(wide, BT=64, BS=min(w, 64), HAS_PAD=True))
             yield Case("memory_kernels", "memory_write_bwd", dtype, dict(wide, BT=32, BS=w, HAS_PAD=True))

@@ -12,6 +12,7 @@ from typing import Callable, List, NamedTuple, Sequence
 import torch
 
 from ..ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
+from ..ops.gated import causal_gsa
 
 TOLERANCE = {torch.float32: 2e-4, torch.float16: 1e-2, torch.bfloat16: 4e-2}
 # A gradient sums over every later row: its error grows with N; half precision gets 3x.
@@ -80,36 +81,50 @@ def _compare(op: str, dtype, size, pairs, factor: float = 1.0) -> List[Result]:
             for check, got, want in pairs]
 
 
-def check_causal(size: Size, dtype: torch.dtype, device) -> List[Result]:
-    """causal_abc: values and gradients, no future leak, state passing (prefix then rest)."""
-    inputs = _inputs(size, dtype, device, seed=1)
-    run = lambda backend, **kw: (lambda q, k, v, l: causal_abc(q, k, v, l, backend=backend, **kw))  # noqa: E731
+def _check_causal_op(op: str, fn: Callable, inputs, size: Size, dtype: torch.dtype, control: str) -> List[Result]:
+    """A causal op ``fn(q, k, v, control, backend=..., **kw)``: values and gradients, no future leak,
+    state passing (prefix then rest)."""
+    run = lambda backend: (lambda *x: fn(*x, backend=backend))  # noqa: E731
     out, grads = _value_and_grads(run("triton"), inputs, seed=2)
     ref, ref_grads = _value_and_grads(run("torch"), inputs, seed=2)
-    results = _compare("causal_abc", dtype, size, [("output", out, ref)])
-    results += _compare("causal_abc", dtype, size,
-                        [(f"grad {name}", g, r) for name, g, r in zip(("q", "k", "v", "logits"), grads, ref_grads)],
+    results = _compare(op, dtype, size, [("output", out, ref)])
+    results += _compare(op, dtype, size,
+                        [(f"grad {name}", g, r) for name, g, r in zip(("q", "k", "v", control), grads, ref_grads)],
                         GRAD_FACTOR)
     # No future leak: changing rows t >= cut changes no output row before cut (exactly).
     cut = size.N // 2 + 3
     changed = [x.clone() for x in inputs]
     for x in changed:
         x[:, :, cut:] = (torch.randn(x[:, :, cut:].shape) * 50).to(device=x.device, dtype=x.dtype)
+    if control == "log gates":
+        changed[3][:, :, cut:] = -changed[3][:, :, cut:].abs()  # log gates stay <= 0
     with torch.no_grad():
-        before = causal_abc(*inputs, backend="triton")[:, :, :cut]
-        after = causal_abc(*changed, backend="triton")[:, :, :cut]
+        before = fn(*inputs, backend="triton")[:, :, :cut]
+        after = fn(*changed, backend="triton")[:, :, :cut]
     name = str(dtype).replace("torch.", "")
-    results.append(Result("causal_abc", "no future leak", name, str(size), relative_error(after, before), 0.0))
+    results.append(Result(op, "no future leak", name, str(size), relative_error(after, before), 0.0))
     # State passing: the prefix's state continues the sequence as the full pass does.
     with torch.no_grad():
-        head, state = causal_abc(*(x[:, :, :cut] for x in inputs), backend="triton", return_state=True)
-        tail, final = causal_abc(*(x[:, :, cut:] for x in inputs), backend="triton", initial_state=state,
-                                 return_state=True)
-        full, ref_final = causal_abc(*inputs, backend="torch", return_state=True)
-    results += _compare("causal_abc", dtype, size, [("state passing: rows after the state", tail, full[:, :, cut:]),
-                                                    ("state passing: final state", final.key_memory,
-                                                     ref_final.key_memory)])
+        head, state = fn(*(x[:, :, :cut] for x in inputs), backend="triton", return_state=True)
+        tail, final = fn(*(x[:, :, cut:] for x in inputs), backend="triton", initial_state=state,
+                         return_state=True)
+        full, ref_final = fn(*inputs, backend="torch", return_state=True)
+    results += _compare(op, dtype, size, [("state passing: rows after the state", tail, full[:, :, cut:]),
+                                          ("state passing: final state", final.key_memory, ref_final.key_memory)])
     return results
+
+
+def check_causal(size: Size, dtype: torch.dtype, device) -> List[Result]:
+    """causal_abc: values and gradients, no future leak, state passing (prefix then rest)."""
+    return _check_causal_op("causal_abc", causal_abc, _inputs(size, dtype, device, seed=1), size, dtype, "logits")
+
+
+def check_gated(size: Size, dtype: torch.dtype, device) -> List[Result]:
+    """causal_gsa (ABC's kernels with GSA's gates): as ``check_causal``, on fp32 log gates
+    logsigmoid(x) / 8, the strategy's default temperature."""
+    q, k, v, logits = _inputs(size, dtype, device, seed=8)
+    gates = torch.nn.functional.logsigmoid(logits - logits.mean()) / 8.0
+    return _check_causal_op("causal_gsa", causal_gsa, [q, k, v, gates], size, dtype, "log gates")
 
 
 def check_step(size: Size, dtype: torch.dtype, device, steps: int = 8) -> List[Result]:
@@ -161,4 +176,4 @@ def check_bidirectional(size: Size, dtype: torch.dtype, device) -> List[Result]:
     return results
 
 
-CHECKS = (check_causal, check_step, check_bidirectional)
+CHECKS = (check_causal, check_gated, check_step, check_bidirectional)

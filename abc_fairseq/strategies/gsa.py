@@ -12,7 +12,8 @@ choices, left out; the op is the part above. Padding gets the log gate 0 (a = 1)
 nothing and keeps the memory. tau is an integer flag (the paper and flash-linear-attention use 8;
 an integer keeps the one setting type the registry has).
 
-Causal training: the chunked ``causal_gsa`` op, O(N (n + C)) memory. Decoding state per head:
+Causal training: the chunked ``causal_gsa`` op, O(N (n + C)) memory; on GPUs it runs ABC's Triton
+kernels with GSA's weights (``ops/triton/causal_gated.py``). Decoding state per head:
 K~ [n, d] and V~ [n, dv], nothing else.
 """
 
@@ -64,7 +65,8 @@ class GatedSlotAttention(SlotControl, Strategy):
     def causal(self, q, k, v, x, valid):
         keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)  # [B, H, N, n]: row, slot
         return causal_gsa(q, k, v, self.log_gates(x, valid), scale=self.scale,
-                          dropout_p=0.0 if keep is None else self.read_dropout(), dropout_mask=keep)
+                          dropout_p=0.0 if keep is None else self.read_dropout(), dropout_mask=keep,
+                          backend=self.backend)
 
     def step(self, q, k, v, x, valid, state: Optional[State]) -> Tuple[torch.Tensor, State]:
         return self.extend(q, k, v, x, valid, state)
@@ -75,5 +77,6 @@ class GatedSlotAttention(SlotControl, Strategy):
         if q.shape[2] == 1:
             out, new = causal_gsa_step(q, k, v, gates, previous, scale=self.scale)
         else:  # several tokens: continue the chunked op from the saved memories
-            out, new = causal_gsa(q, k, v, gates, scale=self.scale, initial_state=previous, return_state=True)
+            out, new = causal_gsa(q, k, v, gates, scale=self.scale, initial_state=previous, return_state=True,
+                                  backend=self.backend)
         return out, new._asdict()

@@ -19,6 +19,7 @@ import torch
 from ops_helpers import random_inputs
 
 from abc_fairseq.ops import abc, causal_abc, causal_abc_step, reference_abc, reference_causal_abc
+from abc_fairseq.ops.gated import causal_gsa
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -198,6 +199,28 @@ def test_triton_state_passing_equals_one_call():
         torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
     out, _ = causal_abc_step(*(x[:, :, cut:cut + 1] for x in (q, k, v, l)), mid)
     torch.testing.assert_close(out, whole[:, :, cut:cut + 1], rtol=0, atol=1e-4)
+
+
+@needs_triton
+@pytest.mark.parametrize("dtype", list(TOLERANCES))
+@pytest.mark.parametrize("N,d,n,temperature", [(1000, 64, 64, 8.0), (777, 128, 32, 8.0), (500, 64, 64, 1.0)])
+def test_triton_gsa_matches_float64(N, d, n, temperature, dtype):
+    """causal_gsa on ABC's kernels (fp32 log gates, as the strategy makes them) against its PyTorch
+    path in float64 on the same rounded q, k, v; temperature 1 gives gates near 0 (steep chunks)."""
+    q, k, v, logits = random_inputs(2, 4, N, d, n, logit_scale=4.0, seed=N)
+    gates = (torch.nn.functional.logsigmoid(logits) / temperature).float()
+    weight = torch.randn(2, 4, N, d, dtype=torch.float64, device=CUDA, generator=torch.Generator(CUDA).manual_seed(1))
+    oracle = [x.to(dtype).double().to(CUDA).requires_grad_() for x in (q, k, v)] + [gates.double().to(CUDA)]
+    oracle[3].requires_grad_()
+    ref = causal_gsa(*oracle, backend="torch")
+    ref_grads = torch.autograd.grad((ref * weight).sum(), oracle)
+    leaves = _on_cuda((q, k, v), dtype, requires_grad=True) + [gates.to(CUDA).requires_grad_()]
+    out = causal_gsa(*leaves, backend="triton")
+    grads = torch.autograd.grad((out.double() * weight).sum(), leaves)
+    out_tol, grad_tol = TOLERANCES[dtype]
+    _assert_near(out, ref.detach(), out_tol, "output")
+    for name, g, r in zip("qkvg", grads, ref_grads):
+        _assert_near(g, r, grad_tol, f"gradient of {name}")
 
 
 @needs_triton

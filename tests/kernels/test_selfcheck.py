@@ -23,10 +23,10 @@ def test_selfcheck_passes_under_the_interpreter(tmp_path):
     report = json.loads(out.read_text())
     assert report["passed"] and report["environment"]["device"].startswith("cpu")
     rows = report["checks"]
-    assert {r["op"] for r in rows} == {"causal_abc", "causal_abc_step", "abc_memory", "abc_read"}
+    assert {r["op"] for r in rows} == {"causal_abc", "causal_gsa", "causal_abc_step", "abc_memory", "abc_read"}
     assert {r["dtype"] for r in rows} == {"float32", "float16"}
     assert {"no future leak", "padding writes nothing", "state passing: rows after the state",
-            "grad logits"} <= {r["check"] for r in rows}
+            "grad logits", "grad log gates"} <= {r["check"] for r in rows}
     assert all(r["passed"] and r["error"] <= r["tolerance"] for r in rows)
     # Nothing is overwritten: the same --json again is refused, naming the flag.
     code, log = run_module("abc_fairseq.selfcheck", "--json", out, check=False)

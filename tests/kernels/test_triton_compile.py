@@ -46,7 +46,7 @@ for dtype, precision in (("bf16", "tf32"), ("fp32", "ieee")):
     inputs = {name: "*" + dtype for name in ("q_ptr", "k_ptr", "v_ptr", "do_ptr", "o_ptr", "dq_ptr",
                                               "dk_ptr", "dv_ptr")}
     inputs["keep_ptr"] = "*i8"
-    tiles = dict(C=16, BS=16, BK=32, BV=16, SAFE=60.0, PREC=precision)
+    tiles = dict(C=16, BS=16, BK=32, BV=16, SAFE=60.0, PREFIX=True, PREC=precision)
     for fn in (causal_forward.chunk_sums_kernel, causal_backward.columns_kernel):
         compile_for_sm90(fn, inputs, tiles)
     for fn in (causal_forward.output_kernel, causal_backward.rows_kernel):

@@ -14,6 +14,7 @@ from omegaconf import OmegaConf
 
 import abc_fairseq  # noqa: F401 (registers the models)
 import abc_fairseq.strategies.abc_mlp as abc_mlp
+import abc_fairseq.strategies.gsa as gsa
 from abc_fairseq.strategies import Strategy
 
 LM = ["--task", "language_modeling", "--arch", "abc_lm_small", "--decoder-layers", "1", "--decoder-embed-dim",
@@ -97,3 +98,15 @@ def test_ops_receive_the_backend(lm_dir, monkeypatch):
     model(tokens[:, :1], incremental_state={})
     assert ("causal_abc", "torch") in seen and ("causal_abc_step", "torch") in seen
     assert {backend for _, backend in seen} == {"torch"}
+
+
+def test_gsa_hands_the_backend_to_its_op(lm_dir, monkeypatch):
+    """GSA's training forward runs ``causal_gsa`` with the model's backend (on GPUs: ABC's kernels
+    with GSA's gates)."""
+    seen = []
+    real = gsa.causal_gsa
+    monkeypatch.setattr(gsa, "causal_gsa", lambda *a, **kw: (seen.append(kw["backend"]), real(*a, **kw))[1])
+    task, model = build([lm_dir, *LM, "--decoder-self-attn", "gsa", "--abc-backend", "torch"])
+    tokens = torch.randint(4, 20, (2, 6))
+    model(tokens)
+    assert seen == ["torch"]

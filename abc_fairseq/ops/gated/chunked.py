@@ -20,15 +20,19 @@ from typing import Optional, Tuple, Union
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from .._checks import check_qkv_phi, default_scale
+from .._checks import check_backend, check_qkv_phi, default_scale
 from ..dropout import dropout_keep_mask
 from ..nonfinite import zero_safe_matmul
 from ..recurrent import compute_dtype
+from ..triton.dispatch import kernel_chunk, kernels_apply, run_kernels, unsupported
 from .state import GSAState
 
 DEFAULT_CHUNK_SIZE = 16
 # Elements of one [blocks x chunks, C, C, n] scratch tensor (about five are alive at once).
 DEFAULT_TILE_ELEMENTS = 1 << 23
+# The Triton kernels' chunk (ABC's kernels, which GSA runs on: a [C, C] tile, no [C, C, n] decay),
+# shrunk for short sequences and then to what the device's architecture fits.
+KERNEL_CHUNK = 64
 
 
 def _between(C: int, device, dtype) -> torch.Tensor:
@@ -96,17 +100,20 @@ def _chunks(q, k, v, g, key_memory, value_memory, keep, scale: float, keep_scale
 
 
 def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
-               scale: Optional[float] = None, chunk_size: int = DEFAULT_CHUNK_SIZE,
+               scale: Optional[float] = None, chunk_size: Optional[int] = None,
                tile_elements: int = DEFAULT_TILE_ELEMENTS, initial_state: Optional[GSAState] = None,
                return_state: bool = False, dropout_p: float = 0.0,
-               dropout_mask: Optional[torch.Tensor] = None) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
+               dropout_mask: Optional[torch.Tensor] = None,
+               backend: str = "auto") -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
     """Causal gated slot attention (Zhang et al., 2024; equations in ``naive``).
 
     Args:
         q, k: [B, H, N, d]; v: [B, H, N, dv]; log_gates: [B, H, N, n], g = log a <= 0 (a in (0, 1];
             g = 0 writes nothing and keeps the memory, as padding must).
         scale: multiplies K~_t q_t; defaults to d ** -0.5.
-        chunk_size: rows per chunk C; intra-chunk work is O(C (d + n)) per row.
+        chunk_size: rows per chunk C; intra-chunk work is O(C (d + n)) per row. Default:
+            ``DEFAULT_CHUNK_SIZE`` on the PyTorch path, ``KERNEL_CHUNK`` on the kernels (which
+            shrink it for short sequences and to what the device fits).
         tile_elements: bounds the scratch of one block of chunks (elements of a [C, C, n] tensor
             over the block and the batch); at least one chunk is processed at a time.
         initial_state: memories of an earlier prefix to continue from (a constant: no gradient
@@ -114,13 +121,18 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
         return_state: also return the GSAState after the last row.
         dropout_p, dropout_mask: attention dropout on the probabilities over the slots, as in
             ``ops.dropout`` (mask bool [B, H, N, n], True = keep). Pass 0 in evaluation.
+        backend: "auto" (the Triton kernels for CUDA tensors when Triton imports, else PyTorch),
+            "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1), as for
+            ``causal_abc``; the kernels ignore tile_elements and take finite log gates (the
+            strategy's are).
 
     Returns:
         out [B, H, N, dv] in q's dtype (and the final GSAState if ``return_state``). Gates,
         memories and products are computed in fp32 (fp64 for fp64 inputs).
     """
     check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
-    if chunk_size < 1:
+    check_backend(backend)
+    if chunk_size is not None and chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     if tile_elements < 1:
         raise ValueError(f"tile_elements must be >= 1, got {tile_elements}")
@@ -133,6 +145,15 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
     elif not isinstance(initial_state, GSAState):
         raise ValueError(f"initial_state must be a GSAState, got {type(initial_state).__name__}")
     initial_state.check(B, H, n, d, dv)
+    kernels_chunk = kernel_chunk(chunk_size or KERNEL_CHUNK, N)
+    if N > 0 and Z > 0 and kernels_apply(backend, q.device, unsupported(q, v, log_gates, kernels_chunk), "causal_gsa"):
+        from ..triton.causal_gated import triton_causal_gsa
+        return run_kernels(
+            "causal_gsa", backend,
+            lambda: triton_causal_gsa(q, k, v, log_gates, scale, kernels_chunk, initial_state,
+                                      return_state, keep, 1.0 / (1.0 - dropout_p), backend),
+            lambda: causal_gsa(q, k, v, log_gates, scale, chunk_size, tile_elements, initial_state, return_state,
+                               dropout_p, keep, backend="torch"))
     key_memory, value_memory = (field.detach().to(work).reshape(Z, n, -1) for field in initial_state)
     if N == 0 or Z == 0:  # an empty output on the graph of every input, the state unchanged
         out = v.clone()
@@ -141,7 +162,7 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
         return (out, GSAState(key_memory.reshape(B, H, n, d), value_memory.reshape(B, H, n, dv))) \
             if return_state else out
 
-    C = min(chunk_size, N)
+    C = min(chunk_size or DEFAULT_CHUNK_SIZE, N)
     pad = (-N) % C
     M = (N + pad) // C
 

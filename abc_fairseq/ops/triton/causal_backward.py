@@ -11,8 +11,9 @@ P' = P * keep / (1 - p) the read weights (P' = P without dropout), out_t = sum_{
    the row terms dS, P', dg (fp32) and the chunk's reverse sums sum_t R_t (x) [dS_t q_t, P'_t dO_t,
    dg_t] (stored at e_{c-1}, the normaliser before the chunk).
 2. ``scan.chunk_scan_kernel`` (REVERSE) turns them into what the rows after chunk c send back.
-3. ``columns_kernel``: dk, V, dl from the intra-chunk pairs plus that reverse memory, which
-   reaches row i of chunk c as H_i = exp(l_i - e_c).
+3. ``columns_kernel``: dk, dv, dl from the intra-chunk pairs plus that reverse memory, which
+   reaches row i of chunk c as H_i = exp(l_i - e_c). ``PREFIX`` (ABC: g is the logits' prefix
+   logcumsumexp) adds dl's dg term; without it (GSA: g is given) dl stops at W = exp(l - g).
 """
 
 import triton
@@ -96,7 +97,7 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
 def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_ptr, ds_ptr, pr_ptr,
                    dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, scale, N, n, K, V, nc,
                    C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                   PREC: tl.constexpr, SAFE: tl.constexpr):
+                   PREC: tl.constexpr, SAFE: tl.constexpr, PREFIX: tl.constexpr):
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
     l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
@@ -108,12 +109,16 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_pt
     do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
     d_scores = row_tile(ds_ptr, z, N, rows, n, slots, 0.0)
     P_read = row_tile(pr_ptr, z, N, rows, n, slots, 0.0)
-    d_norm = row_tile(dg_ptr, z, N, rows, n, slots, 0.0)
     width = K + V + 1
     rev_k = memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k)
     rev_v = memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v)
-    rev_g = tl.load(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, mask=slots < n,
-                    other=0.0)
+    if PREFIX:  # g = logcumsumexp(l): dg flows on into dl
+        d_norm = row_tile(dg_ptr, z, N, rows, n, slots, 0.0)
+        rev_g = tl.load(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, mask=slots < n,
+                        other=0.0)
+    else:  # g given (GSA): dl is W's own gradient, the caller chains dg
+        d_norm = tl.zeros_like(l)
+        rev_g = tl.zeros_like(a)
 
     # What the later chunks send back.
     dk = mm(leave, rev_k, PREC)

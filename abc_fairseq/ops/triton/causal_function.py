@@ -14,7 +14,7 @@ from ..chunk_math import SAFE_EXPONENT
 from ..state import ABCState
 from .causal_backward import columns_kernel, rows_kernel
 from .causal_forward import chunk_sums_kernel, output_kernel
-from .causal_geometry import chunk_normalisers
+from .causal_geometry import ChunkNormalisers, chunk_normalisers
 from .causal_scan import chunk_scan_kernel
 from .dispatch import recompute_grads
 from .sizes import causal_tiles, device_chunk
@@ -37,6 +37,43 @@ def _scan(mem, decay, carry, final, reverse):
                             HAS_FINAL=final is not None)
 
 
+def forward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, carry, scale, keep_scale, chunk):
+    """The forward launches on the normalisers ``norm``: (out [Z, N, dv], the memory after the
+    last row [Z, n, d + dv], the memory entering each chunk [Z, nc, n, d + dv] fp32)."""
+    Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
+    mem = q.new_empty((Z, nc, n, d + dv), dtype=torch.float32)
+    chunk_sums_kernel[(Z, nc)](k, v, logits, norm.e_end, mem, N, n, d, dv, nc, **tiles)
+    final = torch.empty_like(carry)
+    _scan(mem, norm.decay, carry, final, reverse=False)
+    out = torch.empty_like(v)
+    dropout = keep is not None
+    output_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q,
+                           out, scale, keep_scale, N, n, d, dv, nc, SAFE=SAFE_EXPONENT,
+                           DROPOUT=dropout, **tiles)
+    return out, final, mem
+
+
+def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_out, scale,
+                     keep_scale, chunk, prefix: bool):
+    """The backward launches: (dq, dk, dv, dl, dg). dg [Z, N, n] fp32 is the gradient of the
+    normalisers g_t where the reads take them (exp(-g_t)); with ``prefix`` (g = the prefix
+    logcumsumexp of the logits, ABC) dl includes what reaches the logits through g, without it
+    (g given, GSA) dl is the gradient of W = exp(l - g) alone and the caller chains dg."""
+    Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
+    dq, dk, dv_, dl = (torch.empty_like(x) for x in (q, k, v, logits))
+    d_scores, p_read, d_norm = (torch.empty_like(norm.g) for _ in range(3))
+    rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
+    dropout = keep is not None
+    rows_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q, grad_out,
+                         dq, d_scores, p_read, d_norm, rev, scale, keep_scale,
+                         N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, **tiles)
+    _scan(rev, norm.decay, None, None, reverse=True)
+    columns_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, norm.e_end, grad_out, d_scores,
+                            p_read, d_norm, rev, dk, dv_, dl, scale, N, n, d, dv, nc,
+                            SAFE=SAFE_EXPONENT, PREFIX=prefix, **tiles)
+    return dq, dk, dv_, dl, d_norm
+
+
 class TritonCausalABC(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n]; keep: int8 [Z, N, n] or None (no
     dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant).
@@ -44,17 +81,8 @@ class TritonCausalABC(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, backend):
-        Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
         norm = chunk_normalisers(logits, g_before, chunk)
-        mem = q.new_empty((Z, nc, n, d + dv), dtype=torch.float32)
-        chunk_sums_kernel[(Z, nc)](k, v, logits, norm.e_end, mem, N, n, d, dv, nc, **tiles)
-        final = torch.empty_like(carry)
-        _scan(mem, norm.decay, carry, final, reverse=False)
-        out = torch.empty_like(v)
-        dropout = keep is not None
-        output_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q,
-                               out, scale, keep_scale, N, n, d, dv, nc, SAFE=SAFE_EXPONENT,
-                               DROPOUT=dropout, **tiles)
+        out, final, mem = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
         ctx.save_for_backward(q, k, v, logits, keep, carry, g_before, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.backend = scale, keep_scale, chunk, backend
         g_last = norm.g[:, -1].clone()
@@ -63,23 +91,12 @@ class TritonCausalABC(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_out, _grad_final, _grad_g):
-        q, k, v, logits, keep, carry, g_before, g, e_prev, e_end, decay, mem = ctx.saved_tensors
+        q, k, v, logits, keep, carry, g_before, *norm, mem = ctx.saved_tensors
         grad_out = grad_out.contiguous()
 
         def kernels():
-            Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, ctx.chunk)
-            dq, dk, dv_, dl = (torch.empty_like(x) for x in (q, k, v, logits))
-            d_scores, p_read, d_norm = (torch.empty_like(g) for _ in range(3))
-            rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
-            dropout = keep is not None
-            rows_kernel[(Z, nc)](q, k, v, logits, g, e_prev, mem, keep if dropout else q, grad_out,
-                                 dq, d_scores, p_read, d_norm, rev, ctx.scale, ctx.keep_scale,
-                                 N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, **tiles)
-            _scan(rev, decay, None, None, reverse=True)
-            columns_kernel[(Z, nc)](q, k, v, logits, g, e_prev, e_end, grad_out, d_scores, p_read,
-                                    d_norm, rev, dk, dv_, dl, ctx.scale, N, n, d, dv, nc,
-                                    SAFE=SAFE_EXPONENT, **tiles)
-            return dq, dk, dv_, dl
+            return backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,
+                                    ctx.scale, ctx.keep_scale, ctx.chunk, prefix=True)[:4]
 
         def torch_forward(q, k, v, logits):
             from ..causal import causal_abc  # the PyTorch path of the same op, on [Z, 1, N, *]

@@ -27,3 +27,23 @@ def chunk_normalisers(logits: torch.Tensor, g_before: torch.Tensor, chunk: int) 
     e_prev = torch.cat([g_before.unsqueeze(1), e_end[:, :-1]], dim=1)
     return ChunkNormalisers(g.contiguous(), e_prev.contiguous(), e_end.contiguous(),
                             torch.exp(e_prev - e_end).contiguous())
+
+
+def gated_normalisers(log_gates: torch.Tensor, chunk: int):
+    """GSA as the same kernels: (logits [Z, N, n], ChunkNormalisers), fp32, from log gates
+    [Z, N, n] (g = log a <= 0; 0 writes nothing), so that exp(l_i - g_t) is GSA's weight
+    (1 - a_i) prod_{i<m<=t} a_m and the memory entering row 0 is read at exp(e_prev - g_t) =
+    prod_{m<=t} a_m:
+        l_i = log(1 - a_i) - G_i,  g_t = -G_t,  e_prev = 0,  e_end = -G at the chunk's last row,
+    with G the cumulative log gate *from the chunk's first row* (each chunk in its own frame).
+    The kernels only take differences inside one chunk, and the decays exp(-G_last) across
+    chunks, so the frames never meet: no long cumulative sum loses a short segment to rounding."""
+    Z, N, n = log_gates.shape
+    nc = -(-N // chunk)
+    gates = torch.nn.functional.pad(log_gates.float(), (0, 0, 0, nc * chunk - N))  # padding: a = 1
+    G = gates.view(Z, nc, chunk, n).cumsum(2)
+    logits = (torch.log(-torch.expm1(gates)).view(Z, nc, chunk, n) - G).view(Z, nc * chunk, n)[:, :N]
+    e_end = -G[:, :, -1]
+    return logits.contiguous(), ChunkNormalisers(
+        (-G).view(Z, nc * chunk, n)[:, :N].contiguous(), torch.zeros_like(e_end), e_end.contiguous(),
+        torch.exp(G[:, :, -1]).contiguous())

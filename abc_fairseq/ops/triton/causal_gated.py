@@ -1,0 +1,96 @@
+"""Causal gated slot attention (GSA) on the causal ABC kernels.
+
+GSA's weight of row i's write in the memory row t reads, (1 - a_i) prod_{i<m<=t} a_m, is
+exp(l_i - g_t) for l_i = log(1 - a_i) - G_i and g_t = -G_t (G the cumulative log gate): the form
+ABC's kernels take, with g given instead of ABC's prefix logcumsumexp (``gated_normalisers``; g is
+non-decreasing and l_i <= g_i, the two facts the kernels' factors and their steep-chunk path rest
+on). The backward runs ABC's kernels without the prefix chain (``backward_kernels(prefix=False)``)
+and chains the gradients of l and g to the log gates here:
+    d log_gate_m = -dl_m a_m / (1 - a_m) - sum_{i>=m} (dl_i + dg_i)
+"""
+
+from typing import Optional, Tuple, Union
+
+import torch
+
+from ..gated.state import GSAState
+from .causal_function import backward_kernels, forward_kernels
+from .causal_geometry import ChunkNormalisers, gated_normalisers
+from .dispatch import recompute_grads
+from .sizes import device_chunk
+
+
+def _gate_grads(log_gates: torch.Tensor, dl: torch.Tensor, dg: torch.Tensor) -> torch.Tensor:
+    """The log gates' gradient from those of l and g, [Z, N, n] fp32 (see the module docstring).
+    dl carries the factor 1 - a, so a gate of exactly 1 (g = 0) gets no gradient through its write
+    weight (whose derivative, -a, is not 0): the strategy's fp32 log gates are 0 only at padding,
+    which takes no gradient, or for gate logits above ~100."""
+    gates = log_gates.float()
+    write = -dl * torch.exp(gates) / -torch.expm1(gates)
+    write = torch.where(dl == 0, torch.zeros_like(write), write)
+    later = (dl.float() + dg).flip(1).cumsum(1).flip(1)
+    return write - later
+
+
+class TritonCausalGSA(torch.autograd.Function):
+    """q, k: [Z, N, d]; v: [Z, N, dv]; log_gates: [Z, N, n]; keep: int8 [Z, N, n] or None (no
+    dropout); carry [Z, n, d + dv]: the fp32 memories before row 0 (a constant). Returns out
+    [Z, N, dv] in q's dtype and the memories after the last row [Z, n, d + dv] fp32."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, log_gates, keep, carry, scale, keep_scale, chunk, backend):
+        logits, norm = gated_normalisers(log_gates, chunk)
+        out, final, mem = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
+        ctx.save_for_backward(q, k, v, log_gates, logits, keep, carry, *norm, mem)
+        ctx.scale, ctx.keep_scale, ctx.chunk, ctx.backend = scale, keep_scale, chunk, backend
+        ctx.mark_non_differentiable(final)
+        return out, final
+
+    @staticmethod
+    def backward(ctx, grad_out, _grad_final):
+        q, k, v, log_gates, logits, keep, carry, *norm, mem = ctx.saved_tensors
+        grad_out = grad_out.contiguous()
+
+        def kernels():
+            dq, dk, dv, dl, dg = backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,
+                                                  ctx.scale, ctx.keep_scale, ctx.chunk, prefix=False)
+            return dq, dk, dv, _gate_grads(log_gates, dl, dg).to(log_gates.dtype)
+
+        def torch_forward(q, k, v, log_gates):
+            from ..gated import causal_gsa  # the PyTorch path of the same op, on [Z, 1, N, *]
+            d = q.shape[-1]
+            state = GSAState(carry[:, None, :, :d], carry[:, None, :, d:])
+            dropout_p = 0.0 if keep is None else 1.0 - 1.0 / ctx.keep_scale
+            mask = None if keep is None else keep.bool()[:, None]
+            return causal_gsa(q[:, None], k[:, None], v[:, None], log_gates[:, None], scale=ctx.scale,
+                              initial_state=state, dropout_p=dropout_p, dropout_mask=mask, backend="torch")[:, 0]
+
+        grads = recompute_grads("causal_gsa", ctx.backend, kernels, torch_forward, (q, k, v, log_gates),
+                                tuple(ctx.needs_input_grad[:4]), (grad_out,))
+        return (*grads, None, None, None, None, None, None)
+
+
+def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_state: Optional[GSAState],
+                      return_state: bool, keep: Optional[torch.Tensor], keep_scale: float,
+                      backend: str = "triton") -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
+    """``causal_gsa`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; log_gates: [B, H, N, n];
+    keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p); initial_state: already
+    checked against the inputs. ``backend``: "auto" lets a backward that fails to compile or launch
+    recompute on the PyTorch path (``dispatch``)."""
+    B, H, N, d = q.shape
+    n, dv = log_gates.shape[-1], v.shape[-1]
+    Z = B * H
+    flat = [x.reshape(Z, N, x.shape[-1]).contiguous() for x in (q, k, v, log_gates)]
+    if keep is not None:
+        keep = keep.reshape(Z, N, n).to(torch.int8).contiguous()
+    if initial_state is None:
+        carry = q.new_zeros((Z, n, d + dv), dtype=torch.float32)
+    else:
+        carry = torch.cat([t.detach().float() for t in initial_state], dim=-1).reshape(Z, n, d + dv).contiguous()
+    chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
+    out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, backend)
+    out = out.reshape(B, H, N, dv)
+    if not return_state:
+        return out
+    final = final.reshape(B, H, n, d + dv)
+    return out, GSAState(final[..., :d].contiguous(), final[..., d:].contiguous())
