@@ -18,7 +18,8 @@ in the causal kernels), ``BS`` (slots), ``BK`` and ``BV`` (key and value columns
   ``causal_tiles`` (``triton.jit`` helpers: loads, chunk factors, matmuls, the program prologue),
   ``causal_exact`` (the row-by-row path for chunks whose logits rise too steeply),
   ``causal_forward`` / ``causal_scan`` / ``causal_backward`` (the kernels) and
-  ``causal_function`` (the autograd Function and the op's entry point).
+  ``causal_function`` (the autograd Function and the op's entry point), ``causal_gated`` (gated
+  slot attention on the same kernels, with its normalisers given: ``ops.gated.causal_gsa``).
 - Bidirectional ABC and decoding: ``layout`` (their program prologue), ``memory_kernels``,
   ``read_kernels`` and ``bidirectional`` (the autograd Functions), ``step_kernel``.
 """

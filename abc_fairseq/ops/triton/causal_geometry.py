@@ -3,7 +3,8 @@
 g_t = log(exp(g_before) + sum_{i<=t} exp(l_i)) per slot is one ``logcumsumexp`` over the rows; a
 chunk's memory is stored at e_c = g at its last row, and the memory entering it at e_{c-1}
 (g_before for the first chunk). Every exponent the kernels take is l_i - g_t or g_s - g_t with
-s <= t: a normaliser of the past, never of a later row.
+s <= t: a normaliser of the past, never of a later row. ``gated_normalisers`` writes GSA's
+weights in the same form (g given, each chunk in its own frame).
 """
 
 from typing import NamedTuple
