@@ -36,9 +36,13 @@ class Variant(NamedTuple):
     phi_init_gain: float = 1.0  # != 1: trained through phi_init_train (an experiment, not the paper)
 
     def uses_phi(self) -> bool:
-        """Whether some position runs ABC_MLP (``--model abc``), whose W_phi phi_usage.py inspects."""
-        args = self.train_args
-        return "--model" in args and args[args.index("--model") + 1] == "abc"
+        """Whether some decoder position runs ABC_MLP (``--model abc``, not overridden by
+        ``fairseq_args``), whose W_phi phi_usage.py inspects."""
+        args, extra = self.train_args, self.fairseq_args
+        if "--model" not in args or args[args.index("--model") + 1] != "abc":
+            return False
+        positions = ("--decoder-self-attn", "--decoder-cross-attn")
+        return any(extra[extra.index(flag) + 1] == "abc" if flag in extra else True for flag in positions)
 
 
 def _abc(cross: int, causal: int) -> Tuple[str, ...]:
@@ -75,6 +79,10 @@ VARIANTS: Dict[str, Variant] = {v.name: v for v in (
             ("--model", "linformer", "--cross-memory", "32", "--causal-memory", "8")),
     Variant("random_32_8", "ABC_RD (random slots) cross 32 + causal 8",
             ("--model", "random", "--cross-memory", "32", "--causal-memory", "8")),
+    Variant("gsa_causal_8", "GSA causal 8 only (gated slots, beyond the paper), softmax cross", _abc(32, 8),
+            ("--decoder-self-attn", "gsa", "--decoder-cross-attn", "softmax")),
+    Variant("abc_32_gsa_8", "ABC_MLP cross 32 + GSA causal 8 (gated slots, beyond the paper)", _abc(32, 8),
+            ("--decoder-self-attn", "gsa")),
 )}
 
 DEFAULT_VARIANTS = ("softmax", "abc_32_8")

@@ -78,6 +78,9 @@ def test_variants_swap_one_position_at_a_time():
     assert VARIANTS["abc_32_8_attdrop"].train_args == VARIANTS["abc_32_8"].train_args
     assert VARIANTS["abc_32_8_attdrop"].fairseq_args == VARIANTS["softmax_attdrop"].fairseq_args
     assert not VARIANTS["random_32_8"].uses_phi()
+    # GSA in the causal position: with softmax cross attention no W_phi is left to inspect
+    assert not VARIANTS["gsa_causal_8"].uses_phi() and VARIANTS["abc_32_gsa_8"].uses_phi()
+    assert VARIANTS["abc_cross_32"].uses_phi() and VARIANTS["abc_causal_8"].uses_phi()
 
 
 def test_valid_curve_and_interpolation():
