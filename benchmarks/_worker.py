@@ -1,86 +1,131 @@
-"""Subprocess side of one measurement: ``python -m benchmarks._worker < spec.json``.
-
-The spec (see ``harness.worker_spec``) names a builder ``module:function`` of this package and its
-params. The worker sets threads and seed, runs the module's optional ``prime(params, device)`` (a
-tiny run, so thread pools and lazy kernels exist before the baseline), builds the ``Case`` (or the
-builder raises ``CaseUnavailable``: skipped), measures the peak memory of a first, untimed call
-over the baseline after the inputs exist, then times ``warmup`` untimed and ``repeats`` timed calls
-(``repeats`` 0: the first call's own time, for cases that run for minutes). Progress lines
-``@@bench {json}`` on stdout let the parent (``runner``) watch for hangs; the last is the
-``result``, with a ``status``: ok, timeout, oom, skipped or error."""
+"""One measurement in a fresh process, both sides of it. Parent: ``run_worker`` starts
+``python -m benchmarks._worker``, writes it the spec (``harness.worker_spec``) and watches its
+``@@bench {json}`` progress lines, turning hangs and crashes into results. Child: ``measure`` runs the
+builder module's optional ``prime`` (a tiny run, so thread pools and lazy kernels exist before the
+baseline), builds the ``Case``, takes the peak memory of a first untimed call, then times ``warmup`` +
+``repeats`` calls (``repeats`` 0: the first call's time). Result ``status``: ok, skipped (the builder
+raised ``CaseUnavailable``), timeout, oom, error or crashed."""
 
 import importlib
 import json
+import os
+import queue
 import random
 import resource
+import signal
+import subprocess
 import sys
+import threading
 import traceback
-from typing import Any, Callable, Dict, NamedTuple
-
-
-class Case(NamedTuple):
-    """One measurable unit of work whose inputs already exist.
-
-    run:  does the work once (e.g. forward + backward); the result is discarded.
-    info: JSON-serialisable facts to report with the measurement (shapes, notes, ...).
-    """
-
-    run: Callable[[], None]
-    info: Dict[str, Any]
-
-
-class CaseUnavailable(Exception):
-    """The case cannot be built here (a module not written yet, no such kernel on this device).
-    Reported as ``skipped``, not as an error."""
-
+from collections import deque
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 MARKER = "@@bench "
 BUILDER_PACKAGE = __package__ or "benchmarks"
+SETUP_SECONDS = 300.0  # from process start to the case being ready: imports, prime, inputs
+STDERR_TAIL_CHARS = 1500
+
+
+class Case(NamedTuple):
+    run: Callable[[], None]  # the work, once (e.g. forward + backward); inputs already exist
+    info: Dict[str, Any]  # JSON facts reported with the measurement (shapes, ...)
+
+
+class CaseUnavailable(Exception):
+    """The case cannot be built here (no such kernel on this device, ...): reported as skipped."""
+
+
+def run_worker(spec: dict, call_seconds: Optional[float], setup_seconds: float = SETUP_SECONDS) -> dict:
+    """Run one measurement in a subprocess and return its result fields; a worker silent for longer
+    than ``setup_seconds`` before its case is ready or ``call_seconds`` after is killed (timeout)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), os.environ.get("PYTHONPATH")])))
+    env.setdefault("MPLBACKEND", "Agg")
+    proc = subprocess.Popen([sys.executable, "-m", f"{BUILDER_PACKAGE}._worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    events: "queue.Queue[Optional[dict]]" = queue.Queue()
+    stderr_tail: deque = deque(maxlen=200)
+
+    def pump(stream, sink) -> None:
+        for line in iter(stream.readline, ""):
+            sink(line)
+        stream.close()
+        sink(None)
+
+    def on_stdout(line: Optional[str]) -> None:
+        if line is None or line.startswith(MARKER):
+            events.put(line and json.loads(line[len(MARKER):]))
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, on_stdout), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, lambda line: line and stderr_tail.append(line)),
+                                daemon=True)]
+    for thread in threads:
+        thread.start()
+    try:
+        proc.stdin.write(json.dumps(spec))
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass  # the worker died at once; reported below from its exit code
+    result, timeout, stage, ended = None, setup_seconds, "setting up (imports, inputs)", False
+    try:
+        while True:
+            try:
+                event = events.get(timeout=timeout)
+            except queue.Empty:
+                return {"status": "timeout", "message": f"no progress for {timeout:.0f} s while {stage}; worker killed"}
+            if event is None:  # end of the worker's stdout: it is exiting
+                ended = True
+                break
+            if event["event"] == "result":
+                result = {k: v for k, v in event.items() if k != "event"}
+            elif event["event"] == "ready":
+                timeout, stage = call_seconds, "running a call"
+    finally:
+        if not ended:  # timed out or interrupted (e.g. Ctrl-C): do not leave the worker behind
+            proc.kill()
+        proc.wait()
+        for thread in threads:
+            thread.join()
+    tail = "".join(stderr_tail)[-STDERR_TAIL_CHARS:]
+    if result is None:
+        code = proc.returncode
+        if code >= 0:
+            why = f"worker exited with code {code} before reporting a result"
+        else:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            why = f"worker killed by {name}" + (" (likely out of memory)" if -code == signal.SIGKILL else "")
+        last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
+        return {"status": "crashed", "message": why + (f": {last}" if last else ""), "stderr_tail": tail}
+    if result.get("status") not in ("ok", "skipped"):
+        result["stderr_tail"] = tail
+    return result
 
 
 def emit(event: str, **fields) -> None:
-    """Print one progress line for the parent."""
     print(MARKER + json.dumps({"event": event, **fields}), flush=True)
 
 
-def load_builder(path: str):
-    """Import ``module:function``; only modules of this package are allowed."""
-    module_name, _, function_name = path.partition(":")
-    if not module_name.startswith(BUILDER_PACKAGE + ".") or not function_name:
-        raise ValueError(f"builder must look like '{BUILDER_PACKAGE}.module:function', got {path!r}")
-    module = importlib.import_module(module_name)
-    return module, getattr(module, function_name)
-
-
 def limit_address_space(extra_bytes: int) -> None:
-    """Cap further virtual memory at ``extra_bytes`` over the current size, so an oversized case
-    fails with an allocation error instead of waking the system's OOM killer (CPU only)."""
+    """Cap further virtual memory at ``extra_bytes`` over the current size (CPU), so that an
+    oversized case fails with an allocation error instead of waking the system's OOM killer."""
     try:
         with open("/proc/self/status") as handle:
             fields = dict(line.split(":", 1) for line in handle if ":" in line)
-        current = int(fields["VmSize"].split()[0]) * 1024
+        limit = int(fields["VmSize"].split()[0]) * 1024 + extra_bytes
     except (OSError, KeyError, ValueError):
         return
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = current + extra_bytes
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def classify(exc: BaseException) -> str:
-    """``oom`` for allocation failures, ``error`` otherwise."""
-    text = str(exc).lower()
-    if isinstance(exc, MemoryError) or "out of memory" in text or "can't allocate memory" in text:
-        return "oom"
-    return "error"
+    resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
 
 
 def measure(spec: dict) -> dict:
-    """Run the measurement described by ``spec``; return the result fields."""
+    """Run the measurement ``spec`` describes; return the result fields."""
     import torch
 
-    from ._worker import CaseUnavailable  # the class suites raise: this file runs as __main__
+    from ._worker import CaseUnavailable  # the class the builders raise: this file runs as __main__
     from .probes import MIB, CallTooSlow, peak_probe, release_free_heap, time_calls, timed_call
 
     device = torch.device(spec.get("device", "cpu"))
@@ -94,21 +139,22 @@ def measure(spec: dict) -> dict:
             device = torch.device("cuda", torch.cuda.current_device())
         torch.cuda.set_device(device)
         synchronize = lambda: torch.cuda.synchronize(device)  # noqa: E731
-    max_seconds = spec.get("max_seconds")
+    max_seconds, params = spec.get("max_seconds"), spec.get("params", {})
     result = {"threads": torch.get_num_threads(), "device": str(device)}
-    module, build_case = load_builder(spec["builder"])
-    params = spec.get("params", {})
+    module_name, _, function_name = spec["builder"].partition(":")
+    if not module_name.startswith(BUILDER_PACKAGE + ".") or not function_name:  # only this package's modules
+        raise ValueError(f"builder must look like '{BUILDER_PACKAGE}.module:function', got {spec['builder']!r}")
+    module = importlib.import_module(module_name)
     try:
         if hasattr(module, "prime"):
             module.prime(params, device)
         if device.type == "cpu" and spec.get("max_memory_bytes"):
             limit_address_space(int(spec["max_memory_bytes"]))
-        case = build_case(params, device)
+        case = getattr(module, function_name)(params, device)
     except CaseUnavailable as exc:
         return {**result, "status": "skipped", "message": str(exc)}
     result["info"] = case.info
     emit("ready", info=case.info)
-
     probe = peak_probe(device, spec.get("cpu_memory_probe", "auto"))
     if device.type == "cpu":
         release_free_heap()
@@ -140,7 +186,9 @@ def main() -> int:
         result = measure(spec)
     except Exception as exc:  # reported to the parent, which prints it in the table notes
         traceback.print_exc()
-        result = {"status": classify(exc), "message": f"{type(exc).__name__}: {exc}"[:2000]}
+        text = str(exc).lower()
+        oom = isinstance(exc, MemoryError) or "out of memory" in text or "can't allocate memory" in text
+        result = {"status": "oom" if oom else "error", "message": f"{type(exc).__name__}: {exc}"[:2000]}
     emit("result", **result)
     return 0
 

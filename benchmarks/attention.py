@@ -1,6 +1,6 @@
-"""``attention`` suite: causal attention forward+backward at a fixed number of tokens per call
-over sequence lengths N; the methods are built in ``attention_methods``, the targets: issue 2's on
-CPU, issue 13's on CUDA."""
+"""``attention`` suite: causal attention forward+backward at a fixed number of tokens per call over
+sequence lengths N; the methods are built in ``attention_methods``; the targets: issue 2's on CPU,
+issue 13's on CUDA."""
 
 import argparse
 from typing import Dict, List, Tuple
@@ -13,29 +13,23 @@ from .suite import Column, Measurement, Panel, Plot, Suite
 DESCRIPTION = """\
 Forward+backward time and peak memory of causal attention (ABC, SDPA, fairseq MHA, fla's ABC).
 
-Measures every method at each N with batch = tokens // N, each (method, N) in a fresh process.
-A method that errors, runs out of memory or exceeds --max-seconds at some N is reported as
-such in the table; one that cannot run here (fla-abc without CUDA or fla-core) as skipped. Prints
-a Markdown table and PASS/FAIL targets (issue 2's on CPU, issue 13's on CUDA; informational: the
-exit code is 0 unless the benchmark itself crashes) and writes attention.json, attention.md and
-attention.png to --out-dir."""
+Every method at each N with batch = tokens // N, each (method, N) in a fresh process; a method that
+cannot run here (fla-abc without CUDA or fla-core) is skipped. Methods: docs/benchmarks.md."""
 DEFAULT_LENGTHS = [512, 1024, 2048, 4096, 8192]
 GPU_DEFAULT_LENGTHS = DEFAULT_LENGTHS + [16384]
+Rows = Dict[Tuple[str, int], dict]  # (method, N) -> result row
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lengths", type=cli.positive_int, nargs="+", default=None, metavar="N",
-                        help=f"sequence lengths N to measure (default: {' '.join(map(str, DEFAULT_LENGTHS))}; "
-                             f"on CUDA also {GPU_DEFAULT_LENGTHS[-1]})")
-    parser.add_argument("--tokens", type=cli.positive_int, default=32768,
-                        help="tokens per call; batch = tokens // N, so it must be >= the largest N")
-    parser.add_argument("--heads", type=cli.positive_int, default=8, help="attention heads H")
-    parser.add_argument("--head-dim", type=cli.positive_int, default=64, help="dimension d per head")
-    parser.add_argument("--memory", type=cli.positive_int, default=64,
-                        help="ABC memory slots n (the size of phi_logits' last dim)")
-    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=None, metavar="METHOD",
-                        help=f"methods to measure, from: {', '.join(METHODS)} (default: "
-                             f"{' '.join(DEFAULT_METHODS)}; on CUDA: {' '.join(GPU_DEFAULT_METHODS)})")
+    cli.add_flags(parser, ("--lengths", cli.positive_int, None, f"sequence lengths N (default: "
+                           f"{' '.join(map(str, DEFAULT_LENGTHS))}; on CUDA also {GPU_DEFAULT_LENGTHS[-1]})",
+                           {"nargs": "+", "metavar": "N"}),
+                  ("--tokens", cli.positive_int, 32768, "tokens per call: batch = tokens // N (>= the largest N)"),
+                  ("--heads", cli.positive_int, 8, "attention heads H"),
+                  ("--head-dim", cli.positive_int, 64, "dimension d per head"),
+                  ("--memory", cli.positive_int, 64, "ABC memory slots n"),
+                  cli.methods_flag(METHODS, None, f"methods to measure (default: {' '.join(DEFAULT_METHODS)}; "
+                                   f"on CUDA: {' '.join(GPU_DEFAULT_METHODS)})"))
     cli.add_run_flags(parser, "forward+backward call", repeats=5, warmup=2, max_seconds=120.0)
     cli.add_output_flags(parser, "attention")
 
@@ -75,21 +69,13 @@ def header(config: dict, rows: List[dict], env: dict) -> str:
 
 
 def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
-    return ["- x sdpa speed = sdpa time / method time (above 1 is faster); "
-            "x sdpa memory = method peak / sdpa peak (below 1 is smaller).",
-            f"- peak MiB: increase over the baseline after the inputs exist, on a first untimed call in a "
-            f"fresh process (probe: {', '.join(memory_probes) or '-'})."] + \
+    return ["- x sdpa speed = sdpa time / method time (above 1 is faster); x sdpa memory = method peak / sdpa peak.",
+            report.peak_note("the inputs exist", "call", memory_probes)] + \
         report.method_notes(METHOD_NOTES, (row["method"] for row in rows))
 
 
-# Targets (informational). CPU (issue 2): against torch's SDPA in fp32 at 32k tokens per call. GPU
-# (issue 13, one H100 or H200, bf16, 32k tokens per call, 8 heads, d = n = 64): time per token flat
-# from N = 512 to 16,384; at least 5x ``abc-torch``; at least as fast as ``fla-abc``; faster than
-# flash SDPA from N = 8,192 on. Each check gives PASS, FAIL, or SKIP when the lengths or methods it
-# needs were not measured (or the reference failed); ABC failing at a needed length counts as FAIL.
-Rows = Dict[Tuple[str, int], dict]  # (method, N) -> result row
-
-
+# The targets (informational): PASS, FAIL, or SKIP when a length or method they need was not measured
+# (or the reference failed); ABC failing at a needed length is a FAIL.
 def _speed(rows: Rows, n: int, minimum: float, name: str, reference: str = "sdpa") -> dict:
     return compare(name, rows.get(("abc", n)), rows.get((reference, n)), "median_s", minimum, True,
                    (f"abc at N={n}", reference))
@@ -110,8 +96,7 @@ def _flat(rows: Rows, low: int, high: int, max_ratio: float, name: str) -> dict:
 
 
 def _every_length(rows: Rows, reference: str, minimum: float, name: str, start: int = 0) -> dict:
-    """abc against ``reference`` at every N >= ``start`` where the reference was measured; the
-    worst ratio decides. SKIP when the reference has no result at any such N."""
+    """abc against ``reference`` at every N >= ``start`` where the reference ran; the worst decides."""
     lengths = sorted(n for (method, n) in rows if method == reference and n >= start)
     checks = [c for c in (_speed(rows, n, minimum, name, reference) for n in lengths) if c["status"] != "SKIP"]
     if not checks:
@@ -122,7 +107,7 @@ def _every_length(rows: Rows, reference: str, minimum: float, name: str, start: 
 
 
 def check_targets(rows: Rows) -> List[dict]:
-    """Issue 2's CPU targets, in a fixed order."""
+    """Issue 2's CPU targets, against torch's SDPA in fp32 at 32k tokens per call."""
     return [
         _speed(rows, 4096, 3.0, "abc >= 3x faster than sdpa at N=4096"),
         _speed(rows, 8192, 6.0, "abc >= 6x faster than sdpa at N=8192"),
@@ -134,7 +119,7 @@ def check_targets(rows: Rows) -> List[dict]:
 
 
 def check_gpu_targets(rows: Rows) -> List[dict]:
-    """Issue 13's GPU targets (bf16), in a fixed order."""
+    """Issue 13's GPU targets (one H100 or H200, bf16, 32k tokens per call, H = 8, d = n = 64)."""
     return [
         _flat(rows, 512, 16384, 1.3, "abc time per token flat within 1.3x from N=512 to N=16384"),
         _every_length(rows, "abc-torch", 5.0, "abc >= 5x faster than abc-torch at every N"),

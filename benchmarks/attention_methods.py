@@ -1,8 +1,7 @@
 """The attention implementations the ``attention`` suite compares, as worker builders: each turns
 ``params`` (batch B, length N, heads H, head_dim d, memory n, dtype, method) into a ``Case`` whose
 ``run`` is one forward + backward: loss = sum(output * a fixed random tensor), gradients by
-``torch.autograd.grad`` with respect to every input and parameter (nothing accumulates in
-``.grad`` between calls). ``METHOD_NOTES`` says what each method is; every causal strategy of
+``torch.autograd.grad`` for every input and parameter. Every causal strategy of
 ``abc_fairseq.strategies`` is a method too (its causal parallel form, run only when named)."""
 
 import functools
@@ -15,17 +14,12 @@ from ._worker import Case, CaseUnavailable
 from .cli import DTYPES
 
 METHOD_NOTES = {
-    "abc": "abc_fairseq.ops.causal_abc(backend='auto': Triton on CUDA) on q, k, v [B,H,N,d] and phi_logits "
-           "[B,H,N,n]; no projections.",
+    "abc": "abc_fairseq.ops.causal_abc(backend='auto': Triton on CUDA) on q, k, v [B,H,N,d], phi_logits [B,H,N,n].",
     "abc-torch": "abc_fairseq.ops.causal_abc(backend='torch'): the PyTorch path, same shapes as abc.",
-    "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d] (flash kernel on CUDA in "
-            "bf16/fp16); no projections.",
-    "fla-abc": "flash-linear-attention's chunk_abc (optional fla-core package, Triton, CUDA only) on q, k, v "
-               "and slot logits s [B,N,H,*]; no projections.",
-    "fairseq-mha": "fairseq MultiheadAttention with a float -inf causal attn_mask, need_weights=False; "
-                   "includes its 4 linear projections (compare with abc-module, not abc).",
-    "abc-module": "abc_fairseq ABCMultiheadAttention(causal=True), includes its 4 projections and W_phi "
-                  "(the like-for-like comparison with fairseq-mha); no attn_mask passed (causal built in).",
+    "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d] (flash kernel on CUDA in bf16/fp16).",
+    "fla-abc": "flash-linear-attention's chunk_abc (optional fla-core, CUDA only) on q, k, v, s [B,N,H,*].",
+    "fairseq-mha": "fairseq MultiheadAttention, float -inf causal mask, with its 4 projections (vs abc-module).",
+    "abc-module": "abc_fairseq ABCMultiheadAttention(causal=True) with its 4 projections and W_phi (vs fairseq-mha).",
 }
 
 
@@ -39,8 +33,7 @@ def _dims(params: dict):
 
 def _case(forward: Callable[[], torch.Tensor], output_shape: Sequence[int], wrt: Sequence[torch.Tensor], info: dict,
           params: dict, device) -> Case:
-    """A ``Case`` whose run is loss = sum(forward() * weight), then gradients w.r.t. ``wrt``; the
-    weight (of the output's shape) is drawn here, before the memory baseline."""
+    """run: loss = sum(forward() * weight), gradients w.r.t. ``wrt``; weight drawn before the baseline."""
     wrt, weight = tuple(wrt), _randn(output_shape, params, device, requires_grad=False)
 
     def run() -> None:
@@ -50,8 +43,8 @@ def _case(forward: Callable[[], torch.Tensor], output_shape: Sequence[int], wrt:
 
 
 def _abc(backend: str, params: dict, device) -> Case:
-    """``causal_abc`` on q, k, v [B, H, N, d] and phi_logits [B, H, N, n]; where it takes no
-    ``backend`` argument yet, called without one (its one path)."""
+    """``causal_abc`` on q, k, v [B, H, N, d] and phi_logits [B, H, N, n] (without ``backend`` where
+    it takes none)."""
     from abc_fairseq.ops import causal_abc
 
     B, H, N, d, n = _dims(params)
@@ -81,8 +74,7 @@ def _fla_abc(params: dict, device) -> Case:
 
 
 def _sdpa(params: dict, device) -> Case:
-    """SDPA on q, k, v [B, H, N, d]; on CUDA in half precision restricted to the flash kernel
-    (issue 13's reference)."""
+    """SDPA on q, k, v [B, H, N, d]; on CUDA in half precision the flash kernel only (issue 13's)."""
     import torch.nn.functional as F
 
     B, H, N, d, _ = _dims(params)
@@ -102,8 +94,8 @@ def _sdpa(params: dict, device) -> Case:
 
 
 def _fairseq_mha(params: dict, device) -> Case:
-    """fairseq's ``MultiheadAttention`` on x [N, B, H*d] with a float -inf upper-triangle mask (the
-    layout of fairseq's ``buffered_future_mask``), as fairseq's decoder layers call it."""
+    """fairseq's ``MultiheadAttention`` on x [N, B, H*d] with the float -inf upper-triangle mask of
+    fairseq's ``buffered_future_mask``, as its decoder layers call it."""
     try:
         from fairseq.modules import MultiheadAttention
     except Exception as exc:  # fairseq missing or broken: nothing to compare with
@@ -120,8 +112,7 @@ def _fairseq_mha(params: dict, device) -> Case:
 
 
 def _abc_module(params: dict, device) -> Case:
-    """``ABCMultiheadAttention(causal=True)`` with its own W_phi on x [N, B, H*d], called like
-    fairseq's decoder calls self attention but without the future mask (causality is built in)."""
+    """``ABCMultiheadAttention(causal=True)`` with its W_phi on x [N, B, H*d], no mask (causal built in)."""
     from abc_fairseq.modules import ABCMultiheadAttention
     from abc_fairseq.strategies import ABCAttentionSpec
 
@@ -138,9 +129,8 @@ def _abc_module(params: dict, device) -> Case:
 
 
 def _strategy_case(name: str, params: dict, device) -> Case:
-    """A strategy's causal parallel form on q, k, v [B, H, N, d] and the control input x
-    [B, N, H*d], with its own (and its tied) parameters; n is its memory (window length, feature
-    size), Linformer's N_max the length measured. No q/k/v/output projections, like ``abc``."""
+    """A strategy's causal parallel form on q, k, v [B, H, N, d] and control input x [B, N, H*d] with
+    its (and its tied) parameters, memory n; Linformer's N_max = N. No projections, like ``abc``."""
     from abc_fairseq.strategies import StrategyOptions, get_strategy
 
     B, H, N, d, n = _dims(params)
@@ -161,11 +151,10 @@ def _strategy_case(name: str, params: dict, device) -> Case:
 
 
 def _causal_strategies() -> Dict[str, str]:
-    """Registered causal strategies other than ``abc`` (measured by the op method above) -> note."""
+    """Registered causal strategies other than ``abc`` (the op method) -> note."""
     from abc_fairseq.strategies import STRATEGIES
 
-    return {name: f"abc_fairseq.strategies {name} ({cls.paper}), causal parallel form with its parameters "
-                  "on q, k, v [B,H,N,d] and x [B,N,H*d]; no projections."
+    return {name: f"abc_fairseq.strategies {name} ({cls.paper}), causal parallel form; no projections."
             for name, cls in STRATEGIES.items() if name != "abc" and "causal" in cls.modes}
 
 
@@ -185,11 +174,9 @@ METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
 
 
 def build_case(params: dict, device) -> Case:
-    """The worker's entry point: the ``Case`` for ``params["method"]``."""
     return METHODS[params["method"]](params, device)
 
 
 def prime(params: dict, device) -> None:
-    """Run the method once at a tiny size so that thread pools, lazy kernel setup and one-time
-    warnings happen before the memory baseline; unavailable methods raise ``CaseUnavailable`` here."""
+    """The method once at a tiny size: thread pools, lazy kernels and warnings before the baseline."""
     build_case(dict(params, batch=1, length=min(params["length"], 16)), device).run()

@@ -21,10 +21,9 @@ def cpu_model() -> str:
 
 def git_commit() -> Optional[str]:
     """The checkout's commit (with ``-dirty`` when tracked files differ from it), or None."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+        return subprocess.run(["git", *args], cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                              capture_output=True, text=True, timeout=10).stdout.strip()
 
     try:
         commit, dirty = git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
@@ -41,7 +40,7 @@ def _version(module_name: str) -> Optional[str]:
 
 
 def environment_info(prog: str, argv: List[str], device: str = "cpu") -> dict:
-    """Versions, CPU, threads, date and command line (as a user would type it)."""
+    """Versions, CPU, threads, date, the load (other work skews timings) and the command line."""
     import torch
 
     info = {
@@ -60,7 +59,6 @@ def environment_info(prog: str, argv: List[str], device: str = "cpu") -> dict:
         "logical_cpus": os.cpu_count(),
         "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "cuda_available": torch.cuda.is_available(),
-        # Other work on the machine skews timings; the load when the run started tells how much.
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
     }
     if device.startswith("cuda") and torch.cuda.is_available():

@@ -14,11 +14,8 @@ from .suite import Column, Measurement, Panel, Plot, Suite
 DESCRIPTION = """\
 End-to-end generation speed with fairseq's SequenceGenerator: softmax vs ABC, RFA, T2R.
 
-Translates the Bible test set's sentence lengths (random weights and symbols, real lengths; beam
-search and greedy) and long outputs (batch 16, greedy, N tokens) with fairseq's transformer and
-abc_transformer at a small and the paper's (WMT base) size. Reports tokens/s, peak memory and
-threads, ratios to softmax and RFA, and informational targets (ABC >= softmax at sentence length
-with beam 5, >= 2x softmax at N=1024, >= RFA). Writes generate.json, generate.md, generate.png."""
+Translates the Bible test set's sentence lengths (beam search and greedy) and long outputs (greedy,
+N tokens) at a small and the paper's size, random weights. Details: docs/benchmarks.md."""
 MODEL_SIZES = {  # name -> (encoder layers, decoder layers, dim, heads, FFN, vocabulary)
     "small": (3, 3, 256, 4, 1024, 8192),
     "paper": (6, 6, 512, 8, 2048, 32768),
@@ -32,30 +29,26 @@ SIZE_NOTES = {name: f"{e}+{d} layers, dim {dim}, {h} heads, FFN {f}, vocabulary 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sizes", nargs="+", choices=list(MODEL_SIZES), default=["small", "paper"],
-                        help="model sizes of the sentence workloads (" + "; ".join(
-                            f"{k}: {v}" for k, v in SIZE_NOTES.items()) + ")")
-    parser.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS), metavar="METHOD",
-                        help=f"models to measure, from: {', '.join(METHODS)}")
-    parser.add_argument("--sentences", type=cli.positive_int, default=48,
-                        help="first K sentence pairs of the Bible test set (their lengths in words + eos)")
-    parser.add_argument("--sentence-batch", type=cli.positive_int, default=16, help="sentences per batch")
-    parser.add_argument("--beams", type=cli.positive_int, nargs="*", default=[5, 1], metavar="BEAM",
-                        help="beam sizes of the sentence workloads (1: greedy); none: skip them")
-    parser.add_argument("--greedy-sizes", nargs="*", choices=list(MODEL_SIZES), default=["small"],
-                        help="model sizes that also run the greedy (beam 1) sentence workload")
-    parser.add_argument("--lengths", type=cli.positive_int, nargs="*", default=[512, 1024, 2048], metavar="N",
-                        help="long outputs: source length = output tokens = N, greedy; none: skip them")
-    parser.add_argument("--long-batch", type=cli.positive_int, default=16, help="sentences per long-output batch")
-    parser.add_argument("--long-sizes", nargs="+", choices=list(MODEL_SIZES), default=["small"],
-                        help="model sizes of the long-output workload (paper size takes minutes per case on CPU)")
+    sizes = {"choices": list(MODEL_SIZES)}
+    cli.add_flags(parser, ("--sizes", None, ["small", "paper"], "model sizes of the sentence workloads (" + "; ".join(
+                           f"{k}: {v}" for k, v in SIZE_NOTES.items()) + ")", dict(sizes, nargs="+")),
+                  cli.methods_flag(METHODS, list(METHODS), "models to measure"),
+                  ("--sentences", cli.positive_int, 48, "first K sentence pairs of the Bible test set"),
+                  ("--sentence-batch", cli.positive_int, 16, "sentences per batch"),
+                  ("--beams", cli.positive_int, [5, 1], "beam sizes of the sentence workloads (1: greedy); none: "
+                   "skip them", {"nargs": "*", "metavar": "BEAM"}),
+                  ("--greedy-sizes", None, ["small"], "model sizes that also run the greedy sentence workload",
+                   dict(sizes, nargs="*")),
+                  ("--lengths", cli.positive_int, [512, 1024, 2048], "long outputs: source length = output tokens "
+                   "= N, greedy; none: skip them", {"nargs": "*", "metavar": "N"}),
+                  ("--long-batch", cli.positive_int, 16, "sentences per long-output batch"),
+                  ("--long-sizes", None, ["small"], "model sizes of the long-output workload", dict(sizes, nargs="+")))
     add_size_flags(parser)
-    parser.add_argument("--profile", action="store_true",
-                        help="also profile one generate (cProfile, untimed) of softmax and abc in every beam-search "
-                             "sentence case and keep its top entries by own time in the record and the report")
-    cli.add_run_flags(parser, "generate", repeats=1, warmup=0, max_seconds=1800.0, repeats_help=(
-        "timed generates per case and round, after the untimed memory generate; the median over rounds "
-        "is reported. 0: time the memory generate itself (one generate per case and round instead of two)"))
+    parser.add_argument("--profile", action="store_true", help="also keep a cProfile of one untimed generate of "
+                        "softmax and abc in every beam-search sentence case (top entries by own time)")
+    cli.add_run_flags(parser, "generate", repeats=1, warmup=0, max_seconds=1800.0,
+                      repeats_help="timed generates per case and round after the untimed memory generate; 0: time "
+                                   "the memory generate itself")
     parser.set_defaults(threads=1, rounds=2)
     cli.add_output_flags(parser, "generate")
 
@@ -85,9 +78,8 @@ def cases(args: argparse.Namespace) -> List[dict]:
 
 
 def case_label(case: dict) -> str:
-    if case["workload"] == "long":
-        return f"long N={case['N']} {case['size']}"
-    return f"sentences beam {case['beam']} {case['size']}"
+    return f"long N={case['N']} {case['size']}" if case["workload"] == "long" else \
+        f"sentences beam {case['beam']} {case['size']}"
 
 
 def measurements(args: argparse.Namespace) -> List[Measurement]:
@@ -115,13 +107,6 @@ def derive(row: dict, seconds: Optional[float]) -> None:
         row.update(generate_s=seconds, tokens_per_s=tokens / seconds)
 
 
-def _timing(config: dict) -> str:
-    rounds = config.get("rounds", 1)
-    per_case = ("the memory generate timed" if config["repeats"] == 0
-                else f"median of {config['repeats']} timed generate(s) after {config['warmup']} warmup")
-    return per_case + (f", {rounds} interleaved rounds pooled (median)" if rounds > 1 else ", one round")
-
-
 def _load(row: dict) -> str:
     info = row.get("info") or {}
     loads = [info[k][0] for k in ("load_average_start", "load_average_end") if info.get(k)]
@@ -129,8 +114,11 @@ def _load(row: dict) -> str:
 
 
 def header(config: dict, rows: List[dict], env: dict) -> str:
-    sizes = set(config["sizes"]) | set(config["long_sizes"])
-    return (f"{config['dtype']} on {config['device']}, **{report.threads_of(rows)} thread(s)**; {_timing(config)}; "
+    sizes, rounds = set(config["sizes"]) | set(config["long_sizes"]), config.get("rounds", 1)
+    timing = ("the memory generate timed" if config["repeats"] == 0 else
+              f"median of {config['repeats']} timed generate(s) after {config['warmup']} warmup")
+    timing += f", {rounds} interleaved rounds pooled (median)" if rounds > 1 else ", one round"
+    return (f"{config['dtype']} on {config['device']}, **{report.threads_of(rows)} thread(s)**; {timing}; "
             f"torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
             f"{env['date']}; load average at start {env.get('load_average')}.\n\n"
             "Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in sizes) +
@@ -140,26 +128,19 @@ def header(config: dict, rows: List[dict], env: dict) -> str:
 def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
     workloads, lines = {row["workload"] for row in rows}, []
     if "sentences" in workloads:
-        lines.append(
-            f"- sentences: the first {config['sentences']} pairs of the Bible test set (`data_prep/bible_es_en`), "
-            f"source = Spanish words + eos, output = English words + eos of the batch's longest (eos kept out "
-            f"until then), sorted by length, batches of {config['sentence_batch']}, left-padded; random "
-            "weights and symbols (speed only).")
+        lines.append(f"- sentences: the first {config['sentences']} pairs of the Bible test set (Spanish words + eos "
+                     f"in, the batch's longest English sentence + eos out), sorted by length, batches of "
+                     f"{config['sentence_batch']}, left-padded; random weights and symbols.")
     if "long" in workloads:
-        lines.append(f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each (then eos), "
-                     "greedy.")
-    lines += [
-        "- tokens/s: tokens of the best hypotheses (eos included) / the whole generate (encoder, decoder, "
-        "beam search); x softmax, x RFA: tokens/s over the reference's in the same case (above 1 is faster).",
-        f"- peak MiB: peak memory increase during the first, untimed generate in a fresh process "
-        f"(probe: {', '.join(memory_probes) or '-'}); load: the 1-minute load average at the case's start "
-        "and end (the machine is shared: other work inflates times).",
-    ]
+        lines.append(f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each, greedy.")
+    lines += ["- tokens/s: tokens of the best hypotheses / the whole generate; x softmax, x RFA: tokens/s over the "
+              "reference's in the same case.",
+              f"- peak MiB: peak memory increase during the first, untimed generate in a fresh process (probe: "
+              f"{', '.join(memory_probes) or '-'}); load: the 1-minute load average at the case's start and end."]
     return lines + report.method_notes(METHOD_NOTES, config["methods"])
 
 
 def profiles(rows: List[dict]) -> List[str]:
-    """The cProfile top entries of the profiled cases."""
     lines = []
     for row in rows:
         top = (row.get("info") or {}).get("profile")
@@ -170,8 +151,7 @@ def profiles(rows: List[dict]) -> List[str]:
 
 
 def check_targets(rows: List[dict]) -> List[dict]:
-    """The issue's targets (informational): ABC vs softmax at sentence length (beam 5) and at
-    N=1024, ABC vs RFA wherever both ran."""
+    """ABC vs softmax at sentence length (beam 5) and at N=1024, ABC vs RFA wherever both ran."""
     keyed = {(row["method"], row["case"]): row for row in rows}
     targets = []
     for case in dict.fromkeys(row["case"] for row in rows):

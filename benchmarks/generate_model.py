@@ -26,8 +26,7 @@ PROFILE_ENTRIES = 25
 
 
 def bible_lengths(count: Optional[int], directory: Path = BIBLE) -> List[Tuple[int, int]]:
-    """(source, target) lengths in tokens (words + eos) of the first ``count`` test sentences
-    (None: all of them)."""
+    """(source, target) tokens (words + eos) of the first ``count`` test sentences (None: all)."""
     source = (directory / "test.es").read_text(encoding="utf-8").splitlines()
     target = (directory / "test.en").read_text(encoding="utf-8").splitlines()
     pairs = [(len(es.split()) + 1, len(en.split()) + 1) for es, en in zip(source, target) if es.strip() and en.strip()]
@@ -37,7 +36,6 @@ def bible_lengths(count: Optional[int], directory: Path = BIBLE) -> List[Tuple[i
 
 
 def sentence_batches(pairs: List[Tuple[int, int]], batch: int) -> List[List[Tuple[int, int]]]:
-    """Sorted by source length (then target), cut into batches of ``batch`` sentences."""
     ordered = sorted(pairs)
     return [ordered[i:i + batch] for i in range(0, len(ordered), batch)]
 
@@ -56,8 +54,7 @@ def random_sources(lengths: List[int], dictionary, generator, device):
 
 
 def workload(params: dict, dictionary, device) -> List[Tuple[dict, int]]:
-    """[(sample for SequenceGenerator.generate, tokens generated before eos)], one per batch:
-    the batch's longest English sentence in words (its tokens less eos), or N for long outputs."""
+    """[(sample, tokens to generate before eos: the batch's longest English sentence, or N)]."""
     import torch
 
     generator = torch.Generator().manual_seed(params.get("seed", 0))
@@ -73,25 +70,8 @@ def workload(params: dict, dictionary, device) -> List[Tuple[dict, int]]:
     return batches
 
 
-def make_generators(model, dictionary, beam: int, batches):
-    """One fairseq SequenceGenerator per batch: ``steps`` tokens, then eos (forced there)."""
-    from fairseq.sequence_generator import SequenceGenerator
-
-    return [(SequenceGenerator([model], dictionary, beam_size=beam, max_len_a=0, max_len_b=steps,
-                               min_len=steps), sample) for sample, steps in batches]
-
-
-def translate(model, generators) -> int:
-    """Generate every batch; returns the tokens of the best hypotheses (eos included)."""
-    tokens = 0
-    for generator, sample in generators:
-        for hypos in generator.generate([model], sample):
-            tokens += int(hypos[0]["tokens"].numel())
-    return tokens
-
-
 def profile_top(run, entries: int = PROFILE_ENTRIES) -> List[str]:
-    """The ``entries`` functions with the most own time in one call of ``run`` (cProfile)."""
+    """The ``entries`` functions with the most own time in one call of ``run``."""
     profiler = cProfile.Profile()
     profiler.runcall(run)
     text = io.StringIO()
@@ -103,23 +83,27 @@ def profile_top(run, entries: int = PROFILE_ENTRIES) -> List[str]:
 
 
 def build_case(params: dict, device) -> Case:
-    """The worker's entry point: model and batches ready; ``run`` translates them all."""
+    """The worker's entry point: model and batches ready; ``run`` translates them all, one fairseq
+    SequenceGenerator per batch (its tokens, then eos)."""
     import torch
+    from fairseq.sequence_generator import SequenceGenerator
 
     dictionary = synthetic_dictionary(params["vocab"])
     batches = workload(params, dictionary, device)
     longest = max(max(int(s["net_input"]["src_lengths"].max()), steps) for s, steps in batches)
     model = build_model(dict(params, length=longest + 2), dictionary)
     model = model.to(device=device, dtype=DTYPES[params["dtype"]])
-    generators = make_generators(model, dictionary, params["beam"], batches)
+    generators = [(SequenceGenerator([model], dictionary, beam_size=params["beam"], max_len_a=0, max_len_b=steps,
+                                     min_len=steps), sample) for sample, steps in batches]
     info = {"batches": len(batches), "sentences": sum(int(s["net_input"]["src_lengths"].numel()) for s, _ in batches),
             "source_tokens": sum(int(s["net_input"]["src_lengths"].sum()) for s, _ in batches),
             "parameters": sum(p.numel() for p in model.parameters()),
             "load_average_start": list(os.getloadavg())}
 
     def run() -> None:
-        with torch.no_grad():  # as fairseq-generate
-            info["tokens"] = translate(model, generators)
+        with torch.no_grad():  # as fairseq-generate; the best hypotheses' tokens, eos included
+            info["tokens"] = sum(int(hypos[0]["tokens"].numel()) for generator, sample in generators
+                                 for hypos in generator.generate([model], sample))
         info["load_average_end"] = list(os.getloadavg())
 
     if params.get("profile"):  # untimed, after ``prime`` made the lazy imports and thread pools

@@ -1,11 +1,8 @@
-"""The one path of every suite (``run_suite``): flags validated, one fresh worker process per case
-with progress lines, a JSON record rewritten after each case (partial results survive an
-interrupted run), then the printed report, the Markdown copy and the plot.
-
-With ``--rounds`` R > 1 every case runs once per round, round after round, and its timed calls are
-pooled: on shared machines whose speed drifts by 10-30% over minutes, a case timed in one stretch
-can land in a fast or a slow phase, while interleaved rounds expose every case to the same drift,
-which is what ratios between cases need."""
+"""The one path of every suite (``run_suite``): flags checked, one fresh worker process per case
+with progress lines, the JSON record rewritten after each case (an interrupted run keeps its
+results), then the report, its Markdown copy and the plot. ``--rounds`` R > 1 runs every case once
+per round, round after round, and pools its timed calls: on a machine whose speed drifts, every
+case then sees the same drift, which is what ratios between cases need."""
 
 import argparse
 import json
@@ -16,13 +13,10 @@ import sys
 from typing import List, Optional
 
 from . import cli, report
+from ._worker import run_worker
 from .environment import environment_info
-from .plot import save_plot
 from .probes import MIB
-from .runner import run_worker
 from .suite import Measurement, Row, Suite
-
-PROG = "python -m benchmarks"
 
 
 def progress(text: str) -> None:
@@ -30,20 +24,16 @@ def progress(text: str) -> None:
 
 
 def worker_spec(args: argparse.Namespace, item: Measurement) -> dict:
-    """The worker's spec: the case's builder and params plus the flags every suite shares."""
-    return {
-        "builder": item.builder, "params": item.params,
-        "device": args.device, "threads": args.threads, "seed": args.seed,
-        "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
-        "cpu_memory_probe": args.cpu_memory_probe,
-        "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None,
-    }
+    """The case's builder and params plus the flags every suite shares."""
+    return {"builder": item.builder, "params": item.params, "device": args.device, "threads": args.threads,
+            "seed": args.seed, "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
+            "cpu_memory_probe": args.cpu_memory_probe,
+            "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None}
 
 
 def pool_rounds(earlier: Optional[dict], later: dict) -> dict:
-    """One case's worker results over rounds: the timed calls of every round that measured,
-    everything else (memory, info) from the first. A round that fails is counted, not pooled; a
-    case that failed in its first round stays failed."""
+    """One case's results over rounds: the timed calls of every round that measured, the rest from
+    the first; a failed round is counted, not pooled; a case failed in its first round stays failed."""
     if earlier is None:
         return {**later, "rounds": 1}
     if earlier.get("status") != "ok":
@@ -54,7 +44,7 @@ def pool_rounds(earlier: Optional[dict], later: dict) -> dict:
 
 
 def make_row(suite: Suite, item: Measurement, result: dict) -> Row:
-    """A JSON/table row: the case's fields, the worker's result, ``peak_mib`` and the suite's numbers."""
+    """The case's fields, the worker's result, ``peak_mib`` and the suite's numbers."""
     row = {**item.fields, **result}
     if "peak_bytes" in result:
         row["peak_mib"] = result["peak_bytes"] / MIB
@@ -69,10 +59,8 @@ class _ZeroIfMissing(dict):
 
 
 def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
-    """Run every case in its own worker, ``--rounds`` times over (see the module notes), filling
-    ``record["results"]`` and rewriting ``<out-dir>/<suite>.json`` after each case."""
-    items = suite.measurements(args)
-    rows: List[Row] = record["results"]
+    """Every case in its own worker, ``--rounds`` times over, rewriting the JSON after each."""
+    items, rows = suite.measurements(args), record["results"]
     pooled: List[Optional[dict]] = [None] * len(items)
     rounds, total = getattr(args, "rounds", 1), len(items)
     for r in range(rounds):
@@ -83,9 +71,8 @@ def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
             progress(f"{tag} {item.label} ...")
             result = run_worker(worker_spec(args, item), call_seconds=args.max_seconds * 1.5 + 30)
             pooled[i] = pool_rounds(pooled[i], result)
-            row = make_row(suite, item, pooled[i])
-            rows[i:i + 1] = [row]
-            done = (suite.progress.format_map(_ZeroIfMissing(row)) if result.get("status") == "ok"
+            rows[i:i + 1] = [make_row(suite, item, pooled[i])]
+            done = (suite.progress.format_map(_ZeroIfMissing(rows[i])) if result.get("status") == "ok"
                     else f"{result.get('status')}: {report.one_line(result.get('message'), 200)}")
             progress(f"{tag} {item.label}: {done}")
             write_json(os.path.join(args.out_dir, f"{suite.name}.json"), record)
@@ -99,10 +86,9 @@ def prepare(suite: Suite, args: argparse.Namespace) -> None:
 
 
 def run_suite(suite: Suite, args: argparse.Namespace) -> int:
-    """Validate the flags, measure every case in its own worker, print the report and write
-    ``<suite>.json``, ``<suite>.md`` and (unless --no-plot) ``<suite>.png``."""
+    """Check the flags, measure, print the report, write ``<suite>.json``, ``.md`` and ``.png``."""
     prepare(suite, args)
-    env = environment_info(PROG, args.argv, args.device)
+    env = environment_info("python -m benchmarks", args.argv, args.device)
     config = {k: v for k, v in vars(args).items() if not k.startswith("_") and k != "argv"}
     record = {"benchmark": suite.name, "complete": False, "config": config, "environment": env, "results": []}
     measure(suite, args, record)
@@ -122,7 +108,7 @@ def run_suite(suite: Suite, args: argparse.Namespace) -> int:
     drawn = [row for row in rows if suite.plot and suite.plot.select(row)]
     if drawn and not args.no_plot:
         try:
-            save_plot(png_path, suite.plot, drawn, config)
+            report.save_plot(png_path, suite.plot, drawn, config)
             written.append(png_path)
         except ImportError as exc:
             progress(f"warning: no plot written, matplotlib is not importable: {exc}")
@@ -131,18 +117,16 @@ def run_suite(suite: Suite, args: argparse.Namespace) -> int:
 
 
 def _finite(value):
-    """JSON has no NaN/inf: turn them into None, recursively."""
+    """JSON has no NaN/inf: None instead, recursively."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
+    return [_finite(v) for v in value] if isinstance(value, (list, tuple)) else value
 
 
 def write_json(path: str, data) -> None:
-    """Write ``data`` as indented JSON, atomically (a crash never leaves half a file)."""
+    """``data`` as indented JSON, atomically (a crash never leaves half a file)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}"
     try:

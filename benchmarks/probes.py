@@ -1,15 +1,9 @@
 """Probes of one call: its wall time (``timed_call``, ``time_calls``) and its peak memory, the
 increase over a baseline taken just before it (``peak_probe``; each case runs in a fresh process).
-
-CPU probes (``--cpu-memory-probe``): ``hwm`` resets the kernel's resident high-water mark VmHWM via
-``/proc/self/clear_refs`` and reads it after the work (exact: the kernel updates the mark before it
-frees pages; ``auto`` uses it where the reset works); ``sampler`` polls ``/proc/self/statm`` every
-millisecond (may miss shorter spikes); ``maxrss`` compares ``getrusage`` peaks (a lifetime peak:
-under-reports after a higher earlier one); ``tensors`` replays the allocation and free events of
-``torch.profiler(profile_memory=True)``, the peak of bytes held in tensors like CUDA's
-``max_memory_allocated``: deterministic, where the resident-set probes vary by 10-20% between runs
-with memory held outside tensors, so it is the probe to compare models whose peaks are close.
-CUDA: ``max_memory_allocated`` after ``reset_peak_memory_stats``, minus what was allocated at start."""
+CPU (``--cpu-memory-probe``): ``hwm`` (the kernel's VmHWM, reset via ``/proc/self/clear_refs``),
+``sampler`` (``/proc/self/statm`` every millisecond), ``maxrss`` (``getrusage``), ``tensors`` (bytes
+in tensors, replayed from ``torch.profiler``; deterministic); CUDA: ``max_memory_allocated``. How each
+works and which to use: docs/benchmarks.md."""
 
 import os
 import re
@@ -35,7 +29,7 @@ def _status_bytes(field: str) -> Optional[int]:
 
 
 def current_rss_bytes() -> Optional[int]:
-    """Resident set size now, from ``/proc/self/statm``; None where that file does not exist."""
+    """Resident set size now, from ``/proc/self/statm``; None where it cannot be read."""
     try:
         with open("/proc/self/statm") as handle:
             return int(handle.read().split()[1]) * _PAGE_SIZE
@@ -44,8 +38,8 @@ def current_rss_bytes() -> Optional[int]:
 
 
 def release_free_heap() -> None:
-    """``malloc_trim(0)`` where the C library is glibc: freed heap pages go back to the OS, so memory
-    freed while creating inputs does not hide the work's own needs from a CPU baseline."""
+    """``malloc_trim(0)`` on glibc: heap freed while making the inputs goes back to the OS before a
+    CPU baseline, where it would hide the work's own needs."""
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -78,24 +72,25 @@ class CpuPeakProbe:
         self.method, self.sample_seconds, self.baseline_bytes = method, sample_seconds, 0
         self._peak, self._stop, self._thread = 0, threading.Event(), None
 
+    def _read(self) -> Optional[int]:
+        if self.method == "hwm":
+            return _status_bytes("VmHWM")
+        return current_rss_bytes() if self.method == "sampler" else _maxrss_bytes()
+
     def start(self) -> None:
-        """Resolve ``auto``, take the baseline and begin watching."""
+        """Resolve ``auto`` (hwm where it can be reset, else sampler or maxrss), take the baseline."""
         if self.method in ("auto", "hwm") and _reset_hwm():
             self.method = "hwm"
         elif self.method == "hwm":
             raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
         elif self.method == "auto":
             self.method = "sampler" if current_rss_bytes() is not None else "maxrss"
-        if self.method == "hwm":
-            self.baseline_bytes = _status_bytes("VmHWM")
-        elif self.method == "sampler":
-            if current_rss_bytes() is None:
-                raise RuntimeError("--cpu-memory-probe sampler: /proc/self/statm is not readable here")
-            self.baseline_bytes = self._peak = current_rss_bytes()
+        if self.method == "sampler" and current_rss_bytes() is None:
+            raise RuntimeError("--cpu-memory-probe sampler: /proc/self/statm is not readable here")
+        self.baseline_bytes = self._peak = self._read()
+        if self.method == "sampler":
             self._thread = threading.Thread(target=self._sample, name="rss-sampler", daemon=True)
             self._thread.start()
-        else:
-            self.baseline_bytes = _maxrss_bytes()
 
     def _sample(self) -> None:
         while not self._stop.is_set():
@@ -103,16 +98,11 @@ class CpuPeakProbe:
             self._stop.wait(self.sample_seconds)
 
     def stop(self) -> int:
-        """Stop watching; return the peak increase over the baseline in bytes (>= 0)."""
-        if self.method == "hwm":
-            peak = _status_bytes("VmHWM")
-        elif self.method == "sampler":
+        """Stop watching; the peak increase over the baseline in bytes (>= 0)."""
+        if self._thread is not None:
             self._stop.set()
             self._thread.join()
-            peak = max(self._peak, current_rss_bytes() or 0)
-        else:
-            peak = _maxrss_bytes()
-        return max(0, peak - self.baseline_bytes)
+        return max(0, max(self._peak, self._read() or 0) - self.baseline_bytes)
 
 
 class CudaPeakProbe:
@@ -124,17 +114,17 @@ class CudaPeakProbe:
         self.device, self.baseline_bytes = device, 0
 
     def start(self) -> None:
-        import torch
+        from torch import cuda
 
-        torch.cuda.synchronize(self.device)
-        torch.cuda.reset_peak_memory_stats(self.device)
-        self.baseline_bytes = torch.cuda.memory_allocated(self.device)
+        cuda.synchronize(self.device)
+        cuda.reset_peak_memory_stats(self.device)
+        self.baseline_bytes = cuda.memory_allocated(self.device)
 
     def stop(self) -> int:
-        import torch
+        from torch import cuda
 
-        torch.cuda.synchronize(self.device)
-        return max(0, torch.cuda.max_memory_allocated(self.device) - self.baseline_bytes)
+        cuda.synchronize(self.device)
+        return max(0, cuda.max_memory_allocated(self.device) - self.baseline_bytes)
 
 
 class TensorPeakProbe:
@@ -181,8 +171,7 @@ class CallTooSlow(Exception):
 
 
 def timed_call(fn: Callable[[], None], synchronize: Callable[[], None], max_seconds: Optional[float]) -> float:
-    """Run ``fn`` once and return its wall time in seconds, ``synchronize`` run before and after
-    (a no-op on CPU, ``torch.cuda.synchronize`` on CUDA). Raises ``CallTooSlow`` past ``max_seconds``."""
+    """``fn``'s wall time in seconds, ``synchronize`` run before and after; ``CallTooSlow`` past ``max_seconds``."""
     synchronize()
     start = time.perf_counter()
     fn()
@@ -195,9 +184,8 @@ def timed_call(fn: Callable[[], None], synchronize: Callable[[], None], max_seco
 
 def time_calls(fn: Callable[[], None], repeats: int, warmup: int, synchronize: Callable[[], None],
                max_seconds: Optional[float], on_call: Callable[[str, float], None]) -> List[float]:
-    """Run ``warmup`` untimed then ``repeats`` timed calls of ``fn``; return the timed seconds.
-    ``on_call(phase, seconds)`` hears of every call ("warmup" or "repeat"), e.g. to report progress
-    to a watchdog; every call, warmup included, must finish within ``max_seconds``."""
+    """``warmup`` untimed then ``repeats`` timed calls of ``fn``, each within ``max_seconds``; returns
+    the timed seconds. ``on_call(phase, seconds)`` hears of every call ("warmup" or "repeat")."""
     for _ in range(warmup):
         on_call("warmup", timed_call(fn, synchronize, max_seconds))
     times = []

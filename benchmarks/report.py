@@ -1,25 +1,21 @@
-"""The Markdown report of any suite, from its declared columns, header, notes and targets: number
-cells, the table, notes for the cases that did not measure, ratios against a reference method.
+"""The Markdown report and the PNG of any suite, from its declared columns, header, notes, targets
+and ``Plot``. A target is ``{"name", "status", "detail"[, "value"]}``: PASS or FAIL when checked,
+SKIP when a (method, N) it needs was not measured or its reference failed; the method under test
+failing (error, timeout, out of memory) is a FAIL."""
 
-A target is a dict ``{"name", "status", "detail"[, "value"]}``: PASS or FAIL when it could be
-checked, SKIP when a (method, N) it needs was not measured or the reference failed; the method
-under test failing (error, timeout, out of memory) is a FAIL."""
-
+import logging
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .suite import Column, Row, Suite
+from .suite import Column, Plot, Row, Suite
 
 
-def num(value, spec: str, suffix: str = "") -> str:
-    """``value`` formatted with ``spec``, or ``-`` when there is none."""
-    return "-" if value is None else f"{value:{spec}}{suffix}"
+def num(value, spec: str) -> str:
+    return "-" if value is None else f"{value:{spec}}"
 
 
 def ratio(value) -> str:
-    """Ratios keep two significant digits when small (0.0031x), two decimals otherwise."""
-    if value is None:
-        return "-"
-    return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
+    """Two significant digits when small (0.0031x), two decimals otherwise."""
+    return "-" if value is None else (f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x")
 
 
 def cell(column: Column, row: Row) -> str:
@@ -30,7 +26,7 @@ def cell(column: Column, row: Row) -> str:
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
-    """A GitHub-flavoured Markdown table with padded columns; ``right[i]`` right-aligns column i."""
+    """A Markdown table with padded columns; ``right[i]`` right-aligns column i."""
     cells = [list(headers)] + [list(row) for row in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
 
@@ -42,32 +38,24 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right:
 
 
 def one_line(text, limit: int = 300) -> str:
-    """A worker's message on one line, cut at ``limit`` characters."""
     return " ".join(str(text or "").split())[:limit]
 
 
-def failure_notes(rows: Sequence[Row], group: str = "N") -> Tuple[Dict[int, int], List[str]]:
-    """Number each distinct (method, status, message) of the rows that did not measure; returns
-    row index -> note number and the note lines (``- [k] method N=...: status: message``)."""
+def table(suite: Suite, rows: Sequence[Row]) -> Tuple[str, List[str]]:
+    """The suite's table, a failed case showing ``status [k]`` in its status column, and the notes
+    ``- [k] method N=...: status: message``, one per distinct (method, status, message)."""
     numbers: Dict[tuple, int] = {}
     groups: Dict[tuple, list] = {}
-    of_row: Dict[int, int] = {}
+    note_of: Dict[int, int] = {}
     for i, row in enumerate(rows):
         if row.get("status") != "ok":
             key = (row["method"], row.get("status"), one_line(row.get("message")))
-            of_row[i] = numbers.setdefault(key, len(numbers) + 1)
-            groups.setdefault(key, []).append(str(row[group]))
-    lines = [f"- [{number}] {key[0]} N={', '.join(groups[key])}: {key[1]}: {key[2]}" for key, number in numbers.items()]
-    return of_row, lines
-
-
-def table(suite: Suite, rows: Sequence[Row]) -> Tuple[str, List[str]]:
-    """The suite's table (a failed case shows ``status [k]`` in its status column) and failure notes."""
-    note_of, failures = failure_notes(rows, suite.group)
+            note_of[i] = numbers.setdefault(key, len(numbers) + 1)
+            groups.setdefault(key, []).append(str(row[suite.group]))
+    failures = [f"- [{k}] {key[0]} N={', '.join(groups[key])}: {key[1]}: {key[2]}" for key, k in numbers.items()]
     body = [[f"{row.get('status')} [{note_of[i]}]" if column.status and i in note_of else cell(column, row)
              for column in suite.columns] for i, row in enumerate(rows)]
-    text = markdown_table([c.header for c in suite.columns], body, [c.right for c in suite.columns])
-    return text, failures
+    return markdown_table([c.header for c in suite.columns], body, [c.right for c in suite.columns]), failures
 
 
 def render(suite: Suite, rows: List[Row], env: dict, config: dict, memory_probes: List[str],
@@ -81,39 +69,34 @@ def render(suite: Suite, rows: List[Row], env: dict, config: dict, memory_probes
 
 
 def threads_of(rows: Sequence[Row]) -> str:
-    """The intra-op thread counts the workers ran with."""
     return ", ".join(map(str, sorted({row["threads"] for row in rows if row.get("threads")}))) or "-"
 
 
 def timing(config: dict, call: str = "") -> str:
-    """How the report's times were taken: 'median of R [calls ]after W warmup[, rounds]'."""
+    """How the times were taken: 'median of R[ calls] after W warmup[, rounds]'."""
     rounds = config.get("rounds", 1)
     pooled = f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
     return f"median of {config['repeats']}{call} after {config['warmup']} warmup{pooled}"
 
 
 def machine_note(config: dict, rows: Sequence[Row], env: dict, how: str) -> str:
-    """The header's tail: dtype and device, how times were taken, threads, torch and CPU."""
     return (f"{config['dtype']} on {config['device']}; {how}; threads {threads_of(rows)}; torch {env['torch']}; "
             f"CPU {env['cpu_model']}.")
 
 
-def peak_note(baseline: str, call: str, memory_probes: Sequence[str], tail: str = "") -> str:
-    """The notes' line on what peak MiB means."""
+def peak_note(baseline: str, call: str, memory_probes: Sequence[str]) -> str:
     return (f"- peak MiB: peak memory increase over the baseline ({baseline}) during the first, untimed {call}, "
-            f"in a fresh process (probe: {', '.join(memory_probes) or '-'}){tail}.")
+            f"in a fresh process (probe: {', '.join(memory_probes) or '-'}).")
 
 
 def method_notes(notes: Dict[str, str], methods) -> List[str]:
-    """``- method: note`` for each of ``methods`` (once, in order) that has a note."""
     return [f"- {m}: {notes[m]}" for m in dict.fromkeys(methods) if m in notes]
 
 
 def add_relative(rows: List[Row], reference, pairs: Sequence[Tuple[str, str, bool]], group: str = "N") -> None:
-    """For each (key, name, inverse) in ``pairs``, set ``row[name]`` to the row's ``key`` relative
-    to the reference's row of the same ``group`` value (``reference``: a method, or row -> method,
-    None for none): reference / row when ``inverse`` (a speed ratio from times: above 1 is faster),
-    row / reference otherwise; None where either number is missing or the divisor is 0."""
+    """Set each row's ``name`` for (key, name, inverse) in ``pairs`` to its ``key`` relative to the
+    reference's row (``reference``: a method, or row -> method) of the same ``group``: reference / row
+    when ``inverse`` (a speed from times), else row / reference; None where a number is missing or 0."""
     for row in rows:
         name = reference(row) if callable(reference) else reference
         ref = next((r for r in rows if r["method"] == name and r[group] == row[group]), {})
@@ -123,17 +106,13 @@ def add_relative(rows: List[Row], reference, pairs: Sequence[Tuple[str, str, boo
 
 
 def measured(row: Optional[Row], key: str) -> bool:
-    """The row exists, measured, and has ``key``."""
     return bool(row) and row.get("status") == "ok" and row.get(key) is not None
 
 
 def compare(name: str, subject: Optional[Row], reference: Optional[Row], key: str, bound: float,
             faster: bool, labels: Tuple[str, str]) -> dict:
-    """Target: ``subject``'s ``key`` against ``reference``'s.
-
-    faster=True:  reference / subject >= bound (``key`` a time, the subject at least bound x faster).
-    faster=False: subject / reference <= bound (``key`` a size, the subject at most bound x as big).
-    ``labels``: (subject, reference) as the detail names them, e.g. ("abc at N=512", "sdpa")."""
+    """Target: ``faster``: reference / subject >= bound (``key`` a time); else subject / reference
+    <= bound (``key`` a size). ``labels``: how the detail names (subject, reference)."""
     who, against = labels
     if subject is None or reference is None:
         return {"name": name, "status": "SKIP", "detail": f"needs {who} and {against} measured"}
@@ -156,3 +135,71 @@ def compare(name: str, subject: Optional[Row], reference: Optional[Row], key: st
 def verdict(name: str, value: float, bound: float, detail: str) -> dict:
     """A target whose ``value`` must be at most ``bound``."""
     return {"name": name, "status": "PASS" if value <= bound else "FAIL", "value": value, "detail": detail}
+
+
+def save_plot(path: str, plot: Plot, rows: List[Row], config: dict) -> None:
+    """The panels of ``plot`` side by side in a 120 dpi PNG (matplotlib, Agg); ImportError without it."""
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)  # keep its font search out of fairseq's log
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(plot.panels), figsize=(6 * len(plot.panels), 4.5), squeeze=False)
+    for ax, panel in zip(axes[0], plot.panels):
+        (_lines if plot.kind == "lines" else _bars)(ax, plot, rows, panel.key)
+        ax.set_title(panel.title)
+        ax.set_ylabel(panel.ylabel)
+    fig.suptitle(plot.title(config))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _lines(ax, plot: Plot, rows: List[Row], key: str) -> None:
+    """``key`` against N, a line per label, measured points only; log2 x labelled with N, log y."""
+    from matplotlib.ticker import LogFormatter
+
+    lines = {}
+    for row in rows:
+        if row.get("status") == "ok" and row.get(key):  # a log axis has no place for 0
+            lines.setdefault(plot.label(row), []).append((row["N"], row[key]))
+    for label, points in lines.items():
+        ax.plot(*zip(*sorted(points)), marker="o", label=label)
+    ticks = sorted({x for points in lines.values() for x, _ in points})
+    ax.set_xscale("log", base=2)
+    if ticks:
+        ax.set_xticks(ticks)
+        ax.set_xticklabels([f"{x:g}" for x in ticks])
+        ax.minorticks_off()
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False))
+    ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
+    ax.set_xlabel(plot.xlabel)
+    ax.grid(True, which="both", alpha=0.3)
+    if lines:
+        ax.legend()
+
+
+def _bars(ax, plot: Plot, rows: List[Row], key: str) -> None:
+    """A group per ``plot.group``, its rows' ``key`` side by side (0 if not measured), heights written."""
+    members = {}
+    for row in rows:
+        members.setdefault(plot.group(row), []).append(row)
+    labels = list(dict.fromkeys(plot.label(row) for row in rows))
+    width, legend = 0.8 / max(map(len, members.values())), set()
+    for i, group in enumerate(members.values()):
+        for slot, row in enumerate(group):
+            label = plot.label(row)
+            (bar,) = ax.bar([i + (slot - (len(group) - 1) / 2) * width], [row.get(key) or 0.0], width,
+                            color=f"C{labels.index(label)}", label="_" if label in legend else label)
+            legend.add(label)
+            ax.annotate(f"{bar.get_height():.4g}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        ha="center", va="bottom", fontsize=7)
+    tilt = max(map(len, members)) > 10  # long case names would overlap
+    ax.set_xticks(range(len(members)))
+    ax.set_xticklabels(list(members), rotation=20 if tilt else 0, ha="right" if tilt else "center", fontsize=8)
+    if plot.baseline is not None:
+        ax.axhline(plot.baseline, color="black", linewidth=0.8)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)

@@ -1,6 +1,5 @@
-"""How a suite is declared: a ``Suite`` holds its flags, its cases and, as data, what its report
-is made of (columns, ratios to a reference, notes, targets, plot). ``harness.run_suite`` is the one
-path that turns any ``Suite`` into worker runs, a JSON record, a Markdown report and a PNG."""
+"""How a suite is declared: a ``Suite`` holds its flags, its cases and, as data, its report
+(columns, ratios to a reference, notes, targets, plot); ``harness.run_suite`` runs any ``Suite``."""
 
 import argparse
 from typing import Any, Callable, List, NamedTuple, Optional, Sequence, Tuple, Union
@@ -9,8 +8,8 @@ Row = dict  # one case: its fields, the worker's result and the numbers derived 
 
 
 class Measurement(NamedTuple):
-    """One worker run: ``label`` for progress lines, the worker ``builder`` (``module:function``)
-    and its ``params``, and the ``fields`` that identify the case in its row (method, N, ...)."""
+    """One worker run: progress ``label``, worker ``builder`` (``module:function``) and its
+    ``params``, and the ``fields`` that identify the case in its row (method, N, ...)."""
 
     label: str
     builder: str
@@ -19,9 +18,8 @@ class Measurement(NamedTuple):
 
 
 class Column(NamedTuple):
-    """A table column: ``value`` is a row key or a function of the row; ``spec`` a format spec,
-    ``"x"`` for a ratio (``1.23x``) or ``""`` for the value as text; ``status``: the column where a
-    case that did not measure shows ``status [note]``."""
+    """A table column: ``value`` a row key or a function of the row; ``spec`` a format spec, ``"x"``
+    for a ratio or ``""`` for text; ``status``: the column where a failed case shows ``status [k]``."""
 
     header: str
     value: Union[str, Callable[[Row], Any]]
@@ -31,17 +29,14 @@ class Column(NamedTuple):
 
 
 class Panel(NamedTuple):
-    """One subplot: ``key`` of the rows against N (lines) or per group (bars)."""
-
     title: str
     ylabel: str
-    key: str
+    key: str  # the rows' value drawn
 
 
 class Plot(NamedTuple):
-    """The PNG: ``kind`` ``"lines"`` (``key`` against N on log2 axes, one line per ``label(row)``)
-    or ``"bars"`` (one group of bars per ``group(row)``, one bar per ``label(row)``); ``select``
-    picks the rows drawn (none selected: no PNG); ``baseline``: a horizontal line at that value."""
+    """The PNG: ``"lines"`` (``key`` against N on log axes, a line per ``label``) or ``"bars"`` (a
+    group per ``group``, a bar per ``label``) of the rows ``select`` keeps; ``baseline``: a line."""
 
     kind: str
     panels: Sequence[Panel]
@@ -59,10 +54,8 @@ Relative = Tuple[Union[str, Callable[[Row], Optional[str]]], Sequence[Tuple[str,
 
 class Suite(NamedTuple):
     """A subcommand. ``derive(row, seconds)`` adds the suite's numbers to a row (``seconds``: the
-    median timed call, None when the case did not measure); ``progress`` formats a measured row for
-    the progress line (``str.format_map``, missing keys read as 0); ``header(config, rows, env)`` is
-    the paragraph under the title, ``notes(config, rows, memory_probes)`` the note lines;
-    ``targets(rows, config)`` the informational checks; ``appendix(rows)`` lines after them."""
+    median timed call, None if the case did not measure); ``progress`` formats a measured row
+    (missing keys read as 0); ``header``, ``notes``, ``targets`` and ``appendix`` make the report."""
 
     name: str
     description: str
@@ -72,9 +65,9 @@ class Suite(NamedTuple):
     derive: Callable[[Row, Optional[float]], None]
     progress: str
     title: Callable[[dict], str]
-    header: Callable[[dict, List[Row], dict], str]
+    header: Callable[[dict, List[Row], dict], str]  # (config, rows, environment)
     columns: Sequence[Column]
-    notes: Callable[[dict, List[Row], List[str]], List[str]]
+    notes: Callable[[dict, List[Row], List[str]], List[str]]  # (config, rows, memory probes)
     targets: Callable[[List[Row], dict], List[dict]]
     plot: Optional[Plot] = None
     relative: Sequence[Relative] = ()

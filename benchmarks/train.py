@@ -14,17 +14,9 @@ from .suite import Column, Measurement, Panel, Plot, Suite
 DESCRIPTION = """\
 Whole-model training throughput through fairseq's trainer: ABC vs softmax LM and MT models.
 
-Trains each case for a few updates with fairseq.trainer.Trainer on random tokens (a synthetic
-dictionary: nothing is downloaded), each in a fresh process: abc_lm_wiki103 vs
-transformer_lm_wiki103 on --lm-length token samples, abc_transformer_wmt_en_de vs
-transformer_wmt_en_de on --mt-length token sentence pairs, --tokens-per-batch (or --batch sequences)
-per update for both.
-Model, criterion and optimizer (Adam) are built from fairseq's own training flags, --fp16 on CUDA
-by default. Reports target tokens per second, peak memory increase of the first update and ABC
-relative to its softmax pair. The size flags (--layers, --embed-dim, --heads, --ffn-dim, --vocab)
-and --lm-args / --mt-args (more fairseq flags, e.g. smaller adaptive cutoffs) shrink the models for
-CPU runs. Prints a Markdown table and PASS/FAIL targets (informational: the exit code is 0 unless
-the benchmark itself crashes) and writes train.json, train.md and train.png to --out-dir."""
+Trains each case for a few updates with fairseq.trainer.Trainer on random tokens (model, criterion
+and Adam from fairseq's own training flags; --fp16 on CUDA by default), each in a fresh process;
+the size flags and --lm-args / --mt-args shrink the models for CPU runs. Details: docs/benchmarks.md."""
 # Case -> (kind, the softmax case it is compared with, or None for a reference).
 CASES = {
     "abc_lm_wiki103": ("lm", "transformer_lm_wiki103"),
@@ -38,34 +30,24 @@ DEFAULT_TOKENS_PER_BATCH = 4096  # fairseq's WikiText-103 and WMT recipes' --max
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES), metavar="CASE",
-                        help=f"architectures to train, from: {', '.join(CASES)}")
-    parser.add_argument("--tokens-per-batch", type=cli.positive_int, default=DEFAULT_TOKENS_PER_BATCH,
-                        help="target tokens per update, divided into sequences of each case's length (rounded "
-                             "down, at least one): 8 x 512 LM samples, 64 x 64 MT pairs by default; the same "
-                             "batch for ABC and its softmax pair")
-    parser.add_argument("--batch", type=cli.positive_int, default=None,
-                        help="instead of --tokens-per-batch: sequences (LM samples, MT sentence pairs) per update")
-    parser.add_argument("--lm-length", type=cli.positive_int, default=512, help="tokens per LM sample")
-    parser.add_argument("--mt-length", type=cli.positive_int, default=64,
-                        help="source and target tokens per MT sentence pair (</s> included)")
-    parser.add_argument("--vocab", type=cli.positive_int, default=None,
-                        help=f"dictionary size (default: {DEFAULT_VOCAB['lm']} for the LMs, WikiText-103's, "
-                             f"{DEFAULT_VOCAB['mt']} for MT); the LMs' adaptive cutoffs (20000,60000) need more "
-                             "symbols than their last cutoff, so a small --vocab needs --model-args cutoffs")
-    for flag, what in (("--layers", "architecture's layers (MT: encoder and decoder each)"),
-                       ("--embed-dim", "model dimension"), ("--heads", "attention heads"),
-                       ("--ffn-dim", "FFN hidden size")):
-        parser.add_argument(flag, type=cli.positive_int, default=None, help=f"override the {what}")
-    parser.add_argument("--lm-args", default="",
-                        help="more fairseq-train flags for the LM cases, one shell-quoted string, e.g. "
-                             "'--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40' with a small --vocab")
-    parser.add_argument("--mt-args", default="",
-                        help="more fairseq-train flags for the MT cases, one shell-quoted string")
+    cli.add_flags(parser, ("--cases", None, list(CASES), f"architectures to train, from: {', '.join(CASES)}",
+                           {"nargs": "+", "choices": list(CASES), "metavar": "CASE"}),
+                  ("--tokens-per-batch", cli.positive_int, DEFAULT_TOKENS_PER_BATCH, "target tokens per update, in "
+                   "sequences of each case's length (at least one); the same batch for ABC and its softmax pair"),
+                  ("--batch", cli.positive_int, None, "instead of --tokens-per-batch: sequences per update"),
+                  ("--lm-length", cli.positive_int, 512, "tokens per LM sample"),
+                  ("--mt-length", cli.positive_int, 64, "source and target tokens per MT sentence pair (</s> in)"),
+                  ("--vocab", cli.positive_int, None, f"dictionary size (default: {DEFAULT_VOCAB['lm']} for the LMs, "
+                   f"{DEFAULT_VOCAB['mt']} for MT); a small one needs smaller LM cutoffs in --lm-args"),
+                  *((flag, cli.positive_int, None, f"override the {what}") for flag, what in (
+                      ("--layers", "architecture's layers (MT: encoder and decoder each)"),
+                      ("--embed-dim", "model dimension"), ("--heads", "attention heads"), ("--ffn-dim", "FFN size"))),
+                  ("--lm-args", None, "", "more fairseq-train flags for the LM cases, one shell-quoted string"),
+                  ("--mt-args", None, "", "more fairseq-train flags for the MT cases, one shell-quoted string"))
     cli.add_run_flags(parser, "update", repeats=10, warmup=3, max_seconds=600.0, repeats_flag="--updates",
                       dtypes=("float32", "float16"), dtype_default=None,
-                      dtype_help="training precision: float16 = fairseq's --fp16 (fairseq 0.12's --bf16 means TPU, "
-                                 "so bfloat16 is not offered; default: float16 on cuda, float32 on cpu)")
+                      dtype_help="float16 = fairseq's --fp16 (its --bf16 means TPU; default: float16 on cuda, else "
+                                 "float32)")
     parser.add_argument("--fp16", dest="dtype", action="store_const", const="float16",
                         help="the same as --dtype float16")
     cli.add_output_flags(parser, "train", cpu_memory_probe="tensors")
@@ -87,13 +69,6 @@ def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
             parser.error(f"--{flag.replace('_', '-')} {getattr(args, flag)!r}: {exc}")
 
 
-def shape_of(args: argparse.Namespace, kind: str):
-    """(sequences per update, tokens per sequence) of a case kind."""
-    length = args.lm_length if kind == "lm" else args.mt_length
-    batch = args.batch if args.batch else max(1, args.tokens_per_batch // length)
-    return batch, length
-
-
 MODEL_KEYS = ("layers", "embed_dim", "heads", "ffn_dim", "dtype", "seed")
 
 
@@ -102,11 +77,11 @@ def measurements(args: argparse.Namespace) -> List[Measurement]:
     items = []
     for case in args.cases:
         kind = CASES[case][0]
-        batch, length = shape_of(args, kind)
+        length = args.lm_length if kind == "lm" else args.mt_length
+        batch = args.batch or max(1, args.tokens_per_batch // length)
         params = {key: getattr(args, key) for key in MODEL_KEYS}
         params.update(arch=case, kind=kind, batch=batch, length=length, vocab=args.vocab or DEFAULT_VOCAB[kind],
                       model_args=getattr(args, f"{kind}_args"))
-        # ``N`` is the sequence length, for the failure notes.
         items.append(Measurement(f"{case} batch={batch} x {length}", f"{__package__}.train_model:build_case", params,
                                  {"method": case, "kind": kind, "N": length, "batch": batch}))
     return items
@@ -118,14 +93,10 @@ def derive(row: dict, seconds: Optional[float]) -> None:
 
 
 def check_targets(rows: Dict[str, dict]) -> List[dict]:
-    """Per pair: ABC's training throughput at least 0.85x softmax's (rows by case; informational)."""
-    targets = []
-    for case, (_, reference) in CASES.items():
-        if reference is not None:
-            targets.append(compare(f"{case} trains at >= {TARGET_SPEED}x {reference}'s throughput",
-                                   rows.get(case), rows.get(reference), "update_s", TARGET_SPEED, True,
-                                   (case, reference)))
-    return targets
+    """Per pair: ABC's training throughput at least 0.85x softmax's (rows by case)."""
+    return [compare(f"{case} trains at >= {TARGET_SPEED}x {reference}'s throughput", rows.get(case),
+                    rows.get(reference), "update_s", TARGET_SPEED, True, (case, reference))
+            for case, (_, reference) in CASES.items() if reference is not None]
 
 
 def attention_cell(row: dict) -> str:
@@ -137,7 +108,6 @@ def attention_cell(row: dict) -> str:
 
 
 def loss_cell(row: dict) -> str:
-    """The logged training loss of the first and the last update."""
     losses = (row.get("info") or {}).get("losses") or []
     return f"{losses[0]:.2f} -> {losses[-1]:.2f}" if losses else "-"
 
@@ -154,16 +124,12 @@ def header(config: dict, rows: List[dict], env: dict) -> str:
 
 def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
     return [
-        "- One update = `fairseq.trainer.Trainer.train_step([sample])` with the model, criterion and Adam "
-        "built by fairseq's training parser (`--fp16` for half precision): forward, backward, "
-        "loss scaling and the optimizer step. Random tokens, no padding.",
-        "- tokens/s = target tokens per update / median update time; speed vs softmax = ABC's tokens/s / "
-        "its softmax pair's (above 1 is faster); memory vs softmax = ABC's peak / softmax's (below 1 is smaller).",
+        "- One update = `fairseq.trainer.Trainer.train_step([sample])`: forward, backward, loss scaling, Adam step; "
+        "random tokens, no padding. speed / memory vs softmax: ABC's tokens/s / its pair's, ABC's peak / its pair's.",
         report.peak_note("model on the device", "update, optimizer state included", memory_probes),
-        f"- default vocabulary: {DEFAULT_VOCAB['lm']} for the LMs (WikiText-103), {DEFAULT_VOCAB['mt']} for MT "
-        "(a joined BPE); loss: fairseq's logged training loss (base 2) of the first and last update.",
-        f"- The {TARGET_SPEED}x target is for a GPU with `--fp16` at the architectures' own sizes; on a CPU or "
-        "with smaller models it says nothing about the paper's claim.",
+        f"- default vocabulary: {DEFAULT_VOCAB['lm']} (LMs), {DEFAULT_VOCAB['mt']} (MT); loss: fairseq's logged "
+        f"training loss (base 2), first and last update. The {TARGET_SPEED}x target is for a GPU with `--fp16` at "
+        "the architectures' own sizes.",
     ]
 
 
@@ -178,7 +144,7 @@ SUITE = Suite(
              Column("speed vs softmax", "speed_vs_softmax", "x"), Column("peak MiB", "peak_mib", ".1f"),
              Column("memory vs softmax", "memory_vs_softmax", "x"), Column("loss first -> last", loss_cell)),
     notes=notes, targets=lambda rows, config: check_targets({row["method"]: row for row in rows}),
-    # ABC rows against their softmax pair (same N: an LM or MT pair shares its length); the pairs have none.
+    # ABC rows against their softmax pair (same N); the softmax rows have none.
     relative=[(lambda row: CASES[row["method"]][1], (("tokens_per_s", "speed_vs_softmax", False),
                                                      ("peak_mib", "memory_vs_softmax", False)))],
     plot=Plot("bars", (Panel("", "training tokens / s (higher is faster)", "tokens_per_s"),

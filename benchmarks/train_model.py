@@ -28,8 +28,7 @@ SIZE_FLAGS = {
 
 
 def fairseq_argv(params: dict, on_cuda: bool) -> List[str]:
-    """The ``fairseq-train`` command line of the case (the data directory is a placeholder the
-    synthetic task never reads)."""
+    """The case's ``fairseq-train`` command line (the synthetic task never reads its data folder)."""
     kind = params["kind"]
     argv = ["<synthetic>", "--arch", params["arch"], "--seed", str(params.get("seed", 1))]
     argv += LM_FLAGS + ["--tokens-per-sample", str(params["length"])] if kind == "lm" else MT_FLAGS
@@ -44,7 +43,7 @@ def fairseq_argv(params: dict, on_cuda: bool) -> List[str]:
 
 
 def build_task(cfg, params: dict):
-    """The fairseq task of ``cfg`` around a synthetic dictionary of ``params['vocab']`` symbols."""
+    """The task of ``cfg`` around a synthetic dictionary of ``params['vocab']`` symbols."""
     from fairseq.tasks.language_modeling import LanguageModelingTask
     from fairseq.tasks.translation import TranslationTask
 
@@ -55,8 +54,7 @@ def build_task(cfg, params: dict):
 
 
 def synthetic_sample(params: dict, dictionary, generator) -> dict:
-    """One batch in fairseq's collated form (see the module docstring); tensors on the CPU (the
-    trainer moves them, as it does with real batches)."""
+    """One batch in fairseq's collated form, on the CPU (the trainer moves it, as real batches)."""
     import torch
 
     B, N = params["batch"], params["length"]
@@ -78,17 +76,12 @@ def synthetic_sample(params: dict, dictionary, generator) -> dict:
 
 def attention_modules(model) -> List[str]:
     """Each distinct attention module of the model as ``Class(extra_repr)``: what was trained."""
-    names = set()
-    for name, module in model.named_modules():
-        if name.endswith(("self_attn", "encoder_attn")):
-            extra = module.extra_repr()
-            names.add(type(module).__name__ + (f"({extra})" if extra else ""))
-    return sorted(names)
+    return sorted({type(module).__name__ + (f"({module.extra_repr()})" if module.extra_repr() else "")
+                   for name, module in model.named_modules() if name.endswith(("self_attn", "encoder_attn"))})
 
 
 def build_case(params: dict, device) -> Case:
-    """The worker's entry point: trainer, model, optimizer and two synthetic batches ready;
-    ``run`` is one update (``train_step``), alternating between the batches."""
+    """The worker's entry point: trainer and two synthetic batches ready; ``run`` is one update."""
     import torch
     from fairseq import options
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf

@@ -5,8 +5,7 @@ import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
 from benchmarks.__main__ import build_parser
-from benchmarks.encode import check_length_targets, check_targets
-from benchmarks.encode_model import build_model
+from benchmarks.encode import build_model, check_length_targets, check_targets
 
 LENGTH, BATCH = 24, 2
 TINY = ["--length", str(LENGTH), "--batch", str(BATCH), "--memories", "64", "--vocab", "64", "--layers", "1",
