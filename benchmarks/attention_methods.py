@@ -18,6 +18,9 @@ METHOD_NOTES = {
     "abc-torch": "abc_fairseq.ops.causal_abc(backend='torch'): the PyTorch path, same shapes as abc.",
     "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d] (flash kernel on CUDA in bf16/fp16).",
     "fla-abc": "flash-linear-attention's chunk_abc (optional fla-core, CUDA only) on q, k, v, s [B,N,H,*].",
+    "gsa-torch": "abc_fairseq.strategies gsa with backend='torch' (the PyTorch chunked op), as the gsa method.",
+    "fla-gsa": "flash-linear-attention's chunk_gsa (optional fla-core, CUDA only) on q, k, v [B,N,H,d] and "
+               "gates from slot logits [B,N,H,n] (g = logsigmoid / 8, s = 1 - exp(g)), vs the gsa method.",
     "fairseq-mha": "fairseq MultiheadAttention, float -inf causal mask, with its 4 projections (vs abc-module).",
     "abc-module": "abc_fairseq ABCMultiheadAttention(causal=True) with its 4 projections and W_phi (vs fairseq-mha).",
 }
@@ -56,21 +59,42 @@ def _abc(backend: str, params: dict, device) -> Case:
                   "backend": kwargs.get("backend", "none (causal_abc takes no backend argument)")}, params, device)
 
 
+def _fla_op(method: str, module: str, name: str, device):
+    """fla's ``module.name``, or CaseUnavailable off CUDA or where fla-core does not import."""
+    if device.type != "cuda":
+        raise CaseUnavailable(f"{method} runs on CUDA only (flash-linear-attention's Triton kernels)")
+    try:
+        return getattr(__import__(f"fla.ops.{module}", fromlist=[name]), name)
+    except Exception as exc:  # optional: never a dependency of this project
+        raise CaseUnavailable(f"{method}: flash-linear-attention (the fla-core package) is not importable: "
+                              f"{type(exc).__name__}: {exc}") from exc
+
+
 def _fla_abc(params: dict, device) -> Case:
     """fla's ``chunk_abc`` on q, k, v [B, N, H, d] and slot logits s [B, N, H, n]."""
-    if device.type != "cuda":
-        raise CaseUnavailable("fla-abc runs on CUDA only (flash-linear-attention's Triton kernels)")
-    try:
-        from fla.ops.abc import chunk_abc
-    except Exception as exc:  # optional: never a dependency of this project
-        raise CaseUnavailable(f"fla-abc: flash-linear-attention (the fla-core package) is not importable: "
-                              f"{type(exc).__name__}: {exc}") from exc
+    chunk_abc = _fla_op("fla-abc", "abc", "chunk_abc", device)
     B, H, N, d, n = _dims(params)
     q, k, v = (_randn((B, N, H, d), params, device) for _ in range(3))
     slots = _randn((B, N, H, n), params, device)
     kwargs = {"head_first": False} if "head_first" in inspect.signature(chunk_abc).parameters else {}
     return _case(lambda: chunk_abc(q, k, v, slots, **kwargs)[0], (B, N, H, d), (q, k, v, slots),
                  {"shapes": {"q,k,v": [B, N, H, d], "s": [B, N, H, n]}, "kwargs": kwargs}, params, device)
+
+
+def _fla_gsa(params: dict, device) -> Case:
+    """fla's ``chunk_gsa`` on q, k, v [B, N, H, d] with log gates g = logsigmoid(x) / 8 and write
+    weights s = 1 - exp(g) from slot logits x [B, N, H, n] (what the gsa strategy computes)."""
+    chunk_gsa = _fla_op("fla-gsa", "gsa", "chunk_gsa", device)
+    B, H, N, d, n = _dims(params)
+    q, k, v = (_randn((B, N, H, d), params, device) for _ in range(3))
+    slots = _randn((B, N, H, n), params, device)
+
+    def attend() -> torch.Tensor:
+        g = torch.nn.functional.logsigmoid(slots.float()) / 8.0
+        return chunk_gsa(q, k, v, (-torch.expm1(g)).to(q.dtype), g.to(q.dtype))[0]
+
+    return _case(attend, (B, N, H, d), (q, k, v, slots), {"shapes": {"q,k,v": [B, N, H, d], "x": [B, N, H, n]}},
+                 params, device)
 
 
 def _sdpa(params: dict, device) -> Case:
@@ -128,7 +152,7 @@ def _abc_module(params: dict, device) -> Case:
                  params, device)
 
 
-def _strategy_case(name: str, params: dict, device) -> Case:
+def _strategy_case(name: str, params: dict, device, backend: str = "auto") -> Case:
     """A strategy's causal parallel form on q, k, v [B, H, N, d] and control input x [B, N, H*d] with
     its (and its tied) parameters, memory n; Linformer's N_max = N. No projections, like ``abc``."""
     from abc_fairseq.strategies import StrategyOptions, get_strategy
@@ -137,7 +161,7 @@ def _strategy_case(name: str, params: dict, device) -> Case:
     options = StrategyOptions(linformer_max_positions=N)
     cls = get_strategy(name)
     shared = cls.build_shared(H * d, H, n, options)
-    strategy = cls(H, d, n, "causal", shared=shared, options=options)
+    strategy = cls(H, d, n, "causal", shared=shared, options=options, backend=backend)
     modules = [strategy] + ([shared] if shared is not None else [])
     for module in modules:
         module.to(device=device, dtype=DTYPES[params["dtype"]]).train()
@@ -167,6 +191,8 @@ METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
     "abc-torch": functools.partial(_abc, "torch"),
     "sdpa": _sdpa,
     "fla-abc": _fla_abc,
+    "fla-gsa": _fla_gsa,
+    "gsa-torch": functools.partial(_strategy_case, "gsa", backend="torch"),
     "fairseq-mha": _fairseq_mha,
     "abc-module": _abc_module,
     **{name: functools.partial(_strategy_case, name) for name in _causal_strategies()},

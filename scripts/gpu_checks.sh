@@ -16,6 +16,7 @@
 #   tests       pytest tests/gpu (xdist workers when pytest-xdist is installed) -> tests.log
 #   attention   causal attention fwd+bwd, fp16 and bf16: abc, abc-torch, sdpa -> attention_<dtype>/ (the
 #               self-check times fla's chunk_abc: its autotuning would rerun in every fresh case process)
+#   gsa         causal gated slot attention fwd+bwd, bf16: gsa (ABC's kernels), gsa-torch, fla-gsa -> gsa/
 #   decode      greedy decoding, WMT-base sizes, fp16: softmax, abc, rfa, t2r -> decode/
 #   encode      RoBERTa-base encoder forward, fp16: softmax, linformer, abc -> encode/
 #   generate    fairseq's SequenceGenerator on Bible sentences and long outputs, fp16 -> generate/
@@ -32,7 +33,7 @@ SCRIPT_NAME=gpu_checks
 . "$repo/scripts/lib/common.sh"
 answer_help "$@"
 
-ALL_STEPS=(selfcheck tests attention decode encode generate)
+ALL_STEPS=(selfcheck tests attention gsa decode encode generate)
 out="" limit=300 steps=()
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -93,6 +94,8 @@ for step in "${steps[@]}"; do
                 run_step "attention_$dtype" "${bench[@]}" attention --device cuda --dtype "$dtype" \
                     --methods abc abc-torch sdpa --repeats 10 --warmup 3 --out-dir "$out/attention_$dtype"
             done ;;
+        gsa) run_step gsa "${bench[@]}" attention --device cuda --dtype bfloat16 --methods gsa gsa-torch fla-gsa \
+                --lengths 512 2048 8192 --repeats 5 --warmup 2 --out-dir "$out/gsa" ;;
         decode) run_step decode "${bench[@]}" decode --device cuda --dtype float16 --methods softmax abc rfa t2r \
                     --lengths 512 1024 2048 --batch 16 --sample-steps 64 --sample-windows 2 --repeats 0 \
                     --out-dir "$out/decode" ;;
