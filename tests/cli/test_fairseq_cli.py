@@ -1,7 +1,8 @@
 """fairseq's command-line tools with ``--user-dir abc_fairseq`` on tiny data made here (CPU only).
 
-Covers: preprocess -> train abc_lm -> eval-lm (with and without --context-window) -> generate
-and interactive from the checkpoint; two-process training under torchrun (gloo) and resuming
+Covers: preprocess -> train abc_lm -> eval-lm (with and without --context-window, and
+tools.context_window reproducing its perplexities) -> generate and interactive from the
+checkpoint; two-process training under torchrun (gloo) and resuming
 it; and loading a translation checkpoint in fairseq-generate under torch's weights-only loader.
 """
 
@@ -89,6 +90,23 @@ def test_eval_lm_with_and_without_context_window(lm_data, lm_checkpoint):
     # After 4 updates the model is near-uniform over ~44 symbols (log2 44 = 5.5 bits).
     assert 3.0 < plain < 9.0 and 3.0 < windowed < 9.0
     assert plain != windowed  # the context window changes what each token sees
+
+
+def test_context_window_tool_reproduces_eval_lm(lm_data, lm_checkpoint):
+    """tools.context_window scores tokens as fairseq-eval-lm does: the same perplexities."""
+    common = [lm_data / "bin", "--user-dir", "abc_fairseq", "--path", lm_checkpoint, "--cpu",
+              "--tokens-per-sample", "32", "--max-tokens", "512"]
+    expected = {c: re.search(r"Perplexity: ([\d.]+)", fairseq("eval_lm", *common, "--context-window", c))
+                for c in (0, 8, 16)}
+    expected = {c: float(match.group(1)) for c, match in expected.items()}
+    log = run_module("tools.context_window", "--path", lm_checkpoint, "--data", lm_data / "bin",
+                     "--tokens-per-sample", "32", "--contexts", "8", "16", "--block", "8")
+    table = log.split("The change at")[0]  # the first table: context C, perplexity, ...
+    got = {int(c): float(ppl) for c, ppl in re.findall(r"^\| (\d+) \| ([\d.]+) \|", table, re.M)}
+    assert got.keys() == expected.keys(), log[-2000:]
+    for c, ppl in expected.items():
+        assert abs(got[c] - ppl) <= 0.011, (c, got[c], ppl)
+    assert "| c \\ o | 0 | 8 | 16 | 24 |" in log  # the grid: contexts and position shifts 0..24
 
 
 def test_generate_continues_test_prefixes(lm_data, lm_checkpoint):
