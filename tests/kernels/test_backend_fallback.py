@@ -13,9 +13,11 @@ import warnings
 
 import pytest
 import torch
+from gsa_helpers import problem
 from ops_helpers import random_inputs
 
 from abc_fairseq.ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
+from abc_fairseq.ops.gated import causal_gsa
 
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
@@ -60,6 +62,18 @@ def _causal(backend):
     return lambda q, k, v, l: causal_abc(q, k, v, l, chunk_size=16, backend=backend)
 
 
+def _gated(backend):
+    return lambda q, k, v, g: causal_gsa(q, k, v, g, chunk_size=16, backend=backend)
+
+
+def _gated_inputs(seed):
+    """q, k, v and the strategy's usual log gates, logsigmoid(x) / 8: a failing backward leaves the
+    kernels' forward in place, within 1e-6 of the PyTorch path's only for gates of that size."""
+    q, k, v, _ = problem(2, 2, 40, 8, 6, seed=seed, dtype=torch.float32)
+    x = torch.randn(2, 2, 40, 6, generator=torch.Generator().manual_seed(seed))
+    return q, k, v, torch.nn.functional.logsigmoid(x) / 8.0
+
+
 def _memory(backend):
     return lambda k, v, l: abc_memory(k, v, l, backend=backend)
 
@@ -74,6 +88,10 @@ CASES = {
                            lambda: random_inputs(2, 2, 40, 8, 6, seed=1, dtype=torch.float32)),
     "causal_abc backward": ("causal_function", "rows_kernel", _causal,
                             lambda: random_inputs(2, 2, 40, 8, 6, seed=2, dtype=torch.float32)),
+    "causal_gsa forward": ("causal_function", "output_kernel", _gated,
+                           lambda: _gated_inputs(1)),
+    "causal_gsa backward": ("causal_function", "rows_kernel", _gated,
+                            lambda: _gated_inputs(2)),
     "abc_memory forward": ("bidirectional", "memory_write_fwd", _memory,
                            lambda: random_inputs(2, 2, 20, 8, 6, seed=3, dtype=torch.float32)[1:]),
     "abc_memory backward": ("bidirectional", "memory_write_bwd", _memory,
