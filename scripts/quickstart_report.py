@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.environment import environment_info  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = {"softmax": "transformer_lm (softmax)", "abc": "abc_lm_small (ABC)", "gsa": "abc_lm_small (GSA)"}
 MARK = "gsa_quickstart_report"  # the name it had when docs/gsa was written: its files stay its own
 
@@ -40,6 +41,12 @@ def _read(path):
 def _last(pattern, text, cast=str):
     found = re.findall(pattern, text)
     return cast(found[-1].replace(",", "")) if found else None
+
+
+def _repo_relative(arg):
+    """An absolute path inside the repository as a path relative to its root (the saved results
+    name no machine's folders); any other argument unchanged."""
+    return os.path.relpath(arg, ROOT) if os.path.isabs(arg) and arg.startswith(ROOT + os.sep) else arg
 
 
 def model_row(run_dir, name):
@@ -59,14 +66,13 @@ def model_row(run_dir, name):
         "eval_tokens_per_s": _last(r"\(([\d.]+) tokens/s\)", test, float),
         "train_seconds": int(seconds) if seconds.isdigit() else None,
         "budget": _read(os.path.join(folder, "done")).strip() or None,
-        "train_args": _read(os.path.join(folder, "train_args.txt")).split(),
+        "train_args": [_repo_relative(a) for a in _read(os.path.join(folder, "train_args.txt")).split()],
     }
 
 
 def _commit():
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return None

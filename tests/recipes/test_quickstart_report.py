@@ -26,7 +26,7 @@ def fake_run(root: Path, names=("gsa", "abc", "softmax")):
         (folder / "train.log").write_text(TRAIN)
         (folder / "train_seconds").write_text(f"{100 + i}\n")
         (folder / "done").write_text("max_update=60 max_epoch=0\n")
-        (folder / "train_args.txt").write_text("--arch\nabc_lm_small\n")
+        (folder / "train_args.txt").write_text(f"{REPO / 'data-bin' / 'corpus'}\n--arch\nabc_lm_small\n")
         for split, ppl in (("valid", 70.5), ("test", 60.25 + i), ("test_ctx", 61.0)):
             (folder / f"eval_{split}.log").write_text(
                 f"| Evaluated 29,000 tokens in 3.2s (9062.50 tokens/s)\n| Loss (base 2): 5.9, Perplexity: {ppl}\n")
@@ -61,6 +61,7 @@ def test_reads_the_logs_and_keeps_foreign_files(tmp_path):
     gsa = rows["abc_lm_small (GSA)"]
     assert (gsa["params"], gsa["updates"], gsa["test_ppl"], gsa["train_tokens_per_s"]) == (4900000, 60, 60.25, 1234.5)
     assert (gsa["eval_tokens_per_s"], gsa["train_seconds"]) == (9062.5, 100)
+    assert gsa["train_args"] == ["data-bin/corpus", "--arch", "abc_lm_small"]  # no machine's folders
     assert rows["transformer_lm (softmax)"]["test_ppl"] == 62.25
     assert record["threads"] == 2 and record["environment"]["torch"]
     assert (out / "results.png").stat().st_size > 0 and "| abc_lm_small (GSA) |" in (out / "results.md").read_text()
