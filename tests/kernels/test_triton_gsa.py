@@ -132,3 +132,19 @@ def test_auto_on_cpu_runs_the_pytorch_path_and_fp64_never_reaches_the_kernels():
     expected = reference_causal_gsa(q, k, v, g)
     for backend in ("auto", "triton"):  # fp64: the kernels do not take it, both fall back
         assert_rows_close(causal_gsa(q, k, v, g, backend=backend), expected, 1e-12)
+
+
+@pytest.mark.parametrize("regime", ["mixed", "near_one"])
+def test_equals_flash_linear_attention_naive_recurrence(regime):
+    """The kernels against fla's own ``naive_recurrent_gsa`` ([B, T, H, *], s = 1 - a, g = log a),
+    outputs and final memories, with a state carried in."""
+    naive = pytest.importorskip("fla.ops.gsa.naive", reason="fla-core (requirements.txt) is not installed")
+    q, k, v, g = problem(1, 2, 29, 16, 8, regime, dv=16, seed=8, dtype=torch.float32)
+    _, state = _triton(*(t[:, :, :5] for t in (q, k, v, g)), return_state=True)
+    ours, final = _triton(q, k, v, g, initial_state=state, return_state=True)
+    bthd = [t.transpose(1, 2).contiguous() for t in (q, k, v, -torch.expm1(g), g)]
+    fla_state = (state.key_memory.transpose(-1, -2).contiguous(), state.value_memory)
+    theirs, (hk, hv) = naive.naive_recurrent_gsa(*bthd, initial_state=fla_state, output_final_state=True)
+    assert_rows_close(ours, theirs.transpose(1, 2), 1e-5)
+    torch.testing.assert_close(final.key_memory, hk.transpose(-1, -2), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(final.value_memory, hv, rtol=1e-5, atol=1e-6)
