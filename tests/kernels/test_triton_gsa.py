@@ -1,5 +1,6 @@
 """Causal GSA on the ABC Triton kernels (``ops/triton/causal_gated.py``) under Triton's interpreter
-(CPU tensors), against the fp64 naive recurrence written from the equations and the PyTorch path.
+(CPU tensors), against the fp64 naive recurrence written from the equations, the PyTorch path and
+flash-linear-attention's own naive recurrence.
 
 Gates cover the regimes of the op tests (``gsa_helpers``): mixed, within 1e-38 of 1, within the
 smallest normal fp32 of 0 (every chunk takes the kernels' steep, row-by-row path) and alternating.
