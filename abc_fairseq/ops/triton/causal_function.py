@@ -114,6 +114,22 @@ class TritonCausalABC(torch.autograd.Function):
         return (*grads, None, None, None, None, None, None, None)
 
 
+def flatten_heads(q, k, v, control, keep: Optional[torch.Tensor], memories: Optional[Tuple[torch.Tensor, ...]]):
+    """The kernels' layout: q, k, v, control [B, H, N, *] -> contiguous [B * H, N, *]; keep bool
+    [B, H, N, n] -> int8 [B * H, N, n] (or None); memories (key [B, H, n, d], value [B, H, n, dv])
+    -> the fp32 carry [B * H, n, d + dv], zeros when None."""
+    B, H, N, d = q.shape
+    n, dv, Z = control.shape[-1], v.shape[-1], B * H
+    flat = [x.reshape(Z, N, x.shape[-1]).contiguous() for x in (q, k, v, control)]
+    if keep is not None:
+        keep = keep.reshape(Z, N, n).to(torch.int8).contiguous()
+    if memories is None:
+        carry = q.new_zeros((Z, n, d + dv), dtype=torch.float32)
+    else:
+        carry = torch.cat([t.detach().float() for t in memories], dim=-1).reshape(Z, n, d + dv).contiguous()
+    return flat, keep, carry
+
+
 def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
                       initial_state: Optional[ABCState], return_state: bool,
                       keep: Optional[torch.Tensor], keep_scale: float, backend: str = "triton"
@@ -125,16 +141,11 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
     B, H, N, d = q.shape
     n, dv = phi_logits.shape[-1], v.shape[-1]
     Z = B * H
-    flat = [x.reshape(Z, N, x.shape[-1]).contiguous() for x in (q, k, v, phi_logits)]
-    if keep is not None:
-        keep = keep.reshape(Z, N, n).to(torch.int8).contiguous()
+    flat, keep, carry = flatten_heads(q, k, v, phi_logits, keep, None if initial_state is None else initial_state[:2])
     if initial_state is None:
-        carry = q.new_zeros((Z, n, d + dv), dtype=torch.float32)
         g_before = q.new_full((Z, n), float("-inf"), dtype=torch.float32)
     else:
-        key_memory, value_memory, g_before = (t.detach().float() for t in initial_state)
-        carry = torch.cat([key_memory, value_memory], dim=-1).reshape(Z, n, d + dv).contiguous()
-        g_before = g_before.reshape(Z, n).contiguous()
+        g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
     chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
     out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale),
                                                float(keep_scale), chunk, backend)

@@ -14,7 +14,7 @@ from typing import Optional, Tuple, Union
 import torch
 
 from ..gated.state import GSAState
-from .causal_function import backward_kernels, forward_kernels
+from .causal_function import backward_kernels, flatten_heads, forward_kernels
 from .causal_geometry import ChunkNormalisers, gated_normalisers
 from .dispatch import recompute_grads
 from .sizes import device_chunk
@@ -79,14 +79,7 @@ def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_stat
     recompute on the PyTorch path (``dispatch``)."""
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
-    Z = B * H
-    flat = [x.reshape(Z, N, x.shape[-1]).contiguous() for x in (q, k, v, log_gates)]
-    if keep is not None:
-        keep = keep.reshape(Z, N, n).to(torch.int8).contiguous()
-    if initial_state is None:
-        carry = q.new_zeros((Z, n, d + dv), dtype=torch.float32)
-    else:
-        carry = torch.cat([t.detach().float() for t in initial_state], dim=-1).reshape(Z, n, d + dv).contiguous()
+    flat, keep, carry = flatten_heads(q, k, v, log_gates, keep, initial_state)
     chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
     out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, backend)
     out = out.reshape(B, H, N, dv)
