@@ -1,4 +1,4 @@
-"""Random inputs and a log-space step-by-step oracle for the op tests."""
+"""Random inputs, a log-space step-by-step oracle and outputs with their gradients, for the op and kernel tests."""
 
 import torch
 
@@ -25,3 +25,11 @@ def step_by_step(q, k, v, logits, scale=None):
                                      state, scale=scale)
         outs.append(out)
     return torch.cat(outs, dim=2)
+
+
+def weighted_grads(fn, inputs, weight):
+    """fn on fresh leaf copies of ``inputs``: (output, gradients of sum(output * weight)), the
+    product taken in float64 so that every dtype is compared on the same loss."""
+    leaves = [x.detach().clone().requires_grad_() for x in inputs]
+    out = fn(*leaves)
+    return out.detach(), torch.autograd.grad((out.double() * weight).sum(), leaves)

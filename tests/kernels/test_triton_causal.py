@@ -14,7 +14,7 @@ import sys
 
 import pytest
 import torch
-from ops_helpers import random_inputs
+from ops_helpers import random_inputs, weighted_grads
 
 from abc_fairseq.ops import causal_abc, causal_abc_step, reference_causal_abc
 
@@ -32,19 +32,12 @@ def _triton(*inputs, **kwargs):
     return causal_abc(*inputs, backend="triton", chunk_size=16, **kwargs)
 
 
-def _with_grads(fn, inputs, weight):
-    leaves = [x.detach().clone().requires_grad_() for x in inputs]
-    out = fn(*leaves)
-    grads = torch.autograd.grad((out.double() * weight).sum(), leaves)
-    return out.detach(), grads
-
-
 def _check(inputs, dtype, out_atol, grad_tol, fn=_triton, reference=reference_causal_abc):
     """fn on ``inputs`` cast to dtype against ``reference`` on the same (rounded) values in float64."""
     cast = [x.to(dtype) for x in inputs]
     weight = torch.randn(inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
-    out, grads = _with_grads(fn, cast, weight)
-    ref, ref_grads = _with_grads(reference, [x.double() for x in cast], weight)
+    out, grads = weighted_grads(fn, cast, weight)
+    ref, ref_grads = weighted_grads(reference, [x.double() for x in cast], weight)
     assert out.dtype == dtype and all(g.dtype == dtype for g in grads)
     torch.testing.assert_close(out.double(), ref, rtol=0, atol=out_atol)
     for name, g, r in zip("qkvl", grads, ref_grads):

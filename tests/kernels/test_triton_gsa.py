@@ -12,6 +12,7 @@ import importlib.util
 import pytest
 import torch
 from gsa_helpers import GATE_REGIMES, assert_rows_close, problem
+from ops_helpers import weighted_grads
 
 from abc_fairseq.ops.gated import GSAState, causal_gsa, reference_causal_gsa
 
@@ -28,12 +29,6 @@ def _triton(*inputs, **kwargs):
     return causal_gsa(*inputs, backend="triton", chunk_size=16, **kwargs)
 
 
-def _grads(fn, inputs, weight):
-    leaves = [x.detach().clone().requires_grad_() for x in inputs]
-    out = fn(*leaves)
-    return out.detach(), torch.autograd.grad((out.double() * weight).sum(), leaves)
-
-
 def _check(inputs, dtype, out_tol, grad_tol):
     """The kernels on ``inputs`` cast to dtype against the fp64 reference on the same rounded values.
     Outputs: row-relative. Gradients: absolute, against the largest gradient of any input (the
@@ -42,8 +37,8 @@ def _check(inputs, dtype, out_tol, grad_tol):
     fp32's rounding of those terms, not a fraction of the tiny result."""
     cast = [x.to(dtype) for x in inputs]
     weight = torch.randn(inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
-    out, grads = _grads(_triton, cast, weight)
-    ref, ref_grads = _grads(reference_causal_gsa, [x.double() for x in cast], weight)
+    out, grads = weighted_grads(_triton, cast, weight)
+    ref, ref_grads = weighted_grads(reference_causal_gsa, [x.double() for x in cast], weight)
     assert out.dtype == dtype and all(g.dtype == dtype for g in grads)
     assert_rows_close(out.double(), ref, out_tol)
     scale = max(r.abs().max() for r in ref_grads)
@@ -119,10 +114,9 @@ def test_dropout_with_a_fixed_mask():
     q, k, v, g = problem(1, 2, 33, 16, 8, "mixed", seed=6)
     keep = torch.rand(1, 2, 33, 8, generator=torch.Generator().manual_seed(0)) >= 0.3
     weight = torch.randn(1, 2, 33, 16, dtype=torch.float64)
-    got, grads = _grads(lambda *x: _triton(*x, dropout_p=0.3, dropout_mask=keep), [t.float() for t in (q, k, v, g)],
-                        weight)
-    ref, ref_grads = _grads(lambda *x: reference_causal_gsa(*x, dropout_p=0.3, dropout_mask=keep), [q, k, v, g],
-                            weight)
+    dropped = dict(dropout_p=0.3, dropout_mask=keep)
+    got, grads = weighted_grads(lambda *x: _triton(*x, **dropped), [t.float() for t in (q, k, v, g)], weight)
+    ref, ref_grads = weighted_grads(lambda *x: reference_causal_gsa(*x, **dropped), [q, k, v, g], weight)
     assert_rows_close(got.double(), ref, 1e-5)
     for a, b in zip(grads, ref_grads):
         torch.testing.assert_close(a.double(), b, rtol=0, atol=1e-5 * max(r.abs().max() for r in ref_grads))
