@@ -1,7 +1,8 @@
 """Benchmarks for abc-fairseq, run as ``python -m benchmarks <suite>`` from the repository root (not
-part of the installed plugin). Harness: ``__main__`` (the command line), ``suite`` (how a suite is
-declared), ``harness`` (the one run path), ``_worker`` (one case in a fresh process), ``report``
-(Markdown, targets, PNG), ``cli`` (shared flags), ``probes`` (time, peak memory), ``environment``,
-``synthetic``. Suites, each a module whose ``SUITE`` declares it, the worker side in another:
-``attention`` (``attention_methods``), ``decode``, ``encode``, ``generate``, ``train`` (``*_model``);
-a new one is added to ``__main__.SUITES``. Methods, probes and results: docs/benchmarks.md."""
+part of the installed plugin). The harness: ``harness`` (what a suite declares and the one run
+path), ``worker`` (one case in a fresh process: timing and memory probes), ``report`` (Markdown,
+targets, PNG), ``flags`` (shared flags), ``fairseq_models`` (models built by fairseq's own parser),
+``environment``. Each suite is a module whose ``SUITE`` declares its flags, cases, worker side and
+report. Methods, probes and results: docs/benchmarks.md."""
+
+SUITES = ("attention", "decode", "encode", "generate", "train")

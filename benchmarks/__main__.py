@@ -1,14 +1,12 @@
-"""Entry point: ``python -m benchmarks <suite> [flags]``, one sub-parser per ``SUITES`` entry
-(a module of this package whose ``SUITE`` is a ``suite.Suite``)."""
+"""Entry point: ``python -m benchmarks <suite> [flags]``, one sub-parser per suite of ``SUITES``."""
 
 import argparse
 import importlib
 import sys
 from typing import List, Optional
 
+from . import SUITES
 from .harness import run_suite
-
-SUITES = ("attention", "decode", "encode", "generate", "train")
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):

@@ -1,153 +1,309 @@
-"""``attention`` suite: causal attention forward+backward at a fixed number of tokens per call over
-sequence lengths N; the methods are built in ``attention_methods``; the targets: issue 2's on CPU,
-issue 13's on CUDA."""
+"""``attention`` suite: causal attention forward + backward at a fixed number of tokens per call
+over sequence lengths N. Each method turns (batch B, length N, heads H, head_dim d, memory n,
+dtype) into a ``Case`` whose call is loss = sum(output * a fixed random tensor) and its gradients
+for every input and parameter; every causal strategy of ``abc_fairseq.strategies`` is a method too
+(run only when named). Targets: ABC against SDPA on CPU, against its PyTorch path, fla and flash
+SDPA on CUDA."""
 
 import argparse
-from typing import Dict, List, Tuple
+import functools
+import inspect
+from typing import Callable, Dict, List, Sequence
 
-from . import cli, report
-from .attention_methods import DEFAULT_METHODS, GPU_DEFAULT_METHODS, METHOD_NOTES, METHODS
-from .report import compare, measured
-from .suite import Column, Measurement, Panel, Plot, Suite
+import torch
 
-DESCRIPTION = """\
+from . import flags, report
+from .harness import Case, CaseUnavailable, Measurement, Suite
+from .report import Column, Panel, Plot, compare, measured
+
+DEFAULT_LENGTHS = [512, 1024, 2048, 4096, 8192]
+GPU_DEFAULT_LENGTHS = DEFAULT_LENGTHS + [16384]
+DEFAULT_METHODS = ("abc", "sdpa", "fairseq-mha", "abc-module")
+GPU_DEFAULT_METHODS = ("abc", "abc-torch", "sdpa", "fla-abc")
+METHOD_NOTES = {
+    "abc": "abc_fairseq.ops.causal_abc(backend='auto': Triton on CUDA) on q, k, v [B,H,N,d], phi_logits [B,H,N,n].",
+    "abc-torch": "abc_fairseq.ops.causal_abc(backend='torch'): the PyTorch path, same shapes as abc.",
+    "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d] (flash kernel on CUDA in bf16/fp16).",
+    "fla-abc": "flash-linear-attention's chunk_abc (optional fla-core, CUDA only) on q, k, v, s [B,N,H,*].",
+    "gsa-torch": "abc_fairseq.strategies gsa with backend='torch' (the PyTorch chunked op), as the gsa method.",
+    "fla-gsa": "flash-linear-attention's chunk_gsa (optional fla-core, CUDA only) on q, k, v [B,N,H,d] and "
+               "gates from slot logits [B,N,H,n] (g = logsigmoid / 8, s = 1 - exp(g)), vs the gsa method.",
+    "fairseq-mha": "fairseq MultiheadAttention, float -inf causal mask, with its 4 projections (vs abc-module).",
+    "abc-module": "abc_fairseq ABCMultiheadAttention(causal=True) with its 4 projections and W_phi (vs fairseq-mha).",
+}
+
+
+def _randn(shape: Sequence[int], params: dict, device, requires_grad: bool = True) -> torch.Tensor:
+    return torch.randn(*shape, device=device, dtype=flags.DTYPES[params["dtype"]]).requires_grad_(requires_grad)
+
+
+def _dims(params: dict):
+    return (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
+
+
+def _case(forward: Callable[[], torch.Tensor], output_shape, wrt, info: dict, params: dict, device) -> Case:
+    """One call: loss = sum(forward() * weight), gradients w.r.t. ``wrt``; weight drawn before the baseline."""
+    wrt, weight = tuple(wrt), _randn(output_shape, params, device, requires_grad=False)
+    return Case(lambda: torch.autograd.grad((forward() * weight).sum(), wrt), info)
+
+
+def _abc(backend: str, params: dict, device) -> Case:
+    """``causal_abc`` on q, k, v [B, H, N, d] and phi_logits [B, H, N, n]."""
+    from abc_fairseq.ops import causal_abc
+
+    B, H, N, d, n = _dims(params)
+    q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
+    phi_logits = _randn((B, H, N, n), params, device)
+    return _case(lambda: causal_abc(q, k, v, phi_logits, backend=backend), (B, H, N, d), (q, k, v, phi_logits),
+                 {"shapes": {"q,k,v": [B, H, N, d], "phi_logits": [B, H, N, n]}, "backend": backend}, params, device)
+
+
+def _fla_inputs(method: str, name: str, params: dict, device):
+    """fla's ``fla.ops.<name>.chunk_<name>`` and q, k, v [B, N, H, d], slot logits [B, N, H, n];
+    CaseUnavailable off CUDA or where fla-core does not import."""
+    if device.type != "cuda":
+        raise CaseUnavailable(f"{method} runs on CUDA only (flash-linear-attention's Triton kernels)")
+    try:
+        op = getattr(__import__(f"fla.ops.{name}", fromlist=[f"chunk_{name}"]), f"chunk_{name}")
+    except Exception as exc:  # optional: never a dependency of this project
+        raise CaseUnavailable(f"{method}: flash-linear-attention (the fla-core package) is not importable: "
+                              f"{type(exc).__name__}: {exc}") from exc
+    B, H, N, d, n = _dims(params)
+    q, k, v = (_randn((B, N, H, d), params, device) for _ in range(3))
+    return op, (B, N, H, d), q, k, v, _randn((B, N, H, n), params, device)
+
+
+def _fla_abc(params: dict, device) -> Case:
+    chunk_abc, shape, q, k, v, slots = _fla_inputs("fla-abc", "abc", params, device)
+    kwargs = {"head_first": False} if "head_first" in inspect.signature(chunk_abc).parameters else {}
+    return _case(lambda: chunk_abc(q, k, v, slots, **kwargs)[0], shape, (q, k, v, slots),
+                 {"shapes": {"q,k,v": list(shape), "s": list(slots.shape)}, "kwargs": kwargs}, params, device)
+
+
+def _fla_gsa(params: dict, device) -> Case:
+    """fla's ``chunk_gsa`` with log gates g = logsigmoid(x) / 8 and write weights s = 1 - exp(g)
+    from slot logits x (what the gsa strategy computes)."""
+    chunk_gsa, shape, q, k, v, slots = _fla_inputs("fla-gsa", "gsa", params, device)
+
+    def attend() -> torch.Tensor:
+        g = torch.nn.functional.logsigmoid(slots.float()) / 8.0
+        return chunk_gsa(q, k, v, (-torch.expm1(g)).to(q.dtype), g.to(q.dtype))[0]
+
+    return _case(attend, shape, (q, k, v, slots), {"shapes": {"q,k,v": list(shape), "x": list(slots.shape)}},
+                 params, device)
+
+
+def _sdpa(params: dict, device) -> Case:
+    """SDPA on q, k, v [B, H, N, d]; on CUDA in half precision the flash kernel only."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    B, H, N, d, _ = _dims(params)
+    q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
+    flash = device.type == "cuda" and params["dtype"] in ("bfloat16", "float16")
+
+    def attend() -> torch.Tensor:
+        if not flash:
+            return sdpa(q, k, v, is_causal=True)
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the backward follows the forward's kernel
+            return sdpa(q, k, v, is_causal=True)
+
+    return _case(attend, (B, H, N, d), (q, k, v), {"shapes": {"q,k,v": [B, H, N, d]}, "flash_only": flash},
+                 params, device)
+
+
+def _fairseq_mha(params: dict, device) -> Case:
+    """fairseq's ``MultiheadAttention`` on x [N, B, H*d] with the float -inf upper-triangle mask of
+    its decoder layers."""
+    from fairseq.modules import MultiheadAttention
+
+    B, H, N, d, _ = _dims(params)
+    dtype = flags.DTYPES[params["dtype"]]
+    module = MultiheadAttention(embed_dim=H * d, num_heads=H, self_attention=True).to(device, dtype).train()
+    x = _randn((N, B, H * d), params, device)
+    mask = torch.triu(torch.full((N, N), float("-inf"), device=device, dtype=dtype), diagonal=1)
+    return _case(lambda: module(x, x, x, attn_mask=mask, need_weights=False)[0], (N, B, H * d),
+                 (x, *module.parameters()), {"shapes": {"x": [N, B, H * d], "attn_mask": [N, N]}}, params, device)
+
+
+def _abc_module(params: dict, device) -> Case:
+    """``ABCMultiheadAttention(causal=True)`` with its W_phi on x [N, B, H*d], no mask (causal built in)."""
+    from abc_fairseq.modules import ABCMultiheadAttention
+    from abc_fairseq.strategies import ABCAttentionSpec
+
+    B, H, N, d, n = _dims(params)
+    spec = ABCAttentionSpec.create("abc", n, H * d, H)
+    module = ABCMultiheadAttention(H * d, H, self_attention=True, causal=True, spec=spec)
+    for part in (spec.shared, module):
+        part.to(device=device, dtype=flags.DTYPES[params["dtype"]]).train()
+    x = _randn((N, B, H * d), params, device)
+    return _case(lambda: module(x, x, x, need_weights=False)[0], (N, B, H * d),
+                 (x, *module.parameters(), *spec.shared.parameters()), {"shapes": {"x": [N, B, H * d]}},
+                 params, device)
+
+
+def _strategy(name: str, params: dict, device, backend: str = "auto") -> Case:
+    """A strategy's causal parallel form on q, k, v [B, H, N, d] and control input x [B, N, H*d] with
+    its (and its tied) parameters, no projections; Linformer's N_max = N."""
+    from abc_fairseq.strategies import StrategyOptions, get_strategy
+
+    B, H, N, d, n = _dims(params)
+    options, cls = StrategyOptions(linformer_max_positions=N), get_strategy(name)
+    shared = cls.build_shared(H * d, H, n, options)
+    strategy = cls(H, d, n, "causal", shared=shared, options=options, backend=backend)
+    modules = [strategy] + ([shared] if shared is not None else [])
+    for module in modules:
+        module.to(device=device, dtype=flags.DTYPES[params["dtype"]]).train()
+    q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
+    x = _randn((B, N, H * d), params, device)
+    inputs = [q, k, v, x] if cls.uses_control_input else [q, k, v]  # autograd.grad rejects unused inputs
+    return _case(lambda: strategy.causal(q, k, v, x, None), (B, H, N, d),
+                 inputs + [p for m in modules for p in m.parameters()],
+                 {"shapes": {"q,k,v": [B, H, N, d], "x": [B, N, H * d]}, "class": type(strategy).__name__},
+                 params, device)
+
+
+def _causal_strategies() -> Dict[str, str]:
+    """Registered causal strategies other than ``abc`` (the op method) -> note."""
+    from abc_fairseq.strategies import STRATEGIES
+
+    return {name: f"abc_fairseq.strategies {name} ({cls.paper}), causal parallel form; no projections."
+            for name, cls in STRATEGIES.items() if name != "abc" and "causal" in cls.modes}
+
+
+METHOD_NOTES.update(_causal_strategies())
+METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
+    "abc": functools.partial(_abc, "auto"), "abc-torch": functools.partial(_abc, "torch"), "sdpa": _sdpa,
+    "fla-abc": _fla_abc, "fla-gsa": _fla_gsa, "gsa-torch": functools.partial(_strategy, "gsa", backend="torch"),
+    "fairseq-mha": _fairseq_mha, "abc-module": _abc_module,
+    **{name: functools.partial(_strategy, name) for name in _causal_strategies()},
+}
+
+
+def _flat(rows: dict, low: int, high: int, max_ratio: float) -> dict:
+    """ABC's time per token from N = low to high within ``max_ratio``."""
+    name = f"abc time per token flat within {max_ratio:g}x from N={low} to N={high}"
+    if ("abc", low) not in rows or ("abc", high) not in rows:
+        return {"name": name, "status": "SKIP", "detail": f"abc at N={low} and N={high} not both measured"}
+    abc = [row for (method, n), row in sorted(rows.items()) if method == "abc" and low <= n <= high]
+    if not all(measured(row, "us_per_token") for row in abc):
+        return {"name": name, "status": "FAIL", "detail": f"abc has no time at N={[r['N'] for r in abc]}"}
+    per_token = [row["us_per_token"] for row in abc]
+    value = max(per_token) / min(per_token)
+    spread = ", ".join(f"{row['N']}: {row['us_per_token']:.3f}" for row in abc)
+    return report.verdict(name, value, max_ratio, f"max/min us/token = {value:.2f} (need <= {max_ratio:g}); {spread}")
+
+
+def _speed(rows: dict, n: int, minimum: float, reference: str = "sdpa", name: str = "") -> dict:
+    return compare(name or f"abc >= {minimum:g}x faster than {reference} at N={n}", rows.get(("abc", n)),
+                   rows.get((reference, n)), "median_s", minimum, True, (f"abc at N={n}", reference))
+
+
+def _every_length(rows: dict, reference: str, minimum: float, name: str, start: int = 0) -> dict:
+    """abc against ``reference`` at every N >= ``start`` where the reference ran; the worst decides."""
+    checks = [check for check in (_speed(rows, n, minimum, reference) for (method, n) in sorted(rows)
+                                  if method == reference and n >= start) if check["status"] != "SKIP"]
+    if not checks:
+        return {"name": name, "status": "SKIP", "detail": f"{reference} has no result at N >= {start or 1}"}
+    worst = next((check for check in checks if check["status"] == "FAIL"), min(checks, key=lambda c: c["value"]))
+    return {**worst, "name": name, "detail": f"worst of {len(checks)} lengths: {worst['detail']}"}
+
+
+def check_targets(rows: dict) -> List[dict]:
+    """CPU targets against torch's SDPA in fp32 at 32k tokens per call; ``rows`` by (method, N)."""
+    return [_speed(rows, 4096, 3.0), _speed(rows, 8192, 6.0),
+            _speed(rows, 512, 1 / 1.5, name="abc at most 1.5x slower than sdpa at N=512"), _flat(rows, 512, 8192, 1.3),
+            compare("abc peak memory at N=4096 <= 2x sdpa's", rows.get(("abc", 4096)), rows.get(("sdpa", 4096)),
+                    "peak_mib", 2.0, False, ("abc at N=4096 (MiB)", "sdpa"))]
+
+
+def check_gpu_targets(rows: dict) -> List[dict]:
+    """GPU targets (one H100 or H200, bf16, 32k tokens per call, H = 8, d = n = 64)."""
+    return [_flat(rows, 512, 16384, 1.3),
+            _every_length(rows, "abc-torch", 5.0, "abc >= 5x faster than abc-torch at every N"),
+            _every_length(rows, "fla-abc", 1.0, "abc at least as fast as fla-abc wherever both run"),
+            _every_length(rows, "sdpa", 1.0 + 1e-9, "abc faster than flash sdpa from N=8192 on", start=8192)]
+
+
+class AttentionSuite(Suite):
+    name, progress = "attention", "{ms_per_call:.2f} ms/call, {us_per_token:.3f} us/token, {peak_mib:.1f} MiB"
+    description = """\
 Forward+backward time and peak memory of causal attention (ABC, SDPA, fairseq MHA, fla's ABC).
 
 Every method at each N with batch = tokens // N, each (method, N) in a fresh process; a method that
 cannot run here (fla-abc without CUDA or fla-core) is skipped. Methods: docs/benchmarks.md."""
-DEFAULT_LENGTHS = [512, 1024, 2048, 4096, 8192]
-GPU_DEFAULT_LENGTHS = DEFAULT_LENGTHS + [16384]
-Rows = Dict[Tuple[str, int], dict]  # (method, N) -> result row
+    columns = (Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
+               Column("ms/call", "ms_per_call", ".2f", status=True), Column("us/token", "us_per_token", ".3f"),
+               Column("x sdpa speed", "speed_vs_sdpa", "x"), Column("peak MiB", "peak_mib", ".1f"),
+               Column("x sdpa memory", "memory_vs_sdpa", "x"))
+    relative = [("sdpa", (("median_s", "speed_vs_sdpa", True), ("peak_mib", "memory_vs_sdpa", False)))]
+    plot = Plot("lines", (Panel("Forward + backward time per token", "microseconds per token (log)", "us_per_token"),
+                          Panel("Peak memory increase over the inputs", "MiB (log)", "peak_mib")),
+                title=lambda c: (f"causal attention fwd+bwd, {c['tokens']} tokens/call, H={c['heads']}, "
+                                 f"d={c['head_dim']}, n={c['memory']}, {c['dtype']}, {c['device']}"),
+                xlabel="sequence length N (log2)")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        flags.add_flags(parser, ("--lengths", flags.positive_int, None, "sequence lengths N (default: " +
+                                 " ".join(map(str, DEFAULT_LENGTHS)) + f"; on CUDA also {GPU_DEFAULT_LENGTHS[-1]})",
+                                 {"nargs": "+", "metavar": "N"}),
+                        ("--tokens", flags.positive_int, 32768, "tokens per call: batch = tokens // N (>= the "
+                         "largest N)"),
+                        ("--heads", flags.positive_int, 8, "attention heads H"),
+                        ("--head-dim", flags.positive_int, 64, "dimension d per head"),
+                        ("--memory", flags.positive_int, 64, "ABC memory slots n"),
+                        flags.methods_flag(METHODS, None, f"methods to measure (default: {' '.join(DEFAULT_METHODS)};"
+                                           f" on CUDA: {' '.join(GPU_DEFAULT_METHODS)})"))
+        flags.add_run_flags(parser, "forward+backward call", repeats=5, warmup=2, max_seconds=120.0)
+        flags.add_output_flags(parser, "attention")
+
+    def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+        """The device's default lengths and methods; --tokens must cover the longest N."""
+        on_gpu = args.device.startswith("cuda")
+        args.lengths = args.lengths or (GPU_DEFAULT_LENGTHS if on_gpu else DEFAULT_LENGTHS)
+        args.methods = args.methods or list(GPU_DEFAULT_METHODS if on_gpu else DEFAULT_METHODS)
+        if args.tokens < max(args.lengths):
+            parser.error(f"--tokens {args.tokens} is smaller than the largest of --lengths ({max(args.lengths)}); "
+                         "batch = tokens // N would be 0")
+
+    def measurements(self, args: argparse.Namespace) -> List[Measurement]:
+        """One case per (method, N), N outermost; q, k, v [B = tokens // N, H, N, d]."""
+        return [Measurement(f"{method} N={length} batch={args.tokens // length}",
+                            {"method": method, "length": length, "batch": args.tokens // length, "heads": args.heads,
+                             "head_dim": args.head_dim, "memory": args.memory, "dtype": args.dtype},
+                            {"method": method, "N": length, "batch": args.tokens // length,
+                             "tokens_per_call": args.tokens // length * length})
+                for length in args.lengths for method in args.methods]
+
+    def build_case(self, params: dict, device) -> Case:
+        return METHODS[params["method"]](params, device)
+
+    def prime(self, params: dict, device) -> None:
+        self.build_case(dict(params, batch=1, length=min(params["length"], 16)), device).run()
+
+    def derive(self, row: dict, seconds) -> None:
+        if seconds is not None:
+            row.update(median_s=seconds, ms_per_call=seconds * 1e3,
+                       us_per_token=seconds * 1e6 / row["tokens_per_call"])
+
+    def title(self, config: dict) -> str:
+        return "Causal attention, forward + backward"
+
+    def header(self, config: dict, rows: List[dict], env: dict) -> str:
+        return (f"{config['tokens']} tokens per call, H={config['heads']}, d={config['head_dim']}, ABC slots "
+                f"n={config['memory']}, {report.machine_note(config, rows, env, report.timing(config))}")
+
+    def notes(self, config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+        return ["- x sdpa speed = sdpa time / method time (above 1 is faster); x sdpa memory = method peak / sdpa "
+                "peak.", report.peak_note("the inputs exist", "call", memory_probes)] + \
+            report.method_notes(METHOD_NOTES, (row["method"] for row in rows))
+
+    def targets(self, rows: List[dict], config: dict) -> List[dict]:
+        by_case = {(row["method"], row["N"]): row for row in rows}
+        return check_gpu_targets(by_case) if config["device"].startswith("cuda") else check_targets(by_case)
+
+    def targets_title(self, config: dict) -> str:
+        return f"Targets ({'GPU; ' if config['device'].startswith('cuda') else ''}informational)"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    cli.add_flags(parser, ("--lengths", cli.positive_int, None, f"sequence lengths N (default: "
-                           f"{' '.join(map(str, DEFAULT_LENGTHS))}; on CUDA also {GPU_DEFAULT_LENGTHS[-1]})",
-                           {"nargs": "+", "metavar": "N"}),
-                  ("--tokens", cli.positive_int, 32768, "tokens per call: batch = tokens // N (>= the largest N)"),
-                  ("--heads", cli.positive_int, 8, "attention heads H"),
-                  ("--head-dim", cli.positive_int, 64, "dimension d per head"),
-                  ("--memory", cli.positive_int, 64, "ABC memory slots n"),
-                  cli.methods_flag(METHODS, None, f"methods to measure (default: {' '.join(DEFAULT_METHODS)}; "
-                                   f"on CUDA: {' '.join(GPU_DEFAULT_METHODS)})"))
-    cli.add_run_flags(parser, "forward+backward call", repeats=5, warmup=2, max_seconds=120.0)
-    cli.add_output_flags(parser, "attention")
-
-
-def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """The device's default lengths and methods; --tokens must cover the longest N."""
-    on_gpu = args.device.startswith("cuda")
-    args.lengths = args.lengths or (GPU_DEFAULT_LENGTHS if on_gpu else DEFAULT_LENGTHS)
-    args.methods = args.methods or list(GPU_DEFAULT_METHODS if on_gpu else DEFAULT_METHODS)
-    if args.tokens < max(args.lengths):
-        parser.error(f"--tokens {args.tokens} is smaller than the largest of --lengths ({max(args.lengths)}); "
-                     "batch = tokens // N would be 0")
-
-
-def measurements(args: argparse.Namespace) -> List[Measurement]:
-    """One worker run per (method, N), N outermost; q, k, v [B = tokens // N, H, N, d]."""
-    items = []
-    for length in args.lengths:
-        batch = args.tokens // length
-        for method in args.methods:
-            params = {"method": method, "length": length, "batch": batch, "heads": args.heads,
-                      "head_dim": args.head_dim, "memory": args.memory, "dtype": args.dtype}
-            fields = {"method": method, "N": length, "batch": batch, "tokens_per_call": batch * length}
-            items.append(Measurement(f"{method} N={length} batch={batch}",
-                                     f"{__package__}.attention_methods:build_case", params, fields))
-    return items
-
-
-def derive(row: dict, seconds) -> None:
-    if seconds is not None:
-        row.update(median_s=seconds, ms_per_call=seconds * 1e3, us_per_token=seconds * 1e6 / row["tokens_per_call"])
-
-
-def header(config: dict, rows: List[dict], env: dict) -> str:
-    return (f"{config['tokens']} tokens per call, H={config['heads']}, d={config['head_dim']}, "
-            f"ABC slots n={config['memory']}, {report.machine_note(config, rows, env, report.timing(config))}")
-
-
-def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
-    return ["- x sdpa speed = sdpa time / method time (above 1 is faster); x sdpa memory = method peak / sdpa peak.",
-            report.peak_note("the inputs exist", "call", memory_probes)] + \
-        report.method_notes(METHOD_NOTES, (row["method"] for row in rows))
-
-
-# The targets (informational): PASS, FAIL, or SKIP when a length or method they need was not measured
-# (or the reference failed); ABC failing at a needed length is a FAIL.
-def _speed(rows: Rows, n: int, minimum: float, name: str, reference: str = "sdpa") -> dict:
-    return compare(name, rows.get(("abc", n)), rows.get((reference, n)), "median_s", minimum, True,
-                   (f"abc at N={n}", reference))
-
-
-def _flat(rows: Rows, low: int, high: int, max_ratio: float, name: str) -> dict:
-    for n in (low, high):
-        if ("abc", n) not in rows:
-            return {"name": name, "status": "SKIP", "detail": f"abc at N={n} not measured"}
-    lengths = sorted(n for (method, n) in rows if method == "abc" and low <= n <= high)
-    bad = [n for n in lengths if not measured(rows[("abc", n)], "us_per_token")]
-    if bad:
-        return {"name": name, "status": "FAIL", "detail": f"abc has no time at N={bad}"}
-    per_token = {n: rows[("abc", n)]["us_per_token"] for n in lengths}
-    value = max(per_token.values()) / min(per_token.values())
-    spread = ", ".join(f"{n}: {t:.3f}" for n, t in per_token.items())
-    return report.verdict(name, value, max_ratio, f"max/min us/token = {value:.2f} (need <= {max_ratio:g}); {spread}")
-
-
-def _every_length(rows: Rows, reference: str, minimum: float, name: str, start: int = 0) -> dict:
-    """abc against ``reference`` at every N >= ``start`` where the reference ran; the worst decides."""
-    lengths = sorted(n for (method, n) in rows if method == reference and n >= start)
-    checks = [c for c in (_speed(rows, n, minimum, name, reference) for n in lengths) if c["status"] != "SKIP"]
-    if not checks:
-        return {"name": name, "status": "SKIP", "detail": f"{reference} has no result at N >= {start or 1}"}
-    failed = [check for check in checks if check["status"] == "FAIL"]
-    worst = failed[0] if failed else min(checks, key=lambda check: check["value"])
-    return {**worst, "name": name, "detail": f"worst of {len(checks)} lengths: {worst['detail']}"}
-
-
-def check_targets(rows: Rows) -> List[dict]:
-    """Issue 2's CPU targets, against torch's SDPA in fp32 at 32k tokens per call."""
-    return [
-        _speed(rows, 4096, 3.0, "abc >= 3x faster than sdpa at N=4096"),
-        _speed(rows, 8192, 6.0, "abc >= 6x faster than sdpa at N=8192"),
-        _speed(rows, 512, 1 / 1.5, "abc at most 1.5x slower than sdpa at N=512"),
-        _flat(rows, 512, 8192, 1.3, "abc time per token flat within 1.3x from N=512 to N=8192"),
-        compare("abc peak memory at N=4096 <= 2x sdpa's", rows.get(("abc", 4096)), rows.get(("sdpa", 4096)),
-                "peak_mib", 2.0, False, ("abc at N=4096 (MiB)", "sdpa")),
-    ]
-
-
-def check_gpu_targets(rows: Rows) -> List[dict]:
-    """Issue 13's GPU targets (one H100 or H200, bf16, 32k tokens per call, H = 8, d = n = 64)."""
-    return [
-        _flat(rows, 512, 16384, 1.3, "abc time per token flat within 1.3x from N=512 to N=16384"),
-        _every_length(rows, "abc-torch", 5.0, "abc >= 5x faster than abc-torch at every N"),
-        _every_length(rows, "fla-abc", 1.0, "abc at least as fast as fla-abc wherever both run"),
-        _every_length(rows, "sdpa", 1.0 + 1e-9, "abc faster than flash sdpa from N=8192 on", start=8192),
-    ]
-
-
-def targets(rows: List[dict], config: dict) -> List[dict]:
-    by_case = {(row["method"], row["N"]): row for row in rows}
-    return check_gpu_targets(by_case) if config["device"].startswith("cuda") else check_targets(by_case)
-
-
-SUITE = Suite(
-    name="attention", description=DESCRIPTION, add_arguments=add_arguments, validate=validate,
-    measurements=measurements, derive=derive,
-    progress="{ms_per_call:.2f} ms/call, {us_per_token:.3f} us/token, {peak_mib:.1f} MiB",
-    title=lambda config: "Causal attention, forward + backward", header=header,
-    columns=(Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
-             Column("ms/call", "ms_per_call", ".2f", status=True), Column("us/token", "us_per_token", ".3f"),
-             Column("x sdpa speed", "speed_vs_sdpa", "x"), Column("peak MiB", "peak_mib", ".1f"),
-             Column("x sdpa memory", "memory_vs_sdpa", "x")),
-    notes=notes, targets=targets,
-    targets_title=lambda config: f"Targets ({'GPU; ' if config['device'].startswith('cuda') else ''}informational)",
-    relative=[("sdpa", (("median_s", "speed_vs_sdpa", True), ("peak_mib", "memory_vs_sdpa", False)))],
-    plot=Plot("lines", (Panel("Forward + backward time per token", "microseconds per token (log)", "us_per_token"),
-                        Panel("Peak memory increase over the inputs", "MiB (log)", "peak_mib")),
-              title=lambda c: (f"causal attention fwd+bwd, {c['tokens']} tokens/call, H={c['heads']}, "
-                               f"d={c['head_dim']}, n={c['memory']}, {c['dtype']}, {c['device']}"),
-              xlabel="sequence length N (log2)"),
-)
+SUITE = AttentionSuite()

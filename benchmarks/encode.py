@@ -1,23 +1,16 @@
 """``encode`` suite: RoBERTa-base text encoding, softmax (fused and unfused) against Linformer and
-ABC with the same dimensions (the paper's Table 4, efficiency columns), and its worker side: the
-``abc_roberta`` encoder, dropout 0, eval mode, one call = ``model(tokens [B, N], features_only=True)``
-under ``torch.inference_mode()`` (no padding, no LM head)."""
+ABC with the same dimensions (the paper's Table 4, efficiency columns). One call is
+``model(tokens [B, N], features_only=True)`` of ``abc_roberta`` under ``torch.inference_mode()``:
+random weights, eval mode, no padding, no LM head."""
 
 import argparse
-from types import SimpleNamespace
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional
 
-from . import cli, report
-from ._worker import Case
-from .report import compare
-from .suite import Column, Measurement, Panel, Plot, Suite
-from .synthetic import synthetic_dictionary
+from . import flags, report
+from .fairseq_models import build_model, size_flags
+from .harness import Case, Measurement, Suite
+from .report import Column, Panel, Plot, compare
 
-DESCRIPTION = """\
-Text-encoding speed and peak memory: RoBERTa-base encoder, softmax vs Linformer vs ABC.
-
-Encodes random sequences of each of --lengths tokens (the same tokens per batch at every length),
-random weights, each (method, N) in a fresh process. Methods: docs/benchmarks.md."""
 DEFAULT_LENGTHS = [512, 2048, 4096]
 KINDS = ("softmax", "softmax-unfused", "linformer", "abc")
 KIND_NOTES = {
@@ -30,77 +23,37 @@ KIND_NOTES = {
 MODEL_KEYS = ("vocab", "layers", "embed_dim", "heads", "ffn_dim", "dtype")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lengths", "--length", type=cli.positive_int, nargs="+", default=DEFAULT_LENGTHS,
-                        metavar="N", help="tokens per sequence N, one or more")
-    cli.add_flags(parser, ("--batch", cli.positive_int, 16, "sequences per batch at the shortest N; every N encodes "
-                           "batch x shortest N tokens per batch"),
-                  ("--memories", cli.positive_int, [64, 128], "memory sizes of Linformer and ABC",
-                   {"nargs": "+", "metavar": "n"}),
-                  cli.methods_flag(KINDS, list(KINDS), "attention kinds to measure"))
-    cli.add_model_flags(parser, 50265, "vocabulary size (RoBERTa's is 50265)", {"--layers": 12},
-                        embed_dim=768, heads=12, ffn_dim=3072)
-    cli.add_run_flags(parser, "forward", repeats=5, warmup=1, max_seconds=600.0)
-    # Peaks a few percent apart need a probe that does not vary between runs: bytes held in tensors.
-    cli.add_output_flags(parser, "encode", cpu_memory_probe="tensors")
+def fairseq_argv(params: dict) -> List[str]:
+    """The ``fairseq-train`` flags of the case's ``abc_roberta`` (dropout 0)."""
+    length, kind = params["length"], params["kind"]
+    return ["--task", "masked_lm", "--arch", "abc_roberta_base", "--dropout", "0", "--attention-dropout", "0",
+            "--tokens-per-sample", str(length), "--max-positions", str(length),
+            "--encoder-attn", "softmax" if kind == "softmax-unfused" else kind,
+            "--encoder-memory", str(params["memory"] or 1),
+            *size_flags(["encoder"], params["layers"], params["embed_dim"], params["heads"], params["ffn_dim"])]
 
 
-def validate(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    cli.check_model_flags(args, parser)
-    if args.batch * args.lengths[0] < args.lengths[-1]:
-        parser.error(f"--batch {args.batch} x the shortest of --lengths ({args.lengths[0]}) is fewer tokens "
-                     f"than one sequence of the longest ({args.lengths[-1]})")
+def build_encoder(params: dict):
+    """The case's model; ``softmax-unfused`` on fairseq's own attention code instead of
+    ``F.multi_head_attention_forward``."""
+    model, _ = build_model(fairseq_argv(params), params["vocab"])
+    for layer in model.encoder.sentence_encoder.layers if params["kind"] == "softmax-unfused" else ():
+        layer.self_attn.skip_embed_dim_check = True
+    return model
 
 
-def measurements(args: argparse.Namespace) -> List[Measurement]:
-    """One worker run per (method, N), N outermost: softmax once, the others per memory size."""
-    methods = []
-    for kind in args.methods:
-        sizes = [None] if kind.startswith("softmax") else args.memories
-        methods += [(kind if n is None else f"{kind}-{n}", kind, n) for n in sizes]
-    items = []
-    for length in args.lengths:
-        batch = args.batch * args.lengths[0] // length  # the same tokens per batch at every N
-        for label, kind, memory in methods:
-            params = dict({key: getattr(args, key) for key in MODEL_KEYS}, kind=kind, memory=memory, length=length,
-                          batch=batch)
-            items.append(Measurement(f"{label} batch={batch} N={length}", f"{__package__}.encode:build_case", params,
-                                     {"method": label, "kind": kind, "memory": memory, "N": length, "batch": batch}))
-    return items
-
-
-def derive(row: dict, seconds: Optional[float]) -> None:
-    if seconds is not None:
-        row.update(encode_s=seconds, ms_per_batch=seconds * 1e3, sequences_per_s=row["batch"] / seconds,
-                   tokens_per_s=row["batch"] * row["N"] / seconds)
-
-
-def header(config: dict, rows: List[dict], env: dict) -> str:
-    return (f"{config['batch'] * config['lengths'][0]} tokens per batch (batch {config['batch']} x "
-            f"{config['lengths'][0]} tokens at the shortest N); {config['layers']} layers, dim {config['embed_dim']}, "
-            f"{config['heads']} heads, FFN {config['ffn_dim']}, vocabulary {config['vocab']}; random weights; "
-            f"{report.machine_note(config, rows, env, report.timing(config))}")
-
-
-def notes(config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
-    return ["- One forward = `model(tokens, features_only=True)` under `torch.inference_mode()`, no LM head.",
-            "- speed vs X = X's time / method time; memory vs X = method peak / X's peak; X = softmax (fused) or "
-            "softmax-unfused at the same N.",
-            report.peak_note("model and tokens exist", "forward", memory_probes),
-            ] + report.method_notes(KIND_NOTES, (row["kind"] for row in rows))
-
-
-def check_targets(rows: Dict[str, dict]) -> List[dict]:
-    """ABC-64 faster and smaller in peak memory than softmax, and than softmax-unfused if measured."""
+def check_targets(rows: dict) -> List[dict]:
+    """At the shortest N: ABC-64 faster and smaller in peak memory than softmax (and softmax-unfused
+    if measured); ``rows`` by method."""
     return [compare(name, rows.get("abc-64"), rows.get(reference), key, bound, faster, ("abc-64", reference))
             for reference in ["softmax"] + (["softmax-unfused"] if "softmax-unfused" in rows else [])
             for name, key, faster, bound in ((f"abc-64 encodes faster than {reference}", "encode_s", True, 1 + 1e-9),
                                              (f"abc-64 peak memory below {reference}'s", "peak_mib", False, 1 - 1e-9))]
 
 
-def check_length_targets(rows: Dict[Tuple[str, int], dict]) -> List[dict]:
-    """Issue 15's: at 512 ABC-64 >= 1.15x faster than and <= 0.6x the memory of softmax-unfused; at
-    4,096 ABC-64 faster than fused softmax."""
+def check_length_targets(rows: dict) -> List[dict]:
+    """At 512 ABC-64 >= 1.15x faster than and <= 0.6x the memory of softmax-unfused; at 4,096 faster
+    than fused softmax; ``rows`` by (method, N)."""
     return [compare(name, rows.get(("abc-64", n)), rows.get((reference, n)), key, bound, faster,
                     (f"abc-64 at N={n}", reference)) for name, n, reference, key, bound, faster in (
         ("abc-64 >= 1.15x faster than softmax-unfused at N=512", 512, "softmax-unfused", "encode_s", 1.15, True),
@@ -108,69 +61,104 @@ def check_length_targets(rows: Dict[Tuple[str, int], dict]) -> List[dict]:
         ("abc-64 faster than fused softmax at N=4096", 4096, "softmax", "encode_s", 1 + 1e-9, True))]
 
 
-def targets(rows: List[dict], config: dict) -> List[dict]:
-    shortest = min((row["N"] for row in rows), default=None)
-    return (check_targets({row["method"]: row for row in rows if row["N"] == shortest})
-            + check_length_targets({(row["method"], row["N"]): row for row in rows}))
+class EncodeSuite(Suite):
+    name, progress = "encode", "{ms_per_batch:.1f} ms/batch, peak {peak_mib:.1f} MiB"
+    description = """\
+Text-encoding speed and peak memory: RoBERTa-base encoder, softmax vs Linformer vs ABC.
+
+Encodes random sequences of each of --lengths tokens (the same tokens per batch at every length),
+random weights, each (method, N) in a fresh process. Methods: docs/benchmarks.md."""
+    columns = (Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
+               Column("n", "memory", "d"), Column("ms / batch", "ms_per_batch", ".1f", status=True),
+               Column("sequences/s", "sequences_per_s", ".2f"),
+               *(Column(f"{what} vs {ref}", f"{what}_vs_{ref}", "x") for ref in ("softmax", "unfused")
+                 for what in ("speed", "memory")), Column("peak MiB", "peak_mib", ".1f"))
+    relative = [(reference, (("encode_s", f"speed_vs_{suffix}", True), ("peak_mib", f"memory_vs_{suffix}", False)))
+                for reference, suffix in (("softmax", "softmax"), ("softmax-unfused", "unfused"))]
+    plot = Plot("bars", (Panel("", "speed relative to softmax (higher is faster)", "speed_vs_softmax"),
+                         Panel("", "peak memory relative to softmax (lower is smaller)", "memory_vs_softmax")),
+                title=lambda c: (f"encoding {c['batch'] * c['lengths'][0]} tokens per batch, {c['layers']} layers, "
+                                 f"dim {c['embed_dim']}, {c['dtype']}, {c['device']}"), baseline=1.0)
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--lengths", "--length", type=flags.positive_int, nargs="+", default=DEFAULT_LENGTHS,
+                            metavar="N", help="tokens per sequence N, one or more")
+        flags.add_flags(parser, ("--batch", flags.positive_int, 16, "sequences per batch at the shortest N; every N "
+                                 "encodes batch x shortest N tokens per batch"),
+                        ("--memories", flags.positive_int, [64, 128], "memory sizes of Linformer and ABC",
+                         {"nargs": "+", "metavar": "n"}),
+                        flags.methods_flag(KINDS, list(KINDS), "attention kinds to measure"))
+        flags.add_model_flags(parser, 50265, "vocabulary size (RoBERTa's is 50265)", {"--layers": 12},
+                              embed_dim=768, heads=12, ffn_dim=3072)
+        flags.add_run_flags(parser, "forward", repeats=5, warmup=1, max_seconds=600.0)
+        # Peaks a few percent apart need a probe that does not vary between runs: bytes held in tensors.
+        flags.add_output_flags(parser, "encode", cpu_memory_probe="tensors")
+
+    def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+        flags.check_model_flags(args, parser)
+        if args.batch * args.lengths[0] < args.lengths[-1]:
+            parser.error(f"--batch {args.batch} x the shortest of --lengths ({args.lengths[0]}) is fewer tokens "
+                         f"than one sequence of the longest ({args.lengths[-1]})")
+
+    def measurements(self, args: argparse.Namespace) -> List[Measurement]:
+        """One case per (method, N), N outermost: softmax once, the others per memory size."""
+        methods = [(kind, n) for kind in args.methods
+                   for n in ([None] if kind.startswith("softmax") else args.memories)]
+        items = []
+        for length in args.lengths:
+            batch = args.batch * args.lengths[0] // length  # the same tokens per batch at every N
+            for kind, memory in methods:
+                label = kind if memory is None else f"{kind}-{memory}"
+                params = dict({key: getattr(args, key) for key in MODEL_KEYS}, kind=kind, memory=memory,
+                              length=length, batch=batch)
+                items.append(Measurement(f"{label} batch={batch} N={length}", params, {
+                    "method": label, "kind": kind, "memory": memory, "N": length, "batch": batch}))
+        return items
+
+    def build_case(self, params: dict, device) -> Case:
+        """Model and tokens [B, N] ready; the call encodes them once."""
+        import torch
+
+        model = build_encoder(params).to(device=device, dtype=flags.DTYPES[params["dtype"]])
+        tokens = torch.randint(4, len(model.encoder.dictionary), (params["batch"], params["length"]), device=device)
+        tokens[:, 0] = 0  # <s>
+        info = {"batch": params["batch"], "length": params["length"],
+                "parameters": sum(p.numel() for p in model.parameters())}
+
+        def run() -> None:
+            with torch.inference_mode():
+                info["output_shape"] = list(model(tokens, features_only=True)[0].shape)
+
+        return Case(run, info)
+
+    def prime(self, params: dict, device) -> None:
+        tiny = dict(params, length=min(params["length"], 16), batch=1, vocab=min(params["vocab"], 64))
+        self.build_case(tiny, device).run()
+
+    def derive(self, row: dict, seconds: Optional[float]) -> None:
+        if seconds is not None:
+            row.update(encode_s=seconds, ms_per_batch=seconds * 1e3, sequences_per_s=row["batch"] / seconds,
+                       tokens_per_s=row["batch"] * row["N"] / seconds)
+
+    def title(self, config: dict) -> str:
+        return "Text encoding, RoBERTa-base encoder: softmax vs Linformer vs ABC"
+
+    def header(self, config: dict, rows: List[dict], env: dict) -> str:
+        return (f"{config['batch'] * config['lengths'][0]} tokens per batch (batch {config['batch']} x "
+                f"{config['lengths'][0]} tokens at the shortest N); {config['layers']} layers, dim "
+                f"{config['embed_dim']}, {config['heads']} heads, FFN {config['ffn_dim']}, vocabulary "
+                f"{config['vocab']}; random weights; {report.machine_note(config, rows, env, report.timing(config))}")
+
+    def notes(self, config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+        return ["- One forward = `model(tokens, features_only=True)` under `torch.inference_mode()`, no LM head.",
+                "- speed vs X = X's time / method time; memory vs X = method peak / X's peak; X = softmax (fused) or "
+                "softmax-unfused at the same N.", report.peak_note("model and tokens exist", "forward", memory_probes),
+                ] + report.method_notes(KIND_NOTES, (row["kind"] for row in rows))
+
+    def targets(self, rows: List[dict], config: dict) -> List[dict]:
+        shortest = min((row["N"] for row in rows), default=None)
+        return (check_targets({row["method"]: row for row in rows if row["N"] == shortest})
+                + check_length_targets({(row["method"], row["N"]): row for row in rows}))
 
 
-def build_model(params: dict):
-    """``abc_roberta`` with the benchmark's dims and attention kind, dropout 0, eval mode."""
-    from abc_fairseq.models.abc_roberta import ABCRobertaModel, abc_roberta_base
-
-    length, unfused = params["length"], params["kind"] == "softmax-unfused"
-    args = argparse.Namespace(
-        encoder_layers=params["layers"], encoder_embed_dim=params["embed_dim"],
-        encoder_attention_heads=params["heads"], encoder_ffn_embed_dim=params["ffn_dim"],
-        dropout=0.0, attention_dropout=0.0, max_positions=length, tokens_per_sample=length,
-        encoder_attn="softmax" if unfused else params["kind"], encoder_memory=params["memory"] or 1)
-    abc_roberta_base(args)
-    task = SimpleNamespace(source_dictionary=synthetic_dictionary(params["vocab"]), max_positions=lambda: length)
-    model = ABCRobertaModel.build_model(args, task).eval()
-    if unfused:  # fairseq's own attention code instead of F.multi_head_attention_forward
-        for layer in model.encoder.sentence_encoder.layers:
-            layer.self_attn.skip_embed_dim_check = True
-    return model
-
-
-def build_case(params: dict, device) -> Case:
-    """The worker's entry point: model and tokens [B, N] ready; ``run`` encodes them once."""
-    import torch
-
-    model = build_model(params).to(device=device, dtype=cli.DTYPES[params["dtype"]])
-    B, N = params["batch"], params["length"]
-    tokens = torch.randint(4, len(model.encoder.dictionary), (B, N), device=device)
-    tokens[:, 0] = 0  # <s>
-    info = {"batch": B, "length": N, "parameters": sum(p.numel() for p in model.parameters())}
-
-    def run() -> None:
-        with torch.inference_mode():
-            info["output_shape"] = list(model(tokens, features_only=True)[0].shape)
-
-    return Case(run, info)
-
-
-def prime(params: dict, device) -> None:
-    """A short forward at the same dims: thread pools and lazy kernels exist before the baseline."""
-    build_case(dict(params, length=min(params["length"], 16), batch=1, vocab=min(params["vocab"], 64)), device).run()
-
-
-SUITE = Suite(
-    name="encode", description=DESCRIPTION, add_arguments=add_arguments, validate=validate,
-    measurements=measurements, derive=derive, progress="{ms_per_batch:.1f} ms/batch, peak {peak_mib:.1f} MiB",
-    title=lambda config: "Text encoding, RoBERTa-base encoder: softmax vs Linformer vs ABC", header=header,
-    columns=(Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
-             Column("n", "memory", "d"), Column("ms / batch", "ms_per_batch", ".1f", status=True),
-             Column("sequences/s", "sequences_per_s", ".2f"),
-             *(Column(f"{what} vs {ref}", f"{what}_vs_{ref}", "x") for ref in ("softmax", "unfused")
-               for what in ("speed", "memory")),
-             Column("peak MiB", "peak_mib", ".1f")),
-    notes=notes, targets=targets,
-    relative=[(reference, (("encode_s", f"speed_vs_{suffix}", True), ("peak_mib", f"memory_vs_{suffix}", False)))
-              for reference, suffix in (("softmax", "softmax"), ("softmax-unfused", "unfused"))],
-    plot=Plot("bars", (Panel("", "speed relative to softmax (higher is faster)", "speed_vs_softmax"),
-                       Panel("", "peak memory relative to softmax (lower is smaller)", "memory_vs_softmax")),
-              title=lambda c: (f"encoding {c['batch'] * c['lengths'][0]} tokens per batch, {c['layers']} layers, "
-                               f"dim {c['embed_dim']}, {c['dtype']}, {c['device']}"),
-              baseline=1.0),
-)
+SUITE = EncodeSuite()

@@ -1,33 +1,133 @@
-"""The one path of every suite (``run_suite``): flags checked, one fresh worker process per case
-with progress lines, the JSON record rewritten after each case (an interrupted run keeps its
-results), then the report, its Markdown copy and the plot. ``--rounds`` R > 1 runs every case once
-per round, round after round, and pools its timed calls: on a machine whose speed drifts, every
-case then sees the same drift, which is what ratios between cases need."""
+"""What a suite declares (``Suite``) and the one path every suite runs (``run_suite``): flags
+checked, one fresh worker process per case with progress lines, the JSON record rewritten after
+each case (an interrupted run keeps its results), then the report, its Markdown copy and the plot.
+``--rounds`` R > 1 runs every case once per round, round after round, and pools the timed calls:
+on a machine whose speed drifts, every case then sees the same drift, which ratios between cases
+need."""
 
 import argparse
 import json
 import math
 import os
+import signal
 import statistics
+import subprocess
 import sys
-from typing import List, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
-from . import cli, report
-from ._worker import run_worker
+from . import flags, report
 from .environment import environment_info
-from .probes import MIB
-from .suite import Measurement, Row, Suite
+from .report import Column, Plot, Relative, Row
+
+MARKER = "@@bench "  # prefixes the worker's result line on its stdout
+SETUP_SECONDS = 300.0  # a worker's imports, priming run and inputs
+
+
+class Measurement(NamedTuple):
+    """One case: its progress ``label``, the ``params`` its worker builds it from and the
+    ``fields`` that identify it in its row (method, N, ...)."""
+
+    label: str
+    params: dict
+    fields: dict
+
+
+class Case(NamedTuple):
+    """What a worker measures: ``run``, the work once (inputs already exist); ``info``, JSON facts
+    reported with the measurement (shapes, ...; ``run`` may add to them)."""
+
+    run: Callable[[], None]
+    info: Dict[str, Any]
+
+
+class CaseUnavailable(Exception):
+    """The case cannot be built here (no such kernel on this device, ...): reported as skipped."""
+
+
+class Suite:
+    """A subcommand. Its flags (``add_arguments``, ``validate``), its cases (``measurements``), the
+    worker side (``prime``: a tiny run so that thread pools and lazy kernels exist before the memory
+    baseline; ``build_case``) and the report: ``derive(row, seconds)`` adds the suite's numbers to a
+    row (``seconds``: the median timed call, None if the case did not measure); ``progress`` formats
+    a measured row (missing keys read as 0); ``columns``, ``relative`` (ratios to a reference row
+    of the same ``group``), header, notes, targets, appendix and ``plot``."""
+
+    name = description = progress = ""
+    columns: Sequence[Column] = ()
+    relative: Sequence[Relative] = ()
+    group = "N"  # the field that ratios and failure notes group rows by
+    plot: Optional[Plot] = None
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        raise NotImplementedError
+
+    def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+        """Check flags that depend on each other; ``parser.error`` names the flag."""
+
+    def measurements(self, args: argparse.Namespace) -> List[Measurement]:
+        raise NotImplementedError
+
+    def prime(self, params: dict, device) -> None:
+        """Run the case once at a tiny size (in the worker, before the baseline)."""
+
+    def build_case(self, params: dict, device) -> Case:
+        raise NotImplementedError
+
+    def derive(self, row: Row, seconds: Optional[float]) -> None:
+        """Add the suite's numbers (speeds, per-token times) to ``row``."""
+
+    def title(self, config: dict) -> str:
+        return self.description.splitlines()[0]
+
+    def header(self, config: dict, rows: List[Row], env: dict) -> str:
+        return ""
+
+    def notes(self, config: dict, rows: List[Row], memory_probes: List[str]) -> List[str]:
+        return []
+
+    def targets(self, rows: List[Row], config: dict) -> List[dict]:
+        return []
+
+    def targets_title(self, config: dict) -> str:
+        return "Targets (informational)"
 
 
 def progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def worker_spec(args: argparse.Namespace, item: Measurement) -> dict:
-    """The case's builder and params plus the flags every suite shares."""
-    return {"builder": item.builder, "params": item.params, "device": args.device, "threads": args.threads,
+def run_worker(spec: dict, timeout: float) -> dict:
+    """One case in ``python -m benchmarks.worker`` (spec on stdin, result on stdout); a worker
+    still running after ``timeout`` seconds is killed (timeout), one that dies is ``crashed``."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    env.setdefault("MPLBACKEND", "Agg")
+    try:
+        proc = subprocess.run([sys.executable, "-m", f"{__package__}.worker"], input=json.dumps(spec), env=env,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "message": f"worker killed after {timeout:.0f} s"}
+    tail = proc.stderr[-1500:]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(MARKER)]
+    if not lines:
+        code = proc.returncode
+        why = f"worker exited with code {code} before reporting a result"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+            why = f"worker killed by {name}" + (" (likely out of memory)" if -code == signal.SIGKILL else "")
+        last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
+        return {"status": "crashed", "message": why + (f": {last}" if last else ""), "stderr_tail": tail}
+    result = json.loads(lines[-1][len(MARKER):])
+    if result.get("status") not in ("ok", "skipped"):
+        result["stderr_tail"] = tail
+    return result
+
+
+def worker_spec(suite: Suite, args: argparse.Namespace, item: Measurement) -> dict:
+    """The case's params plus the flags every suite shares."""
+    return {"suite": suite.name, "params": item.params, "device": args.device, "threads": args.threads,
             "seed": args.seed, "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
-            "cpu_memory_probe": args.cpu_memory_probe,
+            "cpu_memory_probe": args.cpu_memory_probe, "profile": args.profile,
             "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None}
 
 
@@ -44,10 +144,10 @@ def pool_rounds(earlier: Optional[dict], later: dict) -> dict:
 
 
 def make_row(suite: Suite, item: Measurement, result: dict) -> Row:
-    """The case's fields, the worker's result, ``peak_mib`` and the suite's numbers."""
+    """The case's fields, the worker's result and the suite's numbers."""
     row = {**item.fields, **result}
     if "peak_bytes" in result:
-        row["peak_mib"] = result["peak_bytes"] / MIB
+        row["peak_mib"] = result["peak_bytes"] / 2 ** 20
     times = result.get("times_s")
     suite.derive(row, statistics.median(times) if row.get("status") == "ok" and times else None)
     return row
@@ -63,13 +163,14 @@ def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
     items, rows = suite.measurements(args), record["results"]
     pooled: List[Optional[dict]] = [None] * len(items)
     rounds, total = getattr(args, "rounds", 1), len(items)
+    calls = args.warmup + max(args.repeats, 1) + 1
     for r in range(rounds):
         for i, item in enumerate(items):
             if pooled[i] is not None and pooled[i].get("status") != "ok":
                 continue  # failed in its first round: not retried
             tag = f"[{i + 1}/{total}]" if rounds == 1 else f"[round {r + 1}/{rounds}, {i + 1}/{total}]"
             progress(f"{tag} {item.label} ...")
-            result = run_worker(worker_spec(args, item), call_seconds=args.max_seconds * 1.5 + 30)
+            result = run_worker(worker_spec(suite, args, item), SETUP_SECONDS + calls * (args.max_seconds + 30))
             pooled[i] = pool_rounds(pooled[i], result)
             rows[i:i + 1] = [make_row(suite, item, pooled[i])]
             done = (suite.progress.format_map(_ZeroIfMissing(rows[i])) if result.get("status") == "ok"
@@ -80,8 +181,8 @@ def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
 
 def prepare(suite: Suite, args: argparse.Namespace) -> None:
     """The checks every suite shares, then the suite's own; errors name the flag."""
-    cli.check_device_and_memory(args, args._parser)
-    cli.normalise_lists(args)
+    flags.check_device_and_memory(args, args._parser)
+    flags.normalise_lists(args)
     suite.validate(args, args._parser)
 
 

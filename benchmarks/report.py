@@ -1,12 +1,47 @@
-"""The Markdown report and the PNG of any suite, from its declared columns, header, notes, targets
-and ``Plot``. A target is ``{"name", "status", "detail"[, "value"]}``: PASS or FAIL when checked,
-SKIP when a (method, N) it needs was not measured or its reference failed; the method under test
+"""The Markdown report and the PNG of any suite, from its declared ``columns``, header, notes,
+targets and ``plot``. A target is ``{"name", "status", "detail"[, "value"]}``: PASS or FAIL when
+checked, SKIP when a case it needs was not measured or its reference failed; the method under test
 failing (error, timeout, out of memory) is a FAIL."""
 
 import logging
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from .suite import Column, Plot, Row, Suite
+Row = dict  # one case: its fields, the worker's result and the numbers derived from both
+
+
+class Column(NamedTuple):
+    """A table column: ``value`` a row key or a function of the row; ``spec`` a format spec, ``"x"``
+    for a ratio or ``""`` for text; ``status``: the column where a failed case shows ``status [k]``."""
+
+    header: str
+    value: Union[str, Callable[[Row], Any]]
+    spec: str = ""
+    right: bool = True
+    status: bool = False
+
+
+class Panel(NamedTuple):
+    title: str
+    ylabel: str
+    key: str  # the rows' value drawn
+
+
+class Plot(NamedTuple):
+    """The PNG: ``"lines"`` (``key`` against N on log axes, a line per ``label``) or ``"bars"`` (a
+    group per ``group``, a bar per ``label``) of the rows ``select`` keeps; ``baseline``: a line."""
+
+    kind: str
+    panels: Sequence[Panel]
+    title: Callable[[dict], str]
+    xlabel: str = ""
+    label: Callable[[Row], str] = lambda row: row["method"]
+    group: Callable[[Row], str] = lambda row: f"N={row['N']}"
+    select: Callable[[Row], bool] = lambda row: True
+    baseline: Optional[float] = None
+
+
+# (reference method, or row -> its reference's method; [(key, ratio name, inverse)]): see report.add_relative
+Relative = Tuple[Union[str, Callable[[Row], Optional[str]]], Sequence[Tuple[str, str, bool]]]
 
 
 def num(value, spec: str) -> str:
@@ -41,7 +76,7 @@ def one_line(text, limit: int = 300) -> str:
     return " ".join(str(text or "").split())[:limit]
 
 
-def table(suite: Suite, rows: Sequence[Row]) -> Tuple[str, List[str]]:
+def table(suite, rows: Sequence[Row]) -> Tuple[str, List[str]]:
     """The suite's table, a failed case showing ``status [k]`` in its status column, and the notes
     ``- [k] method N=...: status: message``, one per distinct (method, status, message)."""
     numbers: Dict[tuple, int] = {}
@@ -58,14 +93,18 @@ def table(suite: Suite, rows: Sequence[Row]) -> Tuple[str, List[str]]:
     return markdown_table([c.header for c in suite.columns], body, [c.right for c in suite.columns]), failures
 
 
-def render(suite: Suite, rows: List[Row], env: dict, config: dict, memory_probes: List[str],
+def render(suite, rows: List[Row], env: dict, config: dict, memory_probes: List[str],
            targets: List[dict]) -> str:
     """The whole report: title, header, table, notes, targets, appendix."""
     text, failures = table(suite, rows)
     lines = [f"# {suite.title(config)}", "", suite.header(config, rows, env), "", text, "", "Notes:", ""]
     lines += suite.notes(config, rows, memory_probes) + failures + ["", f"## {suite.targets_title(config)}", ""]
     lines += [f"- {t['status']}: {t['name']} -- {t['detail']}" for t in targets]
-    return "\n".join(lines + suite.appendix(rows)) + "\n"
+    for row in rows:
+        if row.get("profile"):
+            title = ", ".join(str(row[key]) for key in ("method", suite.group) if row.get(key) is not None)
+            lines += ["", f"### Profile: {title} (cProfile, top by own time)", "", "```", *row["profile"], "```"]
+    return "\n".join(lines) + "\n"
 
 
 def threads_of(rows: Sequence[Row]) -> str:

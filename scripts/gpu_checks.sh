@@ -97,7 +97,7 @@ for step in "${steps[@]}"; do
         gsa) run_step gsa "${bench[@]}" attention --device cuda --dtype bfloat16 --methods gsa gsa-torch fla-gsa \
                 --lengths 512 2048 8192 --repeats 5 --warmup 2 --out-dir "$out/gsa" ;;
         decode) run_step decode "${bench[@]}" decode --device cuda --dtype float16 --methods softmax abc rfa t2r \
-                    --lengths 512 1024 2048 --batch 16 --sample-steps 64 --sample-windows 2 --repeats 0 \
+                    --lengths 512 1024 2048 --batch 16 --repeats 0 \
                     --out-dir "$out/decode" ;;
         encode) run_step encode "${bench[@]}" encode --device cuda --dtype float16 --repeats 5 --warmup 2 \
                     --out-dir "$out/encode" ;;

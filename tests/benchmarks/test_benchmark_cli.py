@@ -161,20 +161,16 @@ def test_gpu_targets_pass_fail_skip():
 
 
 def test_abc_backends_and_optional_fla_on_cpu():
-    import inspect
-
     import torch
 
-    from abc_fairseq.ops import causal_abc
-    from benchmarks._worker import CaseUnavailable
-    from benchmarks.attention_methods import build_case
+    from benchmarks.attention import SUITE
+    from benchmarks.harness import CaseUnavailable
 
     params = {"batch": 1, "heads": 2, "length": 16, "head_dim": 8, "memory": 4, "dtype": "float32"}
-    has_backend = "backend" in inspect.signature(causal_abc).parameters
     for method, backend in (("abc", "auto"), ("abc-torch", "torch")):
-        case = build_case(dict(params, method=method), torch.device("cpu"))
+        case = SUITE.build_case(dict(params, method=method), torch.device("cpu"))
         case.run()
-        assert case.info["backend"] == (backend if has_backend else
-                                        "none (causal_abc takes no backend argument)")
-    with pytest.raises(CaseUnavailable, match="CUDA only"):
-        build_case(dict(params, method="fla-abc"), torch.device("cpu"))
+        assert case.info["backend"] == backend
+    for method in ("fla-abc", "fla-gsa"):
+        with pytest.raises(CaseUnavailable, match="CUDA only"):
+            SUITE.build_case(dict(params, method=method), torch.device("cpu"))

@@ -2,11 +2,9 @@
 
 import pytest
 import torch
-from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, run_and_load, tiny_run_fixture
+from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
-from benchmarks.decode import check_targets
-from benchmarks.decode_model import build_model, greedy_decode, sampled_decode, state_bytes, window_starts
-from benchmarks.synthetic import synthetic_dictionary
+from benchmarks.decode import build_translation_model, check_targets, greedy_decode, state_bytes
 
 LENGTHS = (8, 32)
 BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
@@ -87,9 +85,9 @@ def test_greedy_loop_matches_full_forward_argmax(method):
     torch.manual_seed(0)
     params = dict(method=method, length=12, vocab=40, encoder_layers=1, decoder_layers=2, embed_dim=DIM,
                   heads=HEADS, ffn_dim=32, sizes=SIZES)
-    dictionary = synthetic_dictionary(40)
+    model, dictionary = build_translation_model(params)
+    model = model.double()
     assert len(dictionary) == 40
-    model = build_model(params, dictionary).double()
     src = torch.randint(dictionary.nspecial, 40, (3, 12))
     src_lengths = torch.full((3,), 12)
     with torch.no_grad():
@@ -101,34 +99,6 @@ def test_greedy_loop_matches_full_forward_argmax(method):
     assert torch.equal(logits.argmax(-1), tokens[:, 1:])
     sizes = state_bytes(incremental_state, model.decoder)
     assert sizes["other"] == 0 and sizes["self"] > 0 and sizes["cross"] > 0
-
-
-def test_window_starts_are_midpoints_inside_the_decode():
-    assert window_starts(4096, 32, 4) == [496, 1520, 2544, 3568]  # centres 512, 1536, 2560, 3584
-    for length, steps, windows in ((64, 8, 4), (40, 16, 2), (9, 2, 4)):
-        for start in window_starts(length, steps, windows):
-            assert 1 <= start and start + steps <= length
-
-
-@pytest.mark.parametrize("method", ["softmax", "abc"])
-def test_sampled_decode_ends_with_the_state_of_a_full_decode(method):
-    """The sampled estimate leaves the incremental state a full decode of N steps leaves (same
-    tensors, same sizes), and times steps x windows steps."""
-    torch.manual_seed(0)
-    params = dict(method=method, length=20, vocab=40, encoder_layers=1, decoder_layers=2, embed_dim=DIM,
-                  heads=HEADS, ffn_dim=32, sizes=SIZES)
-    dictionary = synthetic_dictionary(40)
-    model = build_model(params, dictionary)
-    src = torch.randint(dictionary.nspecial, 40, (2, 20))
-    with torch.no_grad():
-        encoder_out = model.encoder(src, src_lengths=torch.full((2,), 20))
-        _, full_state = greedy_decode(model, encoder_out, 20, dictionary.eos(), dictionary.pad())
-        seconds, timed, state = sampled_decode(model, encoder_out, 20, 3, 2, dictionary.eos(), dictionary.pad())
-    assert seconds > 0 and timed == 6
-    shapes = lambda st: sorted((k, name, tuple(t.shape)) for k, buf in st.items()  # noqa: E731
-                               for name, t in buf.items() if t is not None)
-    assert shapes(state) == shapes(full_state)
-    assert state_bytes(state, model.decoder) == state_bytes(full_state, model.decoder)
 
 
 def _row(method, n, seconds, state=100, status="ok"):
@@ -167,17 +137,3 @@ def test_targets_pass_fail_skip():
 ])
 def test_bad_flags_are_named(argv, flag, capsys):
     assert_flag_named("decode", argv, flag, capsys)
-
-
-def test_sampled_run_reports_its_estimate(tmp_path):
-    argv = list(TINY)
-    lengths = argv.index("--lengths")
-    argv[lengths + 1:lengths + 3] = ["8", "16"]
-    proc, record = run_and_load("decode", tmp_path, *argv, "--methods", "softmax", "t2r", "--sample-steps", "2",
-                                "--sample-windows", "2", "--no-plot")
-    for row in record["results"]:
-        assert row["status"] == "ok"
-        assert row["info"]["steps_timed"] == 4
-        assert row["decode_s"] == row["info"]["estimated_decode_s"]
-        assert row["info"]["tokens_decoded"] == BATCH * row["N"]
-    assert "windows of 2 steps" in proc.stdout and "Sampled timing" in proc.stdout

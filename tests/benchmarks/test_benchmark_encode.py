@@ -5,7 +5,7 @@ import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
 from benchmarks.__main__ import build_parser
-from benchmarks.encode import build_model, check_length_targets, check_targets
+from benchmarks.encode import build_encoder, check_length_targets, check_targets
 
 LENGTH, BATCH = 24, 2
 TINY = ["--length", str(LENGTH), "--batch", str(BATCH), "--memories", "64", "--vocab", "64", "--layers", "1",
@@ -66,7 +66,7 @@ def test_models_share_dimensions_and_use_their_attention():
     from abc_fairseq.modules import ABCMultiheadAttention
 
     params = {"vocab": 64, "layers": 2, "embed_dim": 32, "heads": 2, "ffn_dim": 32, "length": 16}
-    models = {kind: build_model(dict(params, kind=kind, memory=None if kind == "softmax" else 8))
+    models = {kind: build_encoder(dict(params, kind=kind, memory=None if kind == "softmax" else 8))
               for kind in ("softmax", "linformer", "abc")}
     assert isinstance(models["softmax"].encoder.sentence_encoder.layers[0].self_attn, MultiheadAttention)
     for kind in ("linformer", "abc"):
@@ -83,7 +83,7 @@ def test_models_share_dimensions_and_use_their_attention():
 
 def test_unfused_softmax_is_the_same_model_on_fairseqs_own_attention_path():
     params = {"vocab": 64, "layers": 2, "embed_dim": 32, "heads": 2, "ffn_dim": 32, "length": 16, "memory": None}
-    fused, unfused = (build_model(dict(params, kind=kind)) for kind in ("softmax", "softmax-unfused"))
+    fused, unfused = (build_encoder(dict(params, kind=kind)) for kind in ("softmax", "softmax-unfused"))
     unfused.load_state_dict(fused.state_dict())
     layers = unfused.encoder.sentence_encoder.layers
     assert all(layer.self_attn.skip_embed_dim_check for layer in layers)

@@ -4,8 +4,7 @@ import pytest
 import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
-from benchmarks.generate import check_targets
-from benchmarks.generate_model import BIBLE, bible_lengths, build_case, sentence_batches
+from benchmarks.generate import BIBLE, SUITE, bible_lengths, check_targets, sentence_batches
 
 SENTENCES, BATCH, N, LONG_BATCH = 4, 2, 8, 2
 TINY = ["--sizes", "tiny", "--long-sizes", "tiny", "--greedy-sizes", "--methods", "softmax", "abc",
@@ -33,8 +32,7 @@ def test_every_case_generates_the_planned_tokens(tiny_run):
         assert row["info"]["tokens"] == expected
         assert len(row["info"]["load_average_start"]) == 3
         assert row["tokens_per_s"] == pytest.approx(expected / row["generate_s"])
-        # the profile was taken of beam-search sentences only
-        assert bool(row["info"].get("profile")) == case.startswith("sentences")
+        assert row["profile"] and "ncalls" in row["profile"][0]  # --profile: every case
     softmax, abc = rows[("softmax", "sentences beam 2 tiny")], rows[("abc", "sentences beam 2 tiny")]
     assert abc["speed_vs_softmax"] == pytest.approx(abc["tokens_per_s"] / softmax["tokens_per_s"])
     env = record["environment"]
@@ -78,7 +76,7 @@ def test_bible_lengths_are_words_plus_eos():
 def test_a_worker_case_generates_left_padded_sentences():
     params = dict(encoder_layers=1, decoder_layers=1, embed_dim=32, heads=2, ffn_dim=64, vocab=64, dtype="float32",
                   sizes={"abc": [4, 2]}, seed=0, beam=3, workload="sentences", sentences=3, batch=3, method="abc")
-    case = build_case(params, torch.device("cpu"))
+    case = SUITE.build_case(params, torch.device("cpu"))
     case.run()
     assert case.info["tokens"] == 3 * max(t for _, t in bible_lengths(3))
     assert case.info["source_tokens"] == sum(s for s, _ in bible_lengths(3))

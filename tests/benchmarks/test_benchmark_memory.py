@@ -2,7 +2,7 @@
 
 import torch
 
-from benchmarks.probes import MIB, TensorPeakProbe, peak_live_bytes, peak_probe
+from benchmarks.worker import MIB, TensorPeakProbe, peak_live_bytes, peak_probe
 
 
 def test_probe_reports_the_peak_of_live_tensors_not_the_sum_of_allocations():

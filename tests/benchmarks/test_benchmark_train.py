@@ -10,9 +10,8 @@ import torch
 from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, tiny_run_fixture
 
 from benchmarks.__main__ import build_parser
-from benchmarks.synthetic import synthetic_dictionary
-from benchmarks.train import CASES, check_targets
-from benchmarks.train_model import synthetic_sample
+from benchmarks.fairseq_models import synthetic_dictionary
+from benchmarks.train import CASES, check_targets, synthetic_sample
 
 LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2
 LM_ARGS = "--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40"

@@ -7,7 +7,7 @@ import torch
 from benchmark_helpers import run_benchmark
 
 from abc_fairseq.strategies import STRATEGIES
-from benchmarks.attention_methods import DEFAULT_METHODS, METHOD_NOTES, METHODS, build_case
+from benchmarks.attention import DEFAULT_METHODS, METHOD_NOTES, METHODS, SUITE
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -22,7 +22,7 @@ def test_every_causal_strategy_is_a_method_but_not_a_default():
 @pytest.mark.parametrize("name", CAUSAL)
 def test_strategy_case_runs_forward_and_backward(name):
     params = {"method": name, "batch": 2, "heads": 2, "length": 24, "head_dim": 8, "memory": 4, "dtype": "float32"}
-    build_case(params, torch.device("cpu")).run()
+    SUITE.build_case(params, torch.device("cpu")).run()
 
 
 def test_cli_reports_strategies_in_the_table_and_json(tmp_path):

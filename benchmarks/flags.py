@@ -9,8 +9,7 @@ from typing import Optional, Sequence
 
 import torch
 
-from .probes import CPU_PROBES
-
+CPU_PROBES = ("auto", "hwm", "maxrss", "tensors")  # worker.py says what each measures
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 DEFAULT_MEMORY_FRACTION = 0.8  # of MemAvailable, the default --max-memory-gib
 
@@ -67,6 +66,8 @@ def add_run_flags(parser: argparse.ArgumentParser, call: str, repeats: int, warm
               ("--device", None, "cpu", "torch device: cpu, or cuda / cuda:I"),
               ("--seed", non_negative_int, 0, "random seed of weights and inputs"),
               ("--max-seconds", positive_float, max_seconds, f"longest one {call} may take; longer: timeout"))
+    parser.add_argument("--profile", action="store_true", help=f"also profile one more, untimed {call} of every case "
+                        "(cProfile; the top functions by own time close the report)")
 
 
 def add_model_flags(parser: argparse.ArgumentParser, vocab: int, vocab_help: str, layers: dict, embed_dim: int,
@@ -92,7 +93,7 @@ def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_prob
                        f"(oversized case: oom, not the OOM killer); 0: no cap (default: {DEFAULT_MEMORY_FRACTION:g} "
                        "x MemAvailable)"),
               ("--cpu-memory-probe", None, cpu_memory_probe, "CPU peak memory probe: hwm (kernel high-water "
-               "mark), sampler, maxrss, auto (hwm if possible), tensors (bytes in tensors); see docs/benchmarks.md",
+               "mark), maxrss, auto (hwm if possible), tensors (bytes in tensors); see docs/benchmarks.md",
                {"choices": CPU_PROBES}),
               ("--out-dir", None, os.path.join("benchmark_results", name), f"folder of {name}.json, .md and .png"))
     parser.add_argument("--no-plot", action="store_true", help=f"do not write {name}.png")

@@ -1,0 +1,246 @@
+"""One case in a fresh process: ``python -m benchmarks.worker`` reads its spec
+(``harness.worker_spec``) on stdin, runs the suite's ``prime``, builds the ``Case``, takes the peak
+memory of a first untimed call, times ``warmup`` + ``repeats`` calls (``repeats`` 0: the first
+call's time) and prints the result as one ``@@bench {json}`` line. Status: ok, skipped (the suite
+raised ``CaseUnavailable``), timeout (a call over ``--max-seconds``), oom or error.
+
+Peak memory is the increase over a baseline taken just before the first call. CPU
+(``--cpu-memory-probe``): ``hwm``, the kernel's VmHWM after a reset through
+``/proc/self/clear_refs`` (``auto``: where the reset works, else ``maxrss``); ``maxrss``,
+``getrusage``'s lifetime peak; ``tensors``, bytes held in tensors replayed from ``torch.profiler``
+(deterministic). CUDA: ``max_memory_allocated``. docs/benchmarks.md says which to use."""
+
+import cProfile
+import importlib
+import io
+import json
+import os
+import pstats
+import random
+import re
+import resource
+import sys
+import time
+import traceback
+from typing import Callable, List, Optional
+
+from . import SUITES
+from .harness import MARKER, CaseUnavailable
+
+MIB = 1024 ** 2
+
+
+def _status_bytes(field: str) -> Optional[int]:
+    """A ``kB`` field of ``/proc/self/status`` (VmRSS, VmHWM, VmSize) in bytes, or None."""
+    try:
+        with open("/proc/self/status") as handle:
+            match = re.search(rf"^{field}:\s+(\d+)\s+kB", handle.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(match.group(1)) * 1024 if match else None
+
+
+def _reset_hwm() -> bool:
+    """Reset VmHWM to the current RSS; True if the reset was allowed and took effect."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        return False
+    hwm, rss = _status_bytes("VmHWM"), _status_bytes("VmRSS")
+    return hwm is not None and rss is not None and hwm <= rss + 2 ** 20  # RSS may grow between the reads
+
+
+def _maxrss_bytes() -> int:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # KiB on Linux
+
+
+class ResidentPeakProbe:
+    """Peak resident-set increase between ``start()`` and ``stop()``: ``hwm`` or ``maxrss``."""
+
+    def __init__(self, method: str):
+        self.method, self.baseline_bytes = method, 0
+
+    def start(self) -> None:
+        if sys.platform.startswith("linux"):  # heap freed while making the inputs back to the OS first
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        reset = self.method in ("auto", "hwm") and _reset_hwm()
+        if self.method == "hwm" and not reset:
+            raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
+        self.method = "hwm" if reset else "maxrss"
+        self.baseline_bytes = self._read()
+
+    def _read(self) -> int:
+        return (_status_bytes("VmHWM") or 0) if self.method == "hwm" else _maxrss_bytes()
+
+    def stop(self) -> int:
+        return max(0, self._read() - self.baseline_bytes)
+
+
+class TensorPeakProbe:
+    """Peak increase of the bytes held in CPU tensors between ``start()`` and ``stop()``."""
+
+    method, baseline_bytes = "tensors", 0
+
+    def start(self) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        self._profiler = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+        self._profiler.__enter__()
+
+    def stop(self) -> int:
+        self._profiler.__exit__(None, None, None)
+        return peak_live_bytes(self._profiler.profiler.kineto_results.events())
+
+
+def peak_live_bytes(events) -> int:
+    """Highest running sum of the CPU allocation (+) and free (-) events, in time order, from 0.
+    Frees of tensors made before the start count too, so the peak is the increase over them."""
+    changes = sorted((event.start_ns(), event.nbytes()) for event in events
+                     if event.name() == "[memory]" and str(event.device_type()).endswith("CPU"))
+    live = peak = 0
+    for _, nbytes in changes:
+        live += nbytes
+        peak = max(peak, live)
+    return peak
+
+
+class CudaPeakProbe:
+    """Peak increase of ``torch.cuda.memory_allocated`` between ``start()`` and ``stop()``."""
+
+    method = "cuda_max_memory_allocated"
+
+    def __init__(self, device):
+        self.device, self.baseline_bytes = device, 0
+
+    def start(self) -> None:
+        from torch import cuda
+
+        cuda.synchronize(self.device)
+        cuda.reset_peak_memory_stats(self.device)
+        self.baseline_bytes = cuda.memory_allocated(self.device)
+
+    def stop(self) -> int:
+        from torch import cuda
+
+        cuda.synchronize(self.device)
+        return max(0, cuda.max_memory_allocated(self.device) - self.baseline_bytes)
+
+
+def peak_probe(device, cpu_method: str = "auto"):
+    """The probe for ``device`` (a ``torch.device``)."""
+    if device.type == "cuda":
+        return CudaPeakProbe(device)
+    return TensorPeakProbe() if cpu_method == "tensors" else ResidentPeakProbe(cpu_method)
+
+
+class CallTooSlow(Exception):
+    def __init__(self, seconds: float, limit: float):
+        super().__init__(f"one call took {seconds:.1f} s, over --max-seconds {limit:g}")
+
+
+def timed_calls(fn: Callable[[], None], count: int, synchronize: Callable[[], None],
+                max_seconds: Optional[float]) -> List[float]:
+    """Wall seconds of ``count`` calls of ``fn``, synchronized; ``CallTooSlow`` past ``max_seconds``."""
+    times = []
+    for _ in range(count):
+        synchronize()
+        start = time.perf_counter()
+        fn()
+        synchronize()
+        times.append(time.perf_counter() - start)
+        if max_seconds is not None and times[-1] > max_seconds:
+            raise CallTooSlow(times[-1], max_seconds)
+    return times
+
+
+def profile_top(run: Callable[[], None], entries: int = 25) -> List[str]:
+    """The ``entries`` functions with the most own time in one call of ``run``, paths shortened."""
+    profiler = cProfile.Profile()
+    profiler.runcall(run)
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(entries)
+    lines = text.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls")), 0)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    prefix = re.compile(r"\S*" + re.escape(os.sep + "site-packages" + os.sep) + "|" + re.escape(root))
+    return [prefix.sub("", line) for line in lines[start:] if line.strip()]
+
+
+def limit_address_space(extra_bytes: int) -> None:
+    """Cap further virtual memory at ``extra_bytes`` over the current size (CPU), so that an
+    oversized case fails with an allocation error instead of waking the system's OOM killer."""
+    size = _status_bytes("VmSize")
+    if size is not None:
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = size + extra_bytes
+        resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
+
+
+def measure(spec: dict) -> dict:
+    """Run the case ``spec`` describes; return the result fields."""
+    import torch
+
+    if spec["suite"] not in SUITES:
+        raise ValueError(f"unknown suite {spec['suite']!r}: expected one of {', '.join(SUITES)}")
+    suite = importlib.import_module(f"{__package__}.{spec['suite']}").SUITE
+    device, params, max_seconds = torch.device(spec.get("device", "cpu")), spec["params"], spec.get("max_seconds")
+    if spec.get("threads"):
+        torch.set_num_threads(int(spec["threads"]))
+    random.seed(spec.get("seed", 0))
+    torch.manual_seed(spec.get("seed", 0))
+    synchronize = lambda: None  # noqa: E731
+    if device.type == "cuda":
+        if device.index is None:  # "cuda" means the current device; set_device needs an index
+            device = torch.device("cuda", torch.cuda.current_device())
+        torch.cuda.set_device(device)
+        synchronize = lambda: torch.cuda.synchronize(device)  # noqa: E731
+    result = {"threads": torch.get_num_threads(), "device": str(device)}
+    try:
+        suite.prime(params, device)
+        if device.type == "cpu" and spec.get("max_memory_bytes"):
+            limit_address_space(int(spec["max_memory_bytes"]))
+        case = suite.build_case(params, device)
+    except CaseUnavailable as exc:
+        return {**result, "status": "skipped", "message": str(exc)}
+    result["info"] = case.info
+    probe = peak_probe(device, spec.get("cpu_memory_probe", "auto"))
+    probe.start()
+    try:
+        times = timed_calls(case.run, 1, synchronize, max_seconds)
+    except CallTooSlow as exc:
+        return {**result, "status": "timeout", "message": str(exc), "peak_bytes": probe.stop(),
+                "memory_probe": probe.method}
+    peak = probe.stop()
+    result.update(peak_bytes=peak, memory_probe=probe.method,
+                  baseline_mib=probe.baseline_bytes / MIB, first_call_s=times[0])
+    if not spec.get("repeats", 1):
+        result["timed_call"] = "first"
+    else:
+        try:
+            timed_calls(case.run, int(spec.get("warmup", 0)), synchronize, max_seconds)
+            times = timed_calls(case.run, int(spec["repeats"]), synchronize, max_seconds)
+        except CallTooSlow as exc:
+            return {**result, "status": "timeout", "message": str(exc)}
+    if spec.get("profile"):
+        result["profile"] = profile_top(case.run)
+    return {**result, "status": "ok", "times_s": times}
+
+def main() -> int:
+    """Read the spec from stdin, measure, print the result; exit 0 even when the case failed."""
+    try:
+        result = measure(json.loads(sys.stdin.read()))
+    except Exception as exc:  # reported to the parent, which prints it in the table notes
+        traceback.print_exc()
+        text = str(exc).lower()
+        oom = isinstance(exc, MemoryError) or "out of memory" in text or "can't allocate memory" in text
+        result = {"status": "oom" if oom else "error", "message": f"{type(exc).__name__}: {exc}"[:2000]}
+    print(MARKER + json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
