@@ -224,9 +224,10 @@ def main(argv=None) -> int:
     os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
     with open(args.md, "w") as f:
         f.write(markdown(list(rows.values()), command, meta))
-    misfits = [r for r in rows.values() if not r["fits"]]
-    print(f"{len(rows)} kernels tabulated, {len(misfits)} do not fit their architecture "
-          f"(the launcher skips those tiles); wrote {args.json} and {args.md}")
+    oversized = sum(r["shared"] > r["limit"] for r in rows.values())
+    spilling = sum(r["spills"] > 0 for r in rows.values())
+    print(f"{len(rows)} kernels tabulated: {oversized} need more shared memory than their architecture has "
+          f"(the launcher skips those tiles), {spilling} spill registers; wrote {args.json} and {args.md}")
     return 0
 
 
