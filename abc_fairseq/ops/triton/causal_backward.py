@@ -14,6 +14,9 @@ P' = P * keep / (1 - p) the read weights (P' = P without dropout), out_t = sum_{
 3. ``columns_kernel``: dk, dv, dl from the intra-chunk pairs plus that reverse memory, which
    reaches row i of chunk c as H_i = exp(l_i - e_c). ``PREFIX`` (ABC: g is the logits' prefix
    logcumsumexp) adds dl's dg term; without it (GSA: g is given) dl stops at W = exp(l - g).
+   Two programs per chunk (grid axis 2): the key side (dk, dl's score and dg terms) and the value
+   side (dv, dl's read term), each writing its part of dl; one program never holds both sides'
+   tiles, which halves its registers (ptxas spilled the fused kernel at every chunk).
 """
 
 import triton
@@ -94,53 +97,66 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
 
 
 @triton.jit
+def _column_side(x, y, weights, extra, rev_x, rev_extra, factor, leave, F, E, y_ptr, width, cols,
+                 l_ptr, z, N, n, rows, slots, g, steep, IN: tl.constexpr, C: tl.constexpr,
+                 BX: tl.constexpr, PREC: tl.constexpr, EXTRA: tl.constexpr):
+    """(dx [C, BX], dl [C, BS]) of one side: what the later chunks send back (rev_x, rev_extra at
+    H = ``leave``) plus the pairs inside the chunk (``causal_exact.exact_columns`` has the terms);
+    without ``EXTRA`` the extra terms are zero and skipped."""
+    dx = mm(leave, rev_x, PREC)
+    dl = leave * (factor * mm(y, tl.trans(rev_x), PREC) + rev_extra[None, :])
+    if steep:
+        dx_in, dl_in = exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n,
+                                     rows, slots, g, C, BX)
+    else:
+        mask = causal(rows, C)
+        mix = tl.where(mask, mm(weights * F, tl.trans(E), PREC), 0.0)
+        pairs = tl.where(mask, mm_in(x, tl.trans(y), IN, PREC) * factor, 0.0)
+        dx_in = mm(tl.trans(mix), x, PREC)
+        dl_in = E * mm(tl.trans(pairs), weights * F, PREC)
+        if EXTRA:
+            dl_in += E * mm(tl.trans(tl.where(mask, 1.0, 0.0)), extra * F, PREC)
+    return dx + dx_in, dl + dl_in
+
+
+@triton.jit
 def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_ptr, ds_ptr, pr_ptr,
                    dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, scale, N, n, K, V, nc,
                    C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                    PREC: tl.constexpr, SAFE: tl.constexpr, PREFIX: tl.constexpr):
+    """Program (z, c, side): side 0 writes dk and dl's key part to dl [0], side 1 dv and dl's value
+    part to dl [1] (dl: fp32 [2, Z, N, n], the caller adds the parts)."""
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
     l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
+    steep = first_steep < N
     leave = tl.exp(l - slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)[None, :])  # H, <= 1
-    q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
-    k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
-    v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
-    do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
-    d_scores = row_tile(ds_ptr, z, N, rows, n, slots, 0.0)
-    P_read = row_tile(pr_ptr, z, N, rows, n, slots, 0.0)
     width = K + V + 1
-    rev_k = memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k)
-    rev_v = memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v)
-    if PREFIX:  # g = logcumsumexp(l): dg flows on into dl
-        d_norm = row_tile(dg_ptr, z, N, rows, n, slots, 0.0)
-        rev_g = tl.load(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, mask=slots < n,
-                        other=0.0)
-    else:  # g given (GSA): dl is W's own gradient, the caller chains dg
-        d_norm = tl.zeros_like(l)
-        rev_g = tl.zeros_like(a)
-
-    # What the later chunks send back.
-    dk = mm(leave, rev_k, PREC)
-    dvv = mm(leave, rev_v, PREC)
-    dl = leave * (scale * mm(k, tl.trans(rev_k), PREC) + mm(v, tl.trans(rev_v), PREC)
-                  + rev_g[None, :])
-    # The pairs inside the chunk.
-    if first_steep < N:
-        dk_in, dv_in, dl_in = exact_columns(q, do, d_scores, P_read, d_norm, scale, k_ptr, v_ptr,
-                                            K, V, cols_k, cols_v, l_ptr, z, N, n, rows, slots,
-                                            g, C, BK, BV)
+    part = tl.num_programs(0).to(tl.int64) * N * n  # dl's parts: [2, Z, N, n]
+    if tl.program_id(2) == 0:
+        q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
+        k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
+        d_scores = row_tile(ds_ptr, z, N, rows, n, slots, 0.0)
+        rev_k = memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k)
+        if PREFIX:  # g = logcumsumexp(l): dg flows on into dl
+            d_norm = row_tile(dg_ptr, z, N, rows, n, slots, 0.0)
+            rev_g = tl.load(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, mask=slots < n,
+                            other=0.0)
+        else:  # g given (GSA): dl is W's own gradient, the caller chains dg
+            d_norm = tl.zeros_like(l)
+            rev_g = tl.zeros_like(a)
+        dk, dl = _column_side(q, k, d_scores, d_norm, rev_k, rev_g, scale, leave, F, E, k_ptr, K,
+                              cols_k, l_ptr, z, N, n, rows, slots, g, steep, IN, C, BK, PREC, PREFIX)
+        store_row_tile(dk_ptr, z, N, rows, K, cols_k, dk * scale)
+        store_row_tile(dl_ptr, z, N, rows, n, slots, dl)
     else:
-        mask = causal(rows, C)
-        key_mix = tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0)
-        value_mix = tl.where(mask, mm(P_read * F, tl.trans(E), PREC), 0.0)
-        dk_in = mm(tl.trans(key_mix), q, PREC)
-        dv_in = mm(tl.trans(value_mix), do, PREC)
-        A = tl.where(mask, mm_in(q, tl.trans(k), IN, PREC) * scale, 0.0)
-        dov = tl.where(mask, mm_in(do, tl.trans(v), IN, PREC), 0.0)
-        ones = tl.where(mask, 1.0, 0.0)
-        dl_in = E * (mm(tl.trans(A), d_scores * F, PREC) + mm(tl.trans(dov), P_read * F, PREC)
-                     + mm(tl.trans(ones), d_norm * F, PREC))
-    store_row_tile(dk_ptr, z, N, rows, K, cols_k, (dk + dk_in) * scale)
-    store_row_tile(dv_ptr, z, N, rows, V, cols_v, dvv + dv_in)
-    store_row_tile(dl_ptr, z, N, rows, n, slots, dl + dl_in)
+        v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
+        do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
+        P_read = row_tile(pr_ptr, z, N, rows, n, slots, 0.0)
+        rev_v = memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v)
+        dv, dl = _column_side(do, v, P_read, tl.zeros_like(l), rev_v, tl.zeros_like(a), 1.0, leave, F,
+                              E, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, steep, IN, C, BV,
+                              PREC, False)
+        store_row_tile(dv_ptr, z, N, rows, V, cols_v, dv)
+        store_row_tile(dl_ptr + part, z, N, rows, n, slots, dl)

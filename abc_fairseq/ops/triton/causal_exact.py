@@ -56,28 +56,24 @@ def exact_mix(weights, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl
 
 
 @triton.jit
-def exact_columns(q, do, d_scores, probs, d_norm, scale, k_ptr, v_ptr, K, V, cols_k, cols_v,
-                  l_ptr, z, N, n, rows, slots, g, C: tl.constexpr, BK: tl.constexpr,
-                  BV: tl.constexpr):
-    """Intra-chunk gradients of the columns i, as ([C, BK], [C, BV], [C, BS]) tiles:
-        dk_i = sum_{t>=i} (sum_j dS_t[j] W_ti[j]) q_t          (q unscaled: times ``scale`` later)
-        dv_i = sum_{t>=i} (sum_j P_t[j] W_ti[j]) dO_t
-        dl_i = sum_{t>=i} W_ti (dS_t A_ti + P_t (dO_t . v_i) + dg_t),  A_ti = scale q_t . k_i
+def exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g,
+                  C: tl.constexpr, BX: tl.constexpr):
+    """One side of the intra-chunk gradients of the columns i, as ([C, BX], [C, BS]) tiles:
+        dx_i = sum_{t>=i} (sum_j weights_t[j] W_ti[j]) x_t
+        dl_i = sum_{t>=i} W_ti (weights_t (factor x_t . y_i) + extra_t)
+    the key side with (x, weights, y, extra) = (q, dS, k, dg) and factor = scale (dk unscaled: times
+    ``scale`` later), the value side with (dO, P, v, 0) and factor 1.
     """
     c0 = tl.min(rows, axis=0)
-    dk = tl.zeros((C, BK), dtype=tl.float32)
-    dvv = tl.zeros((C, BV), dtype=tl.float32)
+    dx = tl.zeros((C, BX), dtype=tl.float32)
     dl = tl.zeros_like(g)
     for ii in range(0, C):
         i = c0 + ii
         W = _column(l_ptr, z, N, n, i, rows, slots, g)
-        a_col = scale * tl.sum(q * _row(k_ptr, z, N, i, K, cols_k)[None, :], axis=1)
-        dov_col = tl.sum(do * _row(v_ptr, z, N, i, V, cols_v)[None, :], axis=1)
-        dk_i = tl.sum(tl.sum(d_scores * W, axis=1)[:, None] * q, axis=0)
-        dv_i = tl.sum(tl.sum(probs * W, axis=1)[:, None] * do, axis=0)
-        dl_i = tl.sum(W * (d_scores * a_col[:, None] + probs * dov_col[:, None] + d_norm), axis=0)
+        pair = factor * tl.sum(x * _row(y_ptr, z, N, i, width, cols)[None, :], axis=1)
+        dx_i = tl.sum(tl.sum(weights * W, axis=1)[:, None] * x, axis=0)
+        dl_i = tl.sum(W * (weights * pair[:, None] + extra), axis=0)
         here = (rows == i)[:, None]
-        dk = tl.where(here, dk_i[None, :], dk)
-        dvv = tl.where(here, dv_i[None, :], dvv)
+        dx = tl.where(here, dx_i[None, :], dx)
         dl = tl.where(here, dl_i[None, :], dl)
-    return dk, dvv, dl
+    return dx, dl

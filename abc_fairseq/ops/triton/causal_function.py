@@ -60,7 +60,8 @@ def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_ou
     logcumsumexp of the logits, ABC) dl includes what reaches the logits through g, without it
     (g given, GSA) dl is the gradient of W = exp(l - g) alone and the caller chains dg."""
     Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
-    dq, dk, dv_, dl = (torch.empty_like(x) for x in (q, k, v, logits))
+    dq, dk, dv_ = (torch.empty_like(x) for x in (q, k, v))
+    dl_parts = logits.new_empty((2, *logits.shape), dtype=torch.float32)  # key and value sides
     d_scores, p_read, d_norm = (torch.empty_like(norm.g) for _ in range(3))
     rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
     dropout = keep is not None
@@ -68,10 +69,10 @@ def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_ou
                          dq, d_scores, p_read, d_norm, rev, scale, keep_scale,
                          N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, **tiles)
     _scan(rev, norm.decay, None, None, reverse=True)
-    columns_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, norm.e_end, grad_out, d_scores,
-                            p_read, d_norm, rev, dk, dv_, dl, scale, N, n, d, dv, nc,
-                            SAFE=SAFE_EXPONENT, PREFIX=prefix, **tiles)
-    return dq, dk, dv_, dl, d_norm
+    columns_kernel[(Z, nc, 2)](q, k, v, logits, norm.g, norm.e_prev, norm.e_end, grad_out, d_scores,
+                               p_read, d_norm, rev, dk, dv_, dl_parts, scale, N, n, d, dv, nc,
+                               SAFE=SAFE_EXPONENT, PREFIX=prefix, **tiles)
+    return dq, dk, dv_, (dl_parts[0] + dl_parts[1]).to(logits.dtype), d_norm
 
 
 class TritonCausalABC(torch.autograd.Function):
