@@ -101,9 +101,9 @@ def ptxas_usage(log: str) -> Dict[str, int]:
 
 def _ptxas_log(compiled, arch: int) -> str:
     """``ptxas -v`` on the kernel's PTX (for a kernel Triton took from its cache, whose log is gone)."""
-    import triton
+    from triton.backends.nvidia.compiler import get_ptxas
 
-    tool = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin", "ptxas")
+    tool = get_ptxas(arch).path  # the ptxas Triton itself runs for this architecture
     with tempfile.TemporaryDirectory() as tmp:
         source = os.path.join(tmp, "kernel.ptx")
         with open(source, "w") as f:
