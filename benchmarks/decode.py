@@ -11,7 +11,7 @@ from typing import Dict, List, Optional
 from . import flags, report
 from .fairseq_models import build_model, size_flags
 from .harness import Case, Measurement, Suite
-from .report import Column, Panel, Plot, compare, measured
+from .report import MIB, Column, Panel, Plot, compare, measured
 
 DEFAULT_LENGTHS = [256, 512, 1024, 2048, 4096]
 METHODS = ("softmax", "abc", "rfa", "t2r")
@@ -129,7 +129,7 @@ def check_targets(rows: dict) -> List[dict]:
 
 
 def _mib(part: str):
-    return lambda row: None if row.get("state_bytes") is None else row["state_bytes"][part] / 2 ** 20
+    return lambda row: None if row.get("state_bytes") is None else row["state_bytes"][part] / MIB
 
 
 class DecodeSuite(Suite):
@@ -210,7 +210,7 @@ a fresh process, through fairseq's incremental decoder API. Details: docs/benchm
             row.update(decode_s=seconds, tokens_per_s=tokens / seconds, us_per_token=seconds * 1e6 / tokens,
                        ms_per_step=seconds * 1e3 / row["N"])
         if "state_bytes" in info:
-            row.update(state_bytes=info["state_bytes"], state_mib=info["state_bytes"]["total"] / 2 ** 20)
+            row.update(state_bytes=info["state_bytes"], state_mib=info["state_bytes"]["total"] / MIB)
         if "encode_s" in info:
             row["encode_ms"] = info["encode_s"] * 1e3
 

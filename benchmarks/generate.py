@@ -129,8 +129,9 @@ N tokens) at a small and the paper's size, random weights. Details: docs/benchma
         check_sizes(args, parser)
         if not args.beams and not args.lengths:
             parser.error("--beams and --lengths are both empty: nothing to measure")
-        if args.beams and args.sentences > len(bible_lengths(None)):
-            parser.error(f"--sentences {args.sentences}: the Bible test set has {len(bible_lengths(None))} pairs")
+        available = len(bible_lengths(None)) if args.beams else 0
+        if args.beams and args.sentences > available:
+            parser.error(f"--sentences {args.sentences}: the Bible test set has {available} pairs")
 
     def measurements(self, args: argparse.Namespace) -> List[Measurement]:
         """One case per (workload, size, beam, N) and method, the methods of a case adjacent."""

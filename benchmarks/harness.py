@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
 from . import flags, report
 from .environment import environment_info
-from .report import Column, Plot, Relative, Row
+from .report import MIB, Column, Plot, Relative, Row
 
 MARKER = "@@bench "  # prefixes the worker's result line on its stdout
 SETUP_SECONDS = 300.0  # a worker's imports, priming run and inputs
@@ -147,7 +147,7 @@ def make_row(suite: Suite, item: Measurement, result: dict) -> Row:
     """The case's fields, the worker's result and the suite's numbers."""
     row = {**item.fields, **result}
     if "peak_bytes" in result:
-        row["peak_mib"] = result["peak_bytes"] / 2 ** 20
+        row["peak_mib"] = result["peak_bytes"] / MIB
     times = result.get("times_s")
     suite.derive(row, statistics.median(times) if row.get("status") == "ok" and times else None)
     return row
@@ -163,7 +163,7 @@ def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
     items, rows = suite.measurements(args), record["results"]
     pooled: List[Optional[dict]] = [None] * len(items)
     rounds, total = getattr(args, "rounds", 1), len(items)
-    calls = args.warmup + max(args.repeats, 1) + 1
+    calls = args.warmup + max(args.repeats, 1) + 1 + args.profile  # the memory call, the profiled one
     for r in range(rounds):
         for i, item in enumerate(items):
             if pooled[i] is not None and pooled[i].get("status") != "ok":

@@ -7,6 +7,7 @@ import logging
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 Row = dict  # one case: its fields, the worker's result and the numbers derived from both
+MIB = 2 ** 20
 
 
 class Column(NamedTuple):

@@ -26,8 +26,7 @@ from typing import Callable, List, Optional
 
 from . import SUITES
 from .harness import MARKER, CaseUnavailable
-
-MIB = 1024 ** 2
+from .report import MIB
 
 
 def _status_bytes(field: str) -> Optional[int]:
@@ -48,7 +47,7 @@ def _reset_hwm() -> bool:
     except OSError:
         return False
     hwm, rss = _status_bytes("VmHWM"), _status_bytes("VmRSS")
-    return hwm is not None and rss is not None and hwm <= rss + 2 ** 20  # RSS may grow between the reads
+    return hwm is not None and rss is not None and hwm <= rss + MIB  # RSS may grow between the reads
 
 
 def _maxrss_bytes() -> int:
@@ -64,9 +63,12 @@ class ResidentPeakProbe:
 
     def start(self) -> None:
         if sys.platform.startswith("linux"):  # heap freed while making the inputs back to the OS first
-            import ctypes
+            try:
+                import ctypes
 
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
+                ctypes.CDLL("libc.so.6").malloc_trim(0)
+            except (OSError, AttributeError):  # not glibc
+                pass
         reset = self.method in ("auto", "hwm") and _reset_hwm()
         if self.method == "hwm" and not reset:
             raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")

@@ -2,7 +2,8 @@
 
 import torch
 
-from benchmarks.worker import MIB, TensorPeakProbe, peak_live_bytes, peak_probe
+from benchmarks.report import MIB
+from benchmarks.worker import TensorPeakProbe, peak_live_bytes, peak_probe
 
 
 def test_probe_reports_the_peak_of_live_tensors_not_the_sum_of_allocations():
