@@ -12,9 +12,9 @@ from typing import Callable, Dict, List, Sequence
 
 import torch
 
-from . import flags, report
+from . import flags
 from .harness import Case, CaseUnavailable, Measurement, Suite
-from .report import Column, Panel, Plot, compare, measured
+from .report import Column, Panel, Plot, compare, spread
 
 DEFAULT_LENGTHS = [512, 1024, 2048, 4096, 8192]
 GPU_DEFAULT_LENGTHS = DEFAULT_LENGTHS + [16384]
@@ -186,12 +186,7 @@ def _flat(rows: dict, low: int, high: int, max_ratio: float) -> dict:
     if ("abc", low) not in rows or ("abc", high) not in rows:
         return {"name": name, "status": "SKIP", "detail": f"abc at N={low} and N={high} not both measured"}
     abc = [row for (method, n), row in sorted(rows.items()) if method == "abc" and low <= n <= high]
-    if not all(measured(row, "us_per_token") for row in abc):
-        return {"name": name, "status": "FAIL", "detail": f"abc has no time at N={[r['N'] for r in abc]}"}
-    per_token = [row["us_per_token"] for row in abc]
-    value = max(per_token) / min(per_token)
-    spread = ", ".join(f"{row['N']}: {row['us_per_token']:.3f}" for row in abc)
-    return report.verdict(name, value, max_ratio, f"max/min us/token = {value:.2f} (need <= {max_ratio:g}); {spread}")
+    return spread(name, abc, "us_per_token", max_ratio)
 
 
 def _speed(rows: dict, n: int, minimum: float, reference: str = "sdpa", name: str = "") -> dict:
@@ -227,8 +222,9 @@ def check_gpu_targets(rows: dict) -> List[dict]:
 
 class AttentionSuite(Suite):
     name, progress = "attention", "{ms_per_call:.2f} ms/call, {us_per_token:.3f} us/token, {peak_mib:.1f} MiB"
+    call, method_notes, tiny = "forward+backward call", METHOD_NOTES, {"batch": 1, "length": 16}
     description = """\
-Forward+backward time and peak memory of causal attention (ABC, SDPA, fairseq MHA, fla's ABC).
+Causal attention, forward + backward: time and peak memory of ABC, SDPA, fairseq MHA, fla's ABC.
 
 Every method at each N with batch = tokens // N, each (method, N) in a fresh process; a method that
 cannot run here (fla-abc without CUDA or fla-core) is skipped. Methods: docs/benchmarks.md."""
@@ -254,7 +250,7 @@ cannot run here (fla-abc without CUDA or fla-core) is skipped. Methods: docs/ben
                         ("--memory", flags.positive_int, 64, "ABC memory slots n"),
                         flags.methods_flag(METHODS, None, f"methods to measure (default: {' '.join(DEFAULT_METHODS)};"
                                            f" on CUDA: {' '.join(GPU_DEFAULT_METHODS)})"))
-        flags.add_run_flags(parser, "forward+backward call", repeats=5, warmup=2, max_seconds=120.0)
+        flags.add_run_flags(parser, self.call, repeats=5, warmup=2, max_seconds=120.0)
         flags.add_output_flags(parser, "attention")
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
@@ -278,32 +274,22 @@ cannot run here (fla-abc without CUDA or fla-core) is skipped. Methods: docs/ben
     def build_case(self, params: dict, device) -> Case:
         return METHODS[params["method"]](params, device)
 
-    def prime(self, params: dict, device) -> None:
-        self.build_case(dict(params, batch=1, length=min(params["length"], 16)), device).run()
-
     def derive(self, row: dict, seconds) -> None:
         if seconds is not None:
             row.update(median_s=seconds, ms_per_call=seconds * 1e3,
                        us_per_token=seconds * 1e6 / row["tokens_per_call"])
 
-    def title(self, config: dict) -> str:
-        return "Causal attention, forward + backward"
-
-    def header(self, config: dict, rows: List[dict], env: dict) -> str:
+    def header(self, config: dict) -> str:
         return (f"{config['tokens']} tokens per call, H={config['heads']}, d={config['head_dim']}, ABC slots "
-                f"n={config['memory']}, {report.machine_note(config, rows, env, report.timing(config))}")
+                f"n={config['memory']};")
 
-    def notes(self, config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+    def notes(self, config: dict, rows: List[dict]) -> List[str]:
         return ["- x sdpa speed = sdpa time / method time (above 1 is faster); x sdpa memory = method peak / sdpa "
-                "peak.", report.peak_note("the inputs exist", "call", memory_probes)] + \
-            report.method_notes(METHOD_NOTES, (row["method"] for row in rows))
+                "peak."]
 
     def targets(self, rows: List[dict], config: dict) -> List[dict]:
         by_case = {(row["method"], row["N"]): row for row in rows}
         return check_gpu_targets(by_case) if config["device"].startswith("cuda") else check_targets(by_case)
-
-    def targets_title(self, config: dict) -> str:
-        return f"Targets ({'GPU; ' if config['device'].startswith('cuda') else ''}informational)"
 
 
 SUITE = AttentionSuite()

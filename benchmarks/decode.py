@@ -8,10 +8,10 @@ import argparse
 import time
 from typing import Dict, List, Optional
 
-from . import flags, report
+from . import flags
 from .fairseq_models import build_model, size_flags
 from .harness import Case, Measurement, Suite
-from .report import MIB, Column, Panel, Plot, compare, measured
+from .report import MIB, Column, Panel, Plot, compare, spread
 
 DEFAULT_LENGTHS = [256, 512, 1024, 2048, 4096]
 METHODS = ("softmax", "abc", "rfa", "t2r")
@@ -105,26 +105,16 @@ def greedy_decode(model, encoder_out: dict, steps: int, bos: int, pad: int):
 
 def check_targets(rows: dict) -> List[dict]:
     """ABC's decoding targets (informational); ``rows`` by (method, N)."""
-    abc = {n: row for (method, n), row in sorted(rows.items(), key=lambda item: item[0][1]) if method == "abc"}
-    longest = max(abc, default=None)
-    flat = f"abc time per token at the longest N ({longest}) within 1.2x of N=256"
-    if 256 not in abc or longest is None or longest <= 256:
-        flat = {"name": flat, "status": "SKIP", "detail": "needs abc at N=256 and at a longer N"}
-    elif not (measured(abc[256], "us_per_token") and measured(abc[longest], "us_per_token")):
-        flat = {"name": flat, "status": "FAIL", "detail": f"abc has no time at N=256 or N={longest}"}
-    else:
-        value = abc[longest]["us_per_token"] / abc[256]["us_per_token"]
-        flat = report.verdict(flat, value, 1.2, f"us/token at N={longest} / at N=256 = {value:.2f} (need <= 1.2)")
-    faster = compare("abc >= 3x faster than softmax at N=4096", abc.get(4096), rows.get(("softmax", 4096)),
+    abc = [row for (method, _), row in sorted(rows.items(), key=lambda item: item[0][1]) if method == "abc"]
+    longest = abc[-1]["N"] if abc else None
+    flat = f"abc time per token flat within 1.2x from N=256 to the longest N ({longest})"
+    flat = (spread(flat, [row for row in abc if row["N"] >= 256], "us_per_token", 1.2)
+            if ("abc", 256) in rows and longest > 256 else
+            {"name": flat, "status": "SKIP", "detail": "needs abc at N=256 and at a longer N"})
+    faster = compare("abc >= 3x faster than softmax at N=4096", rows.get(("abc", 4096)), rows.get(("softmax", 4096)),
                      "decode_s", 3.0, True, ("abc at N=4096", "softmax"))
-    state = {"name": "abc attention state the same size at every N", "status": "SKIP",
-             "detail": "needs abc at two or more lengths"}
-    if len(abc) >= 2 and not all(measured(row, "state_bytes") for row in abc.values()):
-        state.update(status="FAIL", detail="abc has no state size at some N")
-    elif len(abc) >= 2:
-        sizes = {n: row["state_bytes"]["total"] for n, row in abc.items()}
-        state.update(status="PASS" if len(set(sizes.values())) == 1 else "FAIL",
-                     detail="bytes by N: " + ", ".join(f"{n}: {b}" for n, b in sizes.items()))
+    state = spread("abc attention state the same size at every N", abc, "state_bytes", 1.0,
+                          lambda row: row["state_bytes"]["total"])
     return [flat, faster, state]
 
 
@@ -134,6 +124,8 @@ def _mib(part: str):
 
 class DecodeSuite(Suite):
     name, progress = "decode", "{tokens_per_s:.1f} tokens/s, state {state_mib:.3f} MiB, peak {peak_mib:.1f} MiB"
+    call, baseline = "decode", "model and encoder output exist"
+    method_notes, tiny = METHOD_NOTES, {"length": 4, "batch": 1}
     description = """\
 Greedy decoding speed and attention-state memory: softmax vs ABC, RFA, T2R (Figures 1-2).
 
@@ -160,7 +152,7 @@ a fresh process, through fairseq's incremental decoder API. Details: docs/benchm
                               {"--encoder-layers": 6, "--decoder-layers": 6}, embed_dim=512, heads=8, ffn_dim=2048)
         add_size_flags(parser)
         flags.add_flags(parser, flags.methods_flag(METHODS, list(METHODS), "models to measure"))
-        flags.add_run_flags(parser, "decode", repeats=1, warmup=0, max_seconds=1800.0, rounds=False,
+        flags.add_run_flags(parser, self.call, repeats=1, warmup=0, max_seconds=1800.0, rounds=False,
                             repeats_help="timed decodes per (method, N) after the untimed memory decode; 0: time the "
                                          "memory decode itself")
         flags.add_output_flags(parser, "decode")
@@ -200,9 +192,6 @@ a fresh process, through fairseq's incremental decoder API. Details: docs/benchm
 
         return Case(run, info)
 
-    def prime(self, params: dict, device) -> None:
-        self.build_case(dict(params, length=min(params["length"], 4), batch=1), device).run()
-
     def derive(self, row: dict, seconds: Optional[float]) -> None:
         info = row.get("info") or {}
         if seconds is not None:
@@ -215,24 +204,19 @@ a fresh process, through fairseq's incremental decoder API. Details: docs/benchm
             row["encode_ms"] = info["encode_s"] * 1e3
 
     def title(self, config: dict) -> str:
-        return "Greedy decoding, softmax vs " + (", ".join(m.upper() for m in config["methods"] if m != "softmax")
-                                                 or "-")
+        return "Greedy decoding, softmax vs " + ", ".join(m.upper() for m in config["methods"] if m != "softmax")
 
-    def header(self, config: dict, rows: List[dict], env: dict) -> str:
-        timing = "timed: the (single) memory decode" if config["repeats"] == 0 else report.timing(config)
-        methods = list(dict.fromkeys(row["method"] for row in rows))
+    def header(self, config: dict) -> str:
         return (f"Batch {config['batch']}, source = target length N, exactly N steps; {config['encoder_layers']}+"
                 f"{config['decoder_layers']} layers, dim {config['embed_dim']}, {config['heads']} heads, "
                 f"FFN {config['ffn_dim']}, vocabulary {config['vocab']}; cross / causal sizes: "
-                f"{sizes_note(config, methods) or '-'}; {report.machine_note(config, rows, env, timing)}")
+                f"{sizes_note(config, config['methods']) or '-'};")
 
-    def notes(self, config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+    def notes(self, config: dict, rows: List[dict]) -> List[str]:
         return ["- Timing: fairseq's incremental decoder API (encoder once, timed apart as encode ms; then decoder "
                 "and argmax per step); tokens/s = batch x N / decode time; x softmax = softmax time / method time.",
                 "- state MiB: tensors in the incremental state after the last step (self / cross attention); "
-                "x softmax state = method / softmax.",
-                report.peak_note("model and encoder output exist", "decode", memory_probes),
-                ] + report.method_notes(METHOD_NOTES, (row["method"] for row in rows))
+                "x softmax state = method / softmax."]
 
     def targets(self, rows: List[dict], config: dict) -> List[dict]:
         return check_targets({(row["method"], row["N"]): row for row in rows})

@@ -6,7 +6,7 @@ random weights, eval mode, no padding, no LM head."""
 import argparse
 from typing import List, Optional
 
-from . import flags, report
+from . import flags
 from .fairseq_models import build_model, size_flags
 from .harness import Case, Measurement, Suite
 from .report import Column, Panel, Plot, compare
@@ -63,8 +63,10 @@ def check_length_targets(rows: dict) -> List[dict]:
 
 class EncodeSuite(Suite):
     name, progress = "encode", "{ms_per_batch:.1f} ms/batch, peak {peak_mib:.1f} MiB"
+    call, baseline, method_notes, note_key = "forward", "model and tokens exist", KIND_NOTES, "kind"
+    tiny = {"length": 16, "batch": 1, "vocab": 64}
     description = """\
-Text-encoding speed and peak memory: RoBERTa-base encoder, softmax vs Linformer vs ABC.
+Text encoding, RoBERTa-base encoder: speed and peak memory of softmax, Linformer and ABC.
 
 Encodes random sequences of each of --lengths tokens (the same tokens per batch at every length),
 random weights, each (method, N) in a fresh process. Methods: docs/benchmarks.md."""
@@ -90,7 +92,7 @@ random weights, each (method, N) in a fresh process. Methods: docs/benchmarks.md
                         flags.methods_flag(KINDS, list(KINDS), "attention kinds to measure"))
         flags.add_model_flags(parser, 50265, "vocabulary size (RoBERTa's is 50265)", {"--layers": 12},
                               embed_dim=768, heads=12, ffn_dim=3072)
-        flags.add_run_flags(parser, "forward", repeats=5, warmup=1, max_seconds=600.0)
+        flags.add_run_flags(parser, self.call, repeats=5, warmup=1, max_seconds=600.0)
         # Peaks a few percent apart need a probe that does not vary between runs: bytes held in tensors.
         flags.add_output_flags(parser, "encode", cpu_memory_probe="tensors")
 
@@ -131,29 +133,21 @@ random weights, each (method, N) in a fresh process. Methods: docs/benchmarks.md
 
         return Case(run, info)
 
-    def prime(self, params: dict, device) -> None:
-        tiny = dict(params, length=min(params["length"], 16), batch=1, vocab=min(params["vocab"], 64))
-        self.build_case(tiny, device).run()
-
     def derive(self, row: dict, seconds: Optional[float]) -> None:
         if seconds is not None:
             row.update(encode_s=seconds, ms_per_batch=seconds * 1e3, sequences_per_s=row["batch"] / seconds,
                        tokens_per_s=row["batch"] * row["N"] / seconds)
 
-    def title(self, config: dict) -> str:
-        return "Text encoding, RoBERTa-base encoder: softmax vs Linformer vs ABC"
-
-    def header(self, config: dict, rows: List[dict], env: dict) -> str:
+    def header(self, config: dict) -> str:
         return (f"{config['batch'] * config['lengths'][0]} tokens per batch (batch {config['batch']} x "
                 f"{config['lengths'][0]} tokens at the shortest N); {config['layers']} layers, dim "
                 f"{config['embed_dim']}, {config['heads']} heads, FFN {config['ffn_dim']}, vocabulary "
-                f"{config['vocab']}; random weights; {report.machine_note(config, rows, env, report.timing(config))}")
+                f"{config['vocab']}; random weights;")
 
-    def notes(self, config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+    def notes(self, config: dict, rows: List[dict]) -> List[str]:
         return ["- One forward = `model(tokens, features_only=True)` under `torch.inference_mode()`, no LM head.",
                 "- speed vs X = X's time / method time; memory vs X = method peak / X's peak; X = softmax (fused) or "
-                "softmax-unfused at the same N.", report.peak_note("model and tokens exist", "forward", memory_probes),
-                ] + report.method_notes(KIND_NOTES, (row["kind"] for row in rows))
+                "softmax-unfused at the same N."]
 
     def targets(self, rows: List[dict], config: dict) -> List[dict]:
         shortest = min((row["N"] for row in rows), default=None)

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from . import flags, report
+from . import flags
 from .decode import METHOD_NOTES, METHODS, add_size_flags, build_translation_model, check_sizes, sizes_note, sizes_of
 from .harness import Case, Measurement, Suite
 from .report import Column, Panel, Plot, compare
@@ -85,6 +85,8 @@ def _load(row: dict) -> str:
 
 class GenerateSuite(Suite):
     name, progress, group = "generate", "{tokens_per_s:.1f} tokens/s, peak {peak_mib:.1f} MiB", "case"
+    call, baseline, method_notes = "generate", "model and batches exist", METHOD_NOTES
+    tiny = {"workload": "long", "length": 4, "batch": 1}
     description = """\
 End-to-end generation speed with fairseq's SequenceGenerator: softmax vs ABC, RFA, T2R.
 
@@ -119,7 +121,7 @@ N tokens) at a small and the paper's size, random weights. Details: docs/benchma
                         ("--long-sizes", None, ["small"], "model sizes of the long-output workload",
                          dict(sizes, nargs="+")))
         add_size_flags(parser)
-        flags.add_run_flags(parser, "generate", repeats=1, warmup=0, max_seconds=1800.0,
+        flags.add_run_flags(parser, self.call, repeats=1, warmup=0, max_seconds=1800.0,
                             repeats_help="timed generates per case and round after the untimed memory generate; 0: "
                                          "time the memory generate itself")
         parser.set_defaults(threads=1, rounds=2)
@@ -179,30 +181,21 @@ N tokens) at a small and the paper's size, random weights. Details: docs/benchma
 
         return Case(run, info)
 
-    def prime(self, params: dict, device) -> None:
-        self.build_case(dict(params, workload="long", length=4, batch=1), device).run()
-
     def derive(self, row: dict, seconds: Optional[float]) -> None:
         tokens = (row.get("info") or {}).get("tokens")
         if seconds is not None and tokens:
             row.update(generate_s=seconds, tokens_per_s=tokens / seconds)
 
     def title(self, config: dict) -> str:
-        return "End-to-end generation (fairseq SequenceGenerator), softmax vs " + ", ".join(
-            m.upper() for m in config["methods"] if m != "softmax")
+        others = ", ".join(m.upper() for m in config["methods"] if m != "softmax")
+        return f"End-to-end generation (fairseq SequenceGenerator), softmax vs {others}"
 
-    def header(self, config: dict, rows: List[dict], env: dict) -> str:
-        sizes, rounds = set(config["sizes"]) | set(config["long_sizes"]), config.get("rounds", 1)
-        timing = ("the memory generate timed" if config["repeats"] == 0 else
-                  f"median of {config['repeats']} timed generate(s) after {config['warmup']} warmup")
-        timing += f", {rounds} interleaved rounds pooled (median)" if rounds > 1 else ", one round"
-        return (f"{config['dtype']} on {config['device']}, **{report.threads_of(rows)} thread(s)**; {timing}; "
-                f"torch {env['torch']}; CPU {env['cpu_model']}; commit {env.get('commit', '-')}; "
-                f"{env['date']}; load average at start {env.get('load_average')}.\n\n"
-                "Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in sizes) +
+    def header(self, config: dict) -> str:
+        sizes = set(config["sizes"]) | set(config["long_sizes"])
+        return ("Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in sizes) +
                 f". Cross / causal sizes: {sizes_note(config, config['methods'])}.")
 
-    def notes(self, config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+    def notes(self, config: dict, rows: List[dict]) -> List[str]:
         workloads, lines = {row["workload"] for row in rows}, []
         if "sentences" in workloads:
             lines.append(f"- sentences: the first {config['sentences']} pairs of the Bible test set (Spanish words + "
@@ -210,11 +203,9 @@ N tokens) at a small and the paper's size, random weights. Details: docs/benchma
                          f"{config['sentence_batch']}, left-padded; random weights and symbols.")
         if "long" in workloads:
             lines.append(f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each, greedy.")
-        lines += ["- tokens/s: tokens of the best hypotheses / the whole generate; x softmax, x RFA: tokens/s over "
-                  "the reference's in the same case.", report.peak_note("model and batches exist", "generate",
-                                                                       memory_probes) + " load: the 1-minute load "
-                  "average at the case's start and end."]
-        return lines + report.method_notes(METHOD_NOTES, config["methods"])
+        return lines + ["- tokens/s: tokens of the best hypotheses / the whole generate; x softmax, x RFA: tokens/s "
+                        "over the reference's in the same case. load: the 1-minute load average at the case's start "
+                        "and end."]
 
     def targets(self, rows: List[dict], config: dict) -> List[dict]:
         return check_targets(rows)

@@ -45,33 +45,39 @@ class CaseUnavailable(Exception):
 
 
 class Suite:
-    """A subcommand. Its flags (``add_arguments``, ``validate``), its cases (``measurements``), the
-    worker side (``prime``: a tiny run so that thread pools and lazy kernels exist before the memory
-    baseline; ``build_case``) and the report: ``derive(row, seconds)`` adds the suite's numbers to a
-    row (``seconds``: the median timed call, None if the case did not measure); ``progress`` formats
-    a measured row (missing keys read as 0); ``columns``, ``relative`` (ratios to a reference row
-    of the same ``group``), header, notes, targets, appendix and ``plot``."""
+    """A subcommand: its flags (``add_arguments``, ``validate``: ``parser.error`` names the flag),
+    its cases (``measurements``), the worker side (``build_case``; ``prime`` first runs it once
+    with the ``tiny`` params, so that thread pools and lazy kernels exist before the memory
+    baseline) and the report: ``derive(row, seconds)`` adds the suite's numbers to a row
+    (``seconds``: the median timed call, None if the case did not measure), ``progress`` formats a
+    measured row (missing keys read as 0), ``columns``, ``relative`` (ratios to a reference row of
+    the same ``group``), ``header`` (the sizes; the machine and timing follow), ``notes`` (the peak
+    memory note and ``method_notes`` of the rows' ``note_key`` follow), ``targets`` and ``plot``.
+    ``call`` names one timed call; ``baseline`` says what exists when memory is baselined."""
 
     name = description = progress = ""
+    call, baseline, note_key, group = "call", "the inputs exist", "method", "N"
     columns: Sequence[Column] = ()
     relative: Sequence[Relative] = ()
-    group = "N"  # the field that ratios and failure notes group rows by
+    method_notes: Dict[str, str] = {}
+    tiny: Dict[str, Any] = {}
     plot: Optional[Plot] = None
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         raise NotImplementedError
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-        """Check flags that depend on each other; ``parser.error`` names the flag."""
+        """Check flags that depend on each other."""
 
     def measurements(self, args: argparse.Namespace) -> List[Measurement]:
         raise NotImplementedError
 
-    def prime(self, params: dict, device) -> None:
-        """Run the case once at a tiny size (in the worker, before the baseline)."""
-
     def build_case(self, params: dict, device) -> Case:
         raise NotImplementedError
+
+    def prime(self, params: dict, device) -> None:
+        if self.tiny:
+            self.build_case(dict(params, **self.tiny), device).run()
 
     def derive(self, row: Row, seconds: Optional[float]) -> None:
         """Add the suite's numbers (speeds, per-token times) to ``row``."""
@@ -79,17 +85,14 @@ class Suite:
     def title(self, config: dict) -> str:
         return self.description.splitlines()[0]
 
-    def header(self, config: dict, rows: List[Row], env: dict) -> str:
+    def header(self, config: dict) -> str:
         return ""
 
-    def notes(self, config: dict, rows: List[Row], memory_probes: List[str]) -> List[str]:
+    def notes(self, config: dict, rows: List[Row]) -> List[str]:
         return []
 
     def targets(self, rows: List[Row], config: dict) -> List[dict]:
         return []
-
-    def targets_title(self, config: dict) -> str:
-        return "Targets (informational)"
 
 
 def progress(text: str) -> None:
@@ -109,25 +112,21 @@ def run_worker(spec: dict, timeout: float) -> dict:
         return {"status": "timeout", "message": f"worker killed after {timeout:.0f} s"}
     tail = proc.stderr[-1500:]
     lines = [line for line in proc.stdout.splitlines() if line.startswith(MARKER)]
-    if not lines:
-        code = proc.returncode
-        why = f"worker exited with code {code} before reporting a result"
-        if code < 0:
-            name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
-            why = f"worker killed by {name}" + (" (likely out of memory)" if -code == signal.SIGKILL else "")
-        last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
-        return {"status": "crashed", "message": why + (f": {last}" if last else ""), "stderr_tail": tail}
-    result = json.loads(lines[-1][len(MARKER):])
-    if result.get("status") not in ("ok", "skipped"):
-        result["stderr_tail"] = tail
-    return result
+    if lines:
+        result = json.loads(lines[-1][len(MARKER):])
+        return result if result.get("status") in ("ok", "skipped") else dict(result, stderr_tail=tail)
+    code, why = proc.returncode, f"worker exited with code {proc.returncode} before reporting a result"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
+        why = f"worker killed by {name}" + (" (likely out of memory)" if -code == signal.SIGKILL else "")
+    last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
+    return {"status": "crashed", "message": why + (f": {last}" if last else ""), "stderr_tail": tail}
 
 
 def worker_spec(suite: Suite, args: argparse.Namespace, item: Measurement) -> dict:
     """The case's params plus the flags every suite shares."""
-    return {"suite": suite.name, "params": item.params, "device": args.device, "threads": args.threads,
-            "seed": args.seed, "repeats": args.repeats, "warmup": args.warmup, "max_seconds": args.max_seconds,
-            "cpu_memory_probe": args.cpu_memory_probe, "profile": args.profile,
+    shared = ("device", "threads", "seed", "repeats", "warmup", "max_seconds", "cpu_memory_probe", "profile")
+    return {"suite": suite.name, "params": item.params, **{key: getattr(args, key) for key in shared},
             "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None}
 
 
@@ -197,22 +196,20 @@ def run_suite(suite: Suite, args: argparse.Namespace) -> int:
     for reference, pairs in suite.relative:
         report.add_relative(rows, reference, pairs, suite.group)
     probes = sorted({row["memory_probe"] for row in rows if row.get("memory_probe")})
-    targets = suite.targets(rows, config)
-    text = report.render(suite, rows, env, config, probes, targets)
+    record.update(complete=True, targets=suite.targets(rows, config), memory_probes=probes)
+    text = report.render(suite, record)
     print(text)
-    record.update(complete=True, targets=targets, memory_probes=probes)
-    json_path, md_path, png_path = (os.path.join(args.out_dir, f"{suite.name}.{ext}") for ext in ("json", "md", "png"))
-    write_json(json_path, record)
-    with open(md_path, "w") as handle:
+    paths = {ext: os.path.join(args.out_dir, f"{suite.name}.{ext}") for ext in ("json", "md", "png")}
+    write_json(paths["json"], record)
+    with open(paths["md"], "w") as handle:
         handle.write(text)
-    written = [json_path, md_path]
-    drawn = [row for row in rows if suite.plot and suite.plot.select(row)]
-    if drawn and not args.no_plot:
-        try:
-            report.save_plot(png_path, suite.plot, drawn, config)
-            written.append(png_path)
-        except ImportError as exc:
-            progress(f"warning: no plot written, matplotlib is not importable: {exc}")
+    drawn, written = [row for row in rows if suite.plot and suite.plot.select(row)], [paths["json"], paths["md"]]
+    try:
+        if drawn and not args.no_plot:
+            report.save_plot(paths["png"], suite.plot, drawn, config)
+            written.append(paths["png"])
+    except ImportError as exc:
+        progress(f"warning: no plot written, matplotlib is not importable: {exc}")
     progress("wrote " + ", ".join(written))
     return 0
 

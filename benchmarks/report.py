@@ -94,13 +94,20 @@ def table(suite, rows: Sequence[Row]) -> Tuple[str, List[str]]:
     return markdown_table([c.header for c in suite.columns], body, [c.right for c in suite.columns]), failures
 
 
-def render(suite, rows: List[Row], env: dict, config: dict, memory_probes: List[str],
-           targets: List[dict]) -> str:
-    """The whole report: title, header, table, notes, targets, appendix."""
+def render(suite, record: dict) -> str:
+    """The whole report: title; the suite's header, then machine and timing; table; the suite's
+    notes, then peak memory, methods and failures; targets; profiles."""
+    config, env, rows = record["config"], record["environment"], record["results"]
     text, failures = table(suite, rows)
-    lines = [f"# {suite.title(config)}", "", suite.header(config, rows, env), "", text, "", "Notes:", ""]
-    lines += suite.notes(config, rows, memory_probes) + failures + ["", f"## {suite.targets_title(config)}", ""]
-    lines += [f"- {t['status']}: {t['name']} -- {t['detail']}" for t in targets]
+    notes = suite.notes(config, rows) + [
+        f"- peak MiB: peak memory increase over the baseline ({suite.baseline}) during the first, untimed "
+        f"{suite.call}, in a fresh process (probe: {', '.join(record['memory_probes']) or '-'})."]
+    notes += [f"- {m}: {suite.method_notes[m]}" for m in dict.fromkeys(row[suite.note_key] for row in rows)
+              if m in suite.method_notes]
+    header = " ".join(filter(None, [suite.header(config), machine_note(config, rows, env, suite.call)]))
+    targets = [f"- {t['status']}: {t['name']} -- {t['detail']}" for t in record["targets"]]
+    lines = [f"# {suite.title(config)}", "", header, "", text, "", "Notes:", "", *notes, *failures, "",
+             "## Targets (informational)", "", *targets]
     for row in rows:
         if row.get("profile"):
             title = ", ".join(str(row[key]) for key in ("method", suite.group) if row.get(key) is not None)
@@ -108,29 +115,17 @@ def render(suite, rows: List[Row], env: dict, config: dict, memory_probes: List[
     return "\n".join(lines) + "\n"
 
 
-def threads_of(rows: Sequence[Row]) -> str:
-    return ", ".join(map(str, sorted({row["threads"] for row in rows if row.get("threads")}))) or "-"
-
-
-def timing(config: dict, call: str = "") -> str:
-    """How the times were taken: 'median of R[ calls] after W warmup[, rounds]'."""
+def machine_note(config: dict, rows: Sequence[Row], env: dict, call: str) -> str:
+    """Dtype, device, how the times were taken, threads, versions, processor, commit, date, load."""
     rounds = config.get("rounds", 1)
-    pooled = f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else ""
-    return f"median of {config['repeats']}{call} after {config['warmup']} warmup{pooled}"
-
-
-def machine_note(config: dict, rows: Sequence[Row], env: dict, how: str) -> str:
-    return (f"{config['dtype']} on {config['device']}; {how}; threads {threads_of(rows)}; torch {env['torch']}; "
-            f"CPU {env['cpu_model']}.")
-
-
-def peak_note(baseline: str, call: str, memory_probes: Sequence[str]) -> str:
-    return (f"- peak MiB: peak memory increase over the baseline ({baseline}) during the first, untimed {call}, "
-            f"in a fresh process (probe: {', '.join(memory_probes) or '-'}).")
-
-
-def method_notes(notes: Dict[str, str], methods) -> List[str]:
-    return [f"- {m}: {notes[m]}" for m in dict.fromkeys(methods) if m in notes]
+    timing = f"median of {config['repeats']} {call}s after {config['warmup']} warmup" + (
+        f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else "")
+    threads = ", ".join(map(str, sorted({row["threads"] for row in rows if row.get("threads")}))) or "-"
+    processor = f"GPU {env['cuda_device']}" if env.get("cuda_device") else f"CPU {env['cpu_model']}"
+    load = ", ".join(f"{value:.1f}" for value in env.get("load_average") or []) or "-"
+    return (f"{config['dtype']} on {config['device']}; {timing if config['repeats'] else f'the memory {call} timed'};"
+            f" {threads} thread(s); torch {env['torch']}; {processor}; commit {env.get('commit') or '-'}; "
+            f"{env['date']}; load average {load}.")
 
 
 def add_relative(rows: List[Row], reference, pairs: Sequence[Tuple[str, str, bool]], group: str = "N") -> None:
@@ -172,9 +167,19 @@ def compare(name: str, subject: Optional[Row], reference: Optional[Row], key: st
     return {"name": name, "status": "PASS" if ok else "FAIL", "value": value, "detail": detail}
 
 
-def verdict(name: str, value: float, bound: float, detail: str) -> dict:
-    """A target whose ``value`` must be at most ``bound``."""
-    return {"name": name, "status": "PASS" if value <= bound else "FAIL", "value": value, "detail": detail}
+def spread(name: str, rows: Sequence[Row], key: str, bound: float,
+           value: Optional[Callable[[Row], float]] = None) -> dict:
+    """Target: over ``rows`` (one method at several N), max / min of ``value(row)`` (default: its
+    ``key``) at most ``bound``; SKIP with fewer than two rows, FAIL where one has no ``key``."""
+    if len(rows) < 2:
+        return {"name": name, "status": "SKIP", "detail": "needs two or more lengths measured"}
+    missing = [row["N"] for row in rows if not measured(row, key)]
+    if missing:
+        return {"name": name, "status": "FAIL", "detail": f"no {key} at N={missing}"}
+    values = {row["N"]: (value or (lambda r: r[key]))(row) for row in rows}
+    result = max(values.values()) / min(values.values())
+    detail = f"max / min = {result:.2f} (need <= {bound:g}); " + ", ".join(f"{n}: {v:.4g}" for n, v in values.items())
+    return {"name": name, "status": "PASS" if result <= bound else "FAIL", "value": result, "detail": detail}
 
 
 def save_plot(path: str, plot: Plot, rows: List[Row], config: dict) -> None:

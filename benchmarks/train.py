@@ -10,7 +10,7 @@ import argparse
 import shlex
 from typing import List, Optional
 
-from . import flags, report
+from . import flags
 from .fairseq_models import fairseq_setup, size_flags
 from .harness import Case, Measurement, Suite
 from .report import Column, Panel, Plot, compare
@@ -93,8 +93,9 @@ def check_targets(rows: dict) -> List[dict]:
 
 class TrainSuite(Suite):
     name, progress = "train", "{tokens_per_s:.0f} tokens/s, peak {peak_mib:.1f} MiB"
+    call, baseline = "update", "model on the device; the update's optimizer state counts"
     description = """\
-Whole-model training throughput through fairseq's trainer: ABC vs softmax LM and MT models.
+Training throughput through fairseq's trainer: ABC vs softmax LM and MT models.
 
 Trains each case for a few updates with fairseq.trainer.Trainer on random tokens (model, criterion
 and Adam from fairseq's own training flags; --fp16 on CUDA by default), each in a fresh process;
@@ -129,7 +130,7 @@ the size flags and --lm-args / --mt-args shrink the models for CPU runs. Details
                 ("--embed-dim", "model dimension"), ("--heads", "attention heads"), ("--ffn-dim", "FFN size"))),
             ("--lm-args", None, "", "more fairseq-train flags for the LM cases, one shell-quoted string"),
             ("--mt-args", None, "", "more fairseq-train flags for the MT cases, one shell-quoted string"))
-        flags.add_run_flags(parser, "update", repeats=10, warmup=3, max_seconds=600.0, repeats_flag="--updates",
+        flags.add_run_flags(parser, self.call, repeats=10, warmup=3, max_seconds=600.0, repeats_flag="--updates",
                             dtypes=("float32", "float16"), dtype_default=None,
                             dtype_help="float16 = fairseq's --fp16 (its --bf16 means TPU; default: float16 on cuda, "
                                        "else float32)")
@@ -199,23 +200,19 @@ the size flags and --lm-args / --mt-args shrink the models for CPU runs. Details
         if seconds is not None:
             row.update(update_s=seconds, ms_per_update=seconds * 1e3, tokens_per_s=row["batch"] * row["N"] / seconds)
 
-    def title(self, config: dict) -> str:
-        return "Training throughput through fairseq's trainer: ABC vs softmax"
-
-    def header(self, config: dict, rows: List[dict], env: dict) -> str:
+    def header(self, config: dict) -> str:
         sizes = ", ".join(f"{flag} {config[key]}" for flag, key in (("layers", "layers"), ("dim", "embed_dim"),
                                                                      ("heads", "heads"), ("FFN", "ffn_dim"))
                           if config.get(key)) or "the architectures' own sizes"
         extra = "".join(f"; {kind.upper()} flags `{config[kind + '_args']}`" for kind in ("lm", "mt")
                         if config.get(kind + "_args"))
-        return (f"{sizes}; vocabulary {config.get('vocab') or 'per kind (see notes)'}{extra}; "
-                f"{report.machine_note(config, rows, env, report.timing(config, ' updates'))}")
+        return f"{sizes}; vocabulary {config.get('vocab') or 'per kind (see notes)'}{extra};"
 
-    def notes(self, config: dict, rows: List[dict], memory_probes: List[str]) -> List[str]:
+    def notes(self, config: dict, rows: List[dict]) -> List[str]:
         return [
             "- One update = `fairseq.trainer.Trainer.train_step([sample])`: forward, backward, loss scaling, Adam "
             "step; random tokens, no padding. speed / memory vs softmax: ABC's tokens/s / its pair's, ABC's peak / "
-            "its pair's.", report.peak_note("model on the device", "update, optimizer state included", memory_probes),
+            "its pair's.",
             f"- default vocabulary: {DEFAULT_VOCAB['lm']} (LMs), {DEFAULT_VOCAB['mt']} (MT); loss: fairseq's logged "
             f"training loss (base 2), first and last update. The {TARGET_SPEED}x target is for a GPU with `--fp16` "
             "at the architectures' own sizes."]

@@ -24,7 +24,6 @@ import time
 import traceback
 from typing import Callable, List, Optional
 
-from . import SUITES
 from .harness import MARKER, CaseUnavailable
 from .report import MIB
 
@@ -50,11 +49,6 @@ def _reset_hwm() -> bool:
     return hwm is not None and rss is not None and hwm <= rss + MIB  # RSS may grow between the reads
 
 
-def _maxrss_bytes() -> int:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024  # KiB on Linux
-
-
 class ResidentPeakProbe:
     """Peak resident-set increase between ``start()`` and ``stop()``: ``hwm`` or ``maxrss``."""
 
@@ -62,13 +56,12 @@ class ResidentPeakProbe:
         self.method, self.baseline_bytes = method, 0
 
     def start(self) -> None:
-        if sys.platform.startswith("linux"):  # heap freed while making the inputs back to the OS first
-            try:
-                import ctypes
+        try:  # heap freed while making the inputs goes back to the OS first (glibc only)
+            import ctypes
 
-                ctypes.CDLL("libc.so.6").malloc_trim(0)
-            except (OSError, AttributeError):  # not glibc
-                pass
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
         reset = self.method in ("auto", "hwm") and _reset_hwm()
         if self.method == "hwm" and not reset:
             raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
@@ -76,7 +69,10 @@ class ResidentPeakProbe:
         self.baseline_bytes = self._read()
 
     def _read(self) -> int:
-        return (_status_bytes("VmHWM") or 0) if self.method == "hwm" else _maxrss_bytes()
+        if self.method == "hwm":
+            return _status_bytes("VmHWM") or 0
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024  # KiB on Linux
 
     def stop(self) -> int:
         return max(0, self._read() - self.baseline_bytes)
@@ -113,23 +109,21 @@ def peak_live_bytes(events) -> int:
 class CudaPeakProbe:
     """Peak increase of ``torch.cuda.memory_allocated`` between ``start()`` and ``stop()``."""
 
-    method = "cuda_max_memory_allocated"
+    method, baseline_bytes = "cuda_max_memory_allocated", 0
 
     def __init__(self, device):
-        self.device, self.baseline_bytes = device, 0
+        from torch import cuda
+
+        self.device, self.cuda = device, cuda
 
     def start(self) -> None:
-        from torch import cuda
-
-        cuda.synchronize(self.device)
-        cuda.reset_peak_memory_stats(self.device)
-        self.baseline_bytes = cuda.memory_allocated(self.device)
+        self.cuda.synchronize(self.device)
+        self.cuda.reset_peak_memory_stats(self.device)
+        self.baseline_bytes = self.cuda.memory_allocated(self.device)
 
     def stop(self) -> int:
-        from torch import cuda
-
-        cuda.synchronize(self.device)
-        return max(0, cuda.max_memory_allocated(self.device) - self.baseline_bytes)
+        self.cuda.synchronize(self.device)
+        return max(0, self.cuda.max_memory_allocated(self.device) - self.baseline_bytes)
 
 
 def peak_probe(device, cpu_method: str = "auto"):
@@ -183,53 +177,49 @@ def limit_address_space(extra_bytes: int) -> None:
 
 
 def measure(spec: dict) -> dict:
-    """Run the case ``spec`` describes; return the result fields."""
+    """Run the case ``spec`` (``harness.worker_spec``) describes; return the result fields."""
     import torch
 
-    if spec["suite"] not in SUITES:
-        raise ValueError(f"unknown suite {spec['suite']!r}: expected one of {', '.join(SUITES)}")
     suite = importlib.import_module(f"{__package__}.{spec['suite']}").SUITE
-    device, params, max_seconds = torch.device(spec.get("device", "cpu")), spec["params"], spec.get("max_seconds")
-    if spec.get("threads"):
-        torch.set_num_threads(int(spec["threads"]))
-    random.seed(spec.get("seed", 0))
-    torch.manual_seed(spec.get("seed", 0))
-    synchronize = lambda: None  # noqa: E731
+    device, max_seconds = torch.device(spec["device"]), spec["max_seconds"]
+    if spec["threads"]:
+        torch.set_num_threads(spec["threads"])
+    random.seed(spec["seed"])
+    torch.manual_seed(spec["seed"])
     if device.type == "cuda":
-        if device.index is None:  # "cuda" means the current device; set_device needs an index
-            device = torch.device("cuda", torch.cuda.current_device())
+        device = torch.device("cuda", torch.cuda.current_device() if device.index is None else device.index)
         torch.cuda.set_device(device)
-        synchronize = lambda: torch.cuda.synchronize(device)  # noqa: E731
+    synchronize = (lambda: torch.cuda.synchronize(device)) if device.type == "cuda" else (lambda: None)
     result = {"threads": torch.get_num_threads(), "device": str(device)}
     try:
-        suite.prime(params, device)
-        if device.type == "cpu" and spec.get("max_memory_bytes"):
-            limit_address_space(int(spec["max_memory_bytes"]))
-        case = suite.build_case(params, device)
+        suite.prime(spec["params"], device)
+        if device.type == "cpu" and spec["max_memory_bytes"]:
+            limit_address_space(spec["max_memory_bytes"])
+        case = suite.build_case(spec["params"], device)
     except CaseUnavailable as exc:
         return {**result, "status": "skipped", "message": str(exc)}
     result["info"] = case.info
-    probe = peak_probe(device, spec.get("cpu_memory_probe", "auto"))
+    probe = peak_probe(device, spec["cpu_memory_probe"])
     probe.start()
     try:
         times = timed_calls(case.run, 1, synchronize, max_seconds)
     except CallTooSlow as exc:
         return {**result, "status": "timeout", "message": str(exc), "peak_bytes": probe.stop(),
                 "memory_probe": probe.method}
-    peak = probe.stop()
-    result.update(peak_bytes=peak, memory_probe=probe.method,
-                  baseline_mib=probe.baseline_bytes / MIB, first_call_s=times[0])
-    if not spec.get("repeats", 1):
+    result.update(peak_bytes=probe.stop(), memory_probe=probe.method, baseline_mib=probe.baseline_bytes / MIB,
+                  first_call_s=times[0])
+    if not spec["repeats"]:
         result["timed_call"] = "first"
     else:
         try:
-            timed_calls(case.run, int(spec.get("warmup", 0)), synchronize, max_seconds)
-            times = timed_calls(case.run, int(spec["repeats"]), synchronize, max_seconds)
+            timed_calls(case.run, spec["warmup"], synchronize, max_seconds)
+            times = timed_calls(case.run, spec["repeats"], synchronize, max_seconds)
         except CallTooSlow as exc:
             return {**result, "status": "timeout", "message": str(exc)}
-    if spec.get("profile"):
+    if spec["profile"]:
         result["profile"] = profile_top(case.run)
     return {**result, "status": "ok", "times_s": times}
+
 
 def main() -> int:
     """Read the spec from stdin, measure, print the result; exit 0 even when the case failed."""
