@@ -1,9 +1,9 @@
-"""``attention`` suite: causal attention forward + backward at a fixed number of tokens per call
-over sequence lengths N. Each method turns (batch B, length N, heads H, head_dim d, memory n,
-dtype) into a ``Case`` whose call is loss = sum(output * a fixed random tensor) and its gradients
-for every input and parameter; every causal strategy of ``abc_fairseq.strategies`` is a method too
-(run only when named). Targets: ABC against SDPA on CPU, against its PyTorch path, fla and flash
-SDPA on CUDA."""
+"""Causal attention, forward + backward: time and peak memory of ABC, SDPA, fairseq MHA, fla's ABC.
+
+Every method at each sequence length N with batch = tokens // N, each (method, N) in a fresh
+process. One call is loss = sum(output * a fixed random tensor) and its gradients for every input
+and parameter. Every causal strategy of abc_fairseq.strategies is a method too (run when named); a
+method that cannot run here (fla-abc without CUDA or fla-core) is skipped. docs/benchmarks.md."""
 
 import argparse
 import functools
@@ -26,8 +26,8 @@ METHOD_NOTES = {
     "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d] (flash kernel on CUDA in bf16/fp16).",
     "fla-abc": "flash-linear-attention's chunk_abc (optional fla-core, CUDA only) on q, k, v, s [B,N,H,*].",
     "gsa-torch": "abc_fairseq.strategies gsa with backend='torch' (the PyTorch chunked op), as the gsa method.",
-    "fla-gsa": "flash-linear-attention's chunk_gsa (optional fla-core, CUDA only) on q, k, v [B,N,H,d] and "
-               "gates from slot logits [B,N,H,n] (g = logsigmoid / 8, s = 1 - exp(g)), vs the gsa method.",
+    "fla-gsa": "flash-linear-attention's chunk_gsa (optional fla-core, CUDA only) on q, k, v [B,N,H,d], gates from "
+               "slot logits [B,N,H,n] (g = logsigmoid / 8, s = 1 - exp(g)), vs the gsa method.",
     "fairseq-mha": "fairseq MultiheadAttention, float -inf causal mask, with its 4 projections (vs abc-module).",
     "abc-module": "abc_fairseq ABCMultiheadAttention(causal=True) with its 4 projections and W_phi (vs fairseq-mha).",
 }
@@ -41,7 +41,7 @@ def _dims(params: dict):
     return (params[key] for key in ("batch", "heads", "length", "head_dim", "memory"))
 
 
-def _case(forward: Callable[[], torch.Tensor], output_shape, wrt, info: dict, params: dict, device) -> Case:
+def _case(forward: Callable[[], torch.Tensor], output_shape, wrt, params: dict, device, **info) -> Case:
     """One call: loss = sum(forward() * weight), gradients w.r.t. ``wrt``; weight drawn before the baseline."""
     wrt, weight = tuple(wrt), _randn(output_shape, params, device, requires_grad=False)
     return Case(lambda: torch.autograd.grad((forward() * weight).sum(), wrt), info)
@@ -52,15 +52,15 @@ def _abc(backend: str, params: dict, device) -> Case:
     from abc_fairseq.ops import causal_abc
 
     B, H, N, d, n = _dims(params)
-    q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
-    phi_logits = _randn((B, H, N, n), params, device)
+    q, k, v, phi_logits = (_randn((B, H, N, size), params, device) for size in (d, d, d, n))
     return _case(lambda: causal_abc(q, k, v, phi_logits, backend=backend), (B, H, N, d), (q, k, v, phi_logits),
-                 {"shapes": {"q,k,v": [B, H, N, d], "phi_logits": [B, H, N, n]}, "backend": backend}, params, device)
+                 params, device, backend=backend)
 
 
-def _fla_inputs(method: str, name: str, params: dict, device):
-    """fla's ``fla.ops.<name>.chunk_<name>`` and q, k, v [B, N, H, d], slot logits [B, N, H, n];
-    CaseUnavailable off CUDA or where fla-core does not import."""
+def _fla(method: str, params: dict, device, attend: Callable) -> Case:
+    """fla's ``chunk_abc`` or ``chunk_gsa`` (``attend(op, q, k, v, slots)``) on q, k, v [B, N, H, d] and
+    slot logits [B, N, H, n]; CaseUnavailable off CUDA or where fla-core does not import."""
+    name = method.split("-")[1]
     if device.type != "cuda":
         raise CaseUnavailable(f"{method} runs on CUDA only (flash-linear-attention's Triton kernels)")
     try:
@@ -69,28 +69,19 @@ def _fla_inputs(method: str, name: str, params: dict, device):
         raise CaseUnavailable(f"{method}: flash-linear-attention (the fla-core package) is not importable: "
                               f"{type(exc).__name__}: {exc}") from exc
     B, H, N, d, n = _dims(params)
-    q, k, v = (_randn((B, N, H, d), params, device) for _ in range(3))
-    return op, (B, N, H, d), q, k, v, _randn((B, N, H, n), params, device)
+    q, k, v, slots = (_randn((B, N, H, size), params, device) for size in (d, d, d, n))
+    return _case(lambda: attend(op, q, k, v, slots), (B, N, H, d), (q, k, v, slots), params, device)
 
 
-def _fla_abc(params: dict, device) -> Case:
-    chunk_abc, shape, q, k, v, slots = _fla_inputs("fla-abc", "abc", params, device)
-    kwargs = {"head_first": False} if "head_first" in inspect.signature(chunk_abc).parameters else {}
-    return _case(lambda: chunk_abc(q, k, v, slots, **kwargs)[0], shape, (q, k, v, slots),
-                 {"shapes": {"q,k,v": list(shape), "s": list(slots.shape)}, "kwargs": kwargs}, params, device)
+def _fla_abc(op, q, k, v, slots) -> torch.Tensor:
+    head_first = {"head_first": False} if "head_first" in inspect.signature(op).parameters else {}
+    return op(q, k, v, slots, **head_first)[0]
 
 
-def _fla_gsa(params: dict, device) -> Case:
-    """fla's ``chunk_gsa`` with log gates g = logsigmoid(x) / 8 and write weights s = 1 - exp(g)
-    from slot logits x (what the gsa strategy computes)."""
-    chunk_gsa, shape, q, k, v, slots = _fla_inputs("fla-gsa", "gsa", params, device)
-
-    def attend() -> torch.Tensor:
-        g = torch.nn.functional.logsigmoid(slots.float()) / 8.0
-        return chunk_gsa(q, k, v, (-torch.expm1(g)).to(q.dtype), g.to(q.dtype))[0]
-
-    return _case(attend, shape, (q, k, v, slots), {"shapes": {"q,k,v": list(shape), "x": list(slots.shape)}},
-                 params, device)
+def _fla_gsa(op, q, k, v, slots) -> torch.Tensor:
+    """Log gates g = logsigmoid(x) / 8 and write weights s = 1 - exp(g) from slot logits x (as the gsa strategy)."""
+    g = torch.nn.functional.logsigmoid(slots.float()) / 8.0
+    return op(q, k, v, (-torch.expm1(g)).to(q.dtype), g.to(q.dtype))[0]
 
 
 def _sdpa(params: dict, device) -> Case:
@@ -108,22 +99,25 @@ def _sdpa(params: dict, device) -> Case:
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the backward follows the forward's kernel
             return sdpa(q, k, v, is_causal=True)
 
-    return _case(attend, (B, H, N, d), (q, k, v), {"shapes": {"q,k,v": [B, H, N, d]}, "flash_only": flash},
-                 params, device)
+    return _case(attend, (B, H, N, d), (q, k, v), params, device, flash_only=flash)
+
+
+def _to(modules, params: dict, device) -> list:
+    """Parameters of ``modules`` moved to the device and dtype, in training mode."""
+    dtype = flags.DTYPES[params["dtype"]]
+    return [p for m in modules if m is not None for p in m.to(device, dtype).train().parameters()]
 
 
 def _fairseq_mha(params: dict, device) -> Case:
-    """fairseq's ``MultiheadAttention`` on x [N, B, H*d] with the float -inf upper-triangle mask of
-    its decoder layers."""
+    """fairseq's ``MultiheadAttention`` on x [N, B, H*d] with its decoder's float -inf causal mask."""
     from fairseq.modules import MultiheadAttention
 
     B, H, N, d, _ = _dims(params)
-    dtype = flags.DTYPES[params["dtype"]]
-    module = MultiheadAttention(embed_dim=H * d, num_heads=H, self_attention=True).to(device, dtype).train()
-    x = _randn((N, B, H * d), params, device)
-    mask = torch.triu(torch.full((N, N), float("-inf"), device=device, dtype=dtype), diagonal=1)
-    return _case(lambda: module(x, x, x, attn_mask=mask, need_weights=False)[0], (N, B, H * d),
-                 (x, *module.parameters()), {"shapes": {"x": [N, B, H * d], "attn_mask": [N, N]}}, params, device)
+    module = MultiheadAttention(embed_dim=H * d, num_heads=H, self_attention=True)
+    weights, x = _to([module], params, device), _randn((N, B, H * d), params, device)
+    mask = torch.triu(torch.full((N, N), float("-inf"), device=device, dtype=x.dtype), diagonal=1)
+    return _case(lambda: module(x, x, x, attn_mask=mask, need_weights=False)[0], (N, B, H * d), (x, *weights),
+                 params, device)
 
 
 def _abc_module(params: dict, device) -> Case:
@@ -134,12 +128,8 @@ def _abc_module(params: dict, device) -> Case:
     B, H, N, d, n = _dims(params)
     spec = ABCAttentionSpec.create("abc", n, H * d, H)
     module = ABCMultiheadAttention(H * d, H, self_attention=True, causal=True, spec=spec)
-    for part in (spec.shared, module):
-        part.to(device=device, dtype=flags.DTYPES[params["dtype"]]).train()
-    x = _randn((N, B, H * d), params, device)
-    return _case(lambda: module(x, x, x, need_weights=False)[0], (N, B, H * d),
-                 (x, *module.parameters(), *spec.shared.parameters()), {"shapes": {"x": [N, B, H * d]}},
-                 params, device)
+    weights, x = _to([module, spec.shared], params, device), _randn((N, B, H * d), params, device)
+    return _case(lambda: module(x, x, x, need_weights=False)[0], (N, B, H * d), (x, *weights), params, device)
 
 
 def _strategy(name: str, params: dict, device, backend: str = "auto") -> Case:
@@ -151,16 +141,12 @@ def _strategy(name: str, params: dict, device, backend: str = "auto") -> Case:
     options, cls = StrategyOptions(linformer_max_positions=N), get_strategy(name)
     shared = cls.build_shared(H * d, H, n, options)
     strategy = cls(H, d, n, "causal", shared=shared, options=options, backend=backend)
-    modules = [strategy] + ([shared] if shared is not None else [])
-    for module in modules:
-        module.to(device=device, dtype=flags.DTYPES[params["dtype"]]).train()
+    weights = _to([strategy, shared], params, device)
     q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
     x = _randn((B, N, H * d), params, device)
     inputs = [q, k, v, x] if cls.uses_control_input else [q, k, v]  # autograd.grad rejects unused inputs
-    return _case(lambda: strategy.causal(q, k, v, x, None), (B, H, N, d),
-                 inputs + [p for m in modules for p in m.parameters()],
-                 {"shapes": {"q,k,v": [B, H, N, d], "x": [B, N, H * d]}, "class": type(strategy).__name__},
-                 params, device)
+    return _case(lambda: strategy.causal(q, k, v, x, None), (B, H, N, d), inputs + weights, params, device,
+                 strategy=type(strategy).__name__)
 
 
 def _causal_strategies() -> Dict[str, str]:
@@ -174,9 +160,10 @@ def _causal_strategies() -> Dict[str, str]:
 METHOD_NOTES.update(_causal_strategies())
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
     "abc": functools.partial(_abc, "auto"), "abc-torch": functools.partial(_abc, "torch"), "sdpa": _sdpa,
-    "fla-abc": _fla_abc, "fla-gsa": _fla_gsa, "gsa-torch": functools.partial(_strategy, "gsa", backend="torch"),
-    "fairseq-mha": _fairseq_mha, "abc-module": _abc_module,
-    **{name: functools.partial(_strategy, name) for name in _causal_strategies()},
+    "fla-abc": functools.partial(_fla, "fla-abc", attend=_fla_abc),
+    "fla-gsa": functools.partial(_fla, "fla-gsa", attend=_fla_gsa),
+    "gsa-torch": functools.partial(_strategy, "gsa", backend="torch"), "fairseq-mha": _fairseq_mha,
+    "abc-module": _abc_module, **{name: functools.partial(_strategy, name) for name in _causal_strategies()},
 }
 
 
@@ -185,8 +172,8 @@ def _flat(rows: dict, low: int, high: int, max_ratio: float) -> dict:
     name = f"abc time per token flat within {max_ratio:g}x from N={low} to N={high}"
     if ("abc", low) not in rows or ("abc", high) not in rows:
         return {"name": name, "status": "SKIP", "detail": f"abc at N={low} and N={high} not both measured"}
-    abc = [row for (method, n), row in sorted(rows.items()) if method == "abc" and low <= n <= high]
-    return spread(name, abc, "us_per_token", max_ratio)
+    return spread(name, [row for (m, n), row in sorted(rows.items()) if m == "abc" and low <= n <= high],
+                  "us_per_token", max_ratio)
 
 
 def _speed(rows: dict, n: int, minimum: float, reference: str = "sdpa", name: str = "") -> dict:
@@ -221,13 +208,9 @@ def check_gpu_targets(rows: dict) -> List[dict]:
 
 
 class AttentionSuite(Suite):
-    name, progress = "attention", "{ms_per_call:.2f} ms/call, {us_per_token:.3f} us/token, {peak_mib:.1f} MiB"
-    call, method_notes, tiny = "forward+backward call", METHOD_NOTES, {"batch": 1, "length": 16}
-    description = """\
-Causal attention, forward + backward: time and peak memory of ABC, SDPA, fairseq MHA, fla's ABC.
-
-Every method at each N with batch = tokens // N, each (method, N) in a fresh process; a method that
-cannot run here (fla-abc without CUDA or fla-core) is skipped. Methods: docs/benchmarks.md."""
+    name, description, call = "attention", __doc__, "forward+backward call"
+    progress = "{ms_per_call:.2f} ms/call, {us_per_token:.3f} us/token, {peak_mib:.1f} MiB"
+    method_notes, tiny = METHOD_NOTES, {"batch": 1, "length": 16}
     columns = (Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
                Column("ms/call", "ms_per_call", ".2f", status=True), Column("us/token", "us_per_token", ".3f"),
                Column("x sdpa speed", "speed_vs_sdpa", "x"), Column("peak MiB", "peak_mib", ".1f"),
@@ -250,8 +233,7 @@ cannot run here (fla-abc without CUDA or fla-core) is skipped. Methods: docs/ben
                         ("--memory", flags.positive_int, 64, "ABC memory slots n"),
                         flags.methods_flag(METHODS, None, f"methods to measure (default: {' '.join(DEFAULT_METHODS)};"
                                            f" on CUDA: {' '.join(GPU_DEFAULT_METHODS)})"))
-        flags.add_run_flags(parser, self.call, repeats=5, warmup=2, max_seconds=120.0)
-        flags.add_output_flags(parser, "attention")
+        flags.add_common_flags(parser, self, repeats=5, warmup=2, max_seconds=120.0)
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         """The device's default lengths and methods; --tokens must cover the longest N."""
@@ -264,28 +246,23 @@ cannot run here (fla-abc without CUDA or fla-core) is skipped. Methods: docs/ben
 
     def measurements(self, args: argparse.Namespace) -> List[Measurement]:
         """One case per (method, N), N outermost; q, k, v [B = tokens // N, H, N, d]."""
-        return [Measurement(f"{method} N={length} batch={args.tokens // length}",
-                            {"method": method, "length": length, "batch": args.tokens // length, "heads": args.heads,
-                             "head_dim": args.head_dim, "memory": args.memory, "dtype": args.dtype},
-                            {"method": method, "N": length, "batch": args.tokens // length,
-                             "tokens_per_call": args.tokens // length * length})
-                for length in args.lengths for method in args.methods]
+        sizes = {"heads": args.heads, "head_dim": args.head_dim, "memory": args.memory, "dtype": args.dtype}
+        return [Measurement(f"{method} N={n} batch={batch}", dict(sizes, method=method, length=n, batch=batch),
+                            {"method": method, "N": n, "batch": batch, "tokens_per_call": batch * n})
+                for n in args.lengths for method in args.methods for batch in [args.tokens // n]]
 
     def build_case(self, params: dict, device) -> Case:
         return METHODS[params["method"]](params, device)
 
     def derive(self, row: dict, seconds) -> None:
         if seconds is not None:
-            row.update(median_s=seconds, ms_per_call=seconds * 1e3,
-                       us_per_token=seconds * 1e6 / row["tokens_per_call"])
+            row.update(median_s=seconds, ms_per_call=seconds * 1e3, us_per_token=seconds * 1e6 / row["tokens_per_call"])
 
     def header(self, config: dict) -> str:
-        return (f"{config['tokens']} tokens per call, H={config['heads']}, d={config['head_dim']}, ABC slots "
-                f"n={config['memory']};")
+        return f"{config['tokens']} tokens per call, H={config['heads']}, d={config['head_dim']}, n={config['memory']};"
 
     def notes(self, config: dict, rows: List[dict]) -> List[str]:
-        return ["- x sdpa speed = sdpa time / method time (above 1 is faster); x sdpa memory = method peak / sdpa "
-                "peak."]
+        return ["- x sdpa speed = sdpa time / method time (above 1: faster); x sdpa memory = method peak / sdpa peak."]
 
     def targets(self, rows: List[dict], config: dict) -> List[dict]:
         by_case = {(row["method"], row["N"]): row for row in rows}

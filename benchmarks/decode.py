@@ -1,8 +1,10 @@
-"""``decode`` suite: greedy decoding speed and attention-state size of a translation model, softmax
-against ABC and the kernel baselines RFA and T2R (the paper's Figures 1-2), random weights and
-tokens. Decoding calls fairseq's incremental decoder API as ``SequenceGenerator`` does, without
-its beam bookkeeping; the state is the bytes of fairseq's incremental state after the last step,
-decoder self and cross attention apart: softmax's grows with N, the others' do not."""
+"""Greedy decoding speed and attention-state memory: softmax vs ABC, RFA, T2R (Figures 1-2).
+
+Decodes random sources for exactly N steps at each N (source = target length) with random weights,
+each (method, N) in a fresh process, through fairseq's incremental decoder API as SequenceGenerator
+calls it, without its beam bookkeeping. The state is the bytes of fairseq's incremental state after
+the last step, decoder self and cross attention apart: softmax's grows with N, the others' do not.
+docs/benchmarks.md."""
 
 import argparse
 import time
@@ -123,14 +125,10 @@ def _mib(part: str):
 
 
 class DecodeSuite(Suite):
-    name, progress = "decode", "{tokens_per_s:.1f} tokens/s, state {state_mib:.3f} MiB, peak {peak_mib:.1f} MiB"
+    name, description = "decode", __doc__
+    progress = "{tokens_per_s:.1f} tokens/s, state {state_mib:.3f} MiB, peak {peak_mib:.1f} MiB"
     call, baseline = "decode", "model and encoder output exist"
     method_notes, tiny = METHOD_NOTES, {"length": 4, "batch": 1}
-    description = """\
-Greedy decoding speed and attention-state memory: softmax vs ABC, RFA, T2R (Figures 1-2).
-
-Decodes random sources for exactly N steps at each N (source = target length), each (method, N) in
-a fresh process, through fairseq's incremental decoder API. Details: docs/benchmarks.md."""
     columns = (Column("N", "N"), Column("method", "method", right=False),
                Column("tokens/s", "tokens_per_s", ".1f", status=True), Column("ms/step", "ms_per_step", ".2f"),
                Column("x softmax speed", "speed_vs_softmax", "x"), Column("state MiB", "state_mib", ".3f"),
@@ -152,10 +150,7 @@ a fresh process, through fairseq's incremental decoder API. Details: docs/benchm
                               {"--encoder-layers": 6, "--decoder-layers": 6}, embed_dim=512, heads=8, ffn_dim=2048)
         add_size_flags(parser)
         flags.add_flags(parser, flags.methods_flag(METHODS, list(METHODS), "models to measure"))
-        flags.add_run_flags(parser, self.call, repeats=1, warmup=0, max_seconds=1800.0, rounds=False,
-                            repeats_help="timed decodes per (method, N) after the untimed memory decode; 0: time the "
-                                         "memory decode itself")
-        flags.add_output_flags(parser, "decode")
+        flags.add_common_flags(parser, self, repeats=1, warmup=0, max_seconds=1800.0)
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         flags.check_model_flags(args, parser)

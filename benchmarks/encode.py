@@ -1,7 +1,9 @@
-"""``encode`` suite: RoBERTa-base text encoding, softmax (fused and unfused) against Linformer and
-ABC with the same dimensions (the paper's Table 4, efficiency columns). One call is
-``model(tokens [B, N], features_only=True)`` of ``abc_roberta`` under ``torch.inference_mode()``:
-random weights, eval mode, no padding, no LM head."""
+"""Text encoding, RoBERTa-base encoder: speed and peak memory of softmax, Linformer and ABC.
+
+Encodes random sequences of each of --lengths tokens (the same tokens per batch at every length)
+with random weights, each (method, N) in a fresh process: one call is model(tokens [B, N],
+features_only=True) of abc_roberta under torch.inference_mode(), eval mode, no padding, no LM
+head. The paper's Table 4, efficiency columns; docs/benchmarks.md."""
 
 import argparse
 from typing import List, Optional
@@ -62,14 +64,9 @@ def check_length_targets(rows: dict) -> List[dict]:
 
 
 class EncodeSuite(Suite):
-    name, progress = "encode", "{ms_per_batch:.1f} ms/batch, peak {peak_mib:.1f} MiB"
+    name, description, progress = "encode", __doc__, "{ms_per_batch:.1f} ms/batch, peak {peak_mib:.1f} MiB"
     call, baseline, method_notes, note_key = "forward", "model and tokens exist", KIND_NOTES, "kind"
     tiny = {"length": 16, "batch": 1, "vocab": 64}
-    description = """\
-Text encoding, RoBERTa-base encoder: speed and peak memory of softmax, Linformer and ABC.
-
-Encodes random sequences of each of --lengths tokens (the same tokens per batch at every length),
-random weights, each (method, N) in a fresh process. Methods: docs/benchmarks.md."""
     columns = (Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
                Column("n", "memory", "d"), Column("ms / batch", "ms_per_batch", ".1f", status=True),
                Column("sequences/s", "sequences_per_s", ".2f"),
@@ -92,9 +89,8 @@ random weights, each (method, N) in a fresh process. Methods: docs/benchmarks.md
                         flags.methods_flag(KINDS, list(KINDS), "attention kinds to measure"))
         flags.add_model_flags(parser, 50265, "vocabulary size (RoBERTa's is 50265)", {"--layers": 12},
                               embed_dim=768, heads=12, ffn_dim=3072)
-        flags.add_run_flags(parser, self.call, repeats=5, warmup=1, max_seconds=600.0)
         # Peaks a few percent apart need a probe that does not vary between runs: bytes held in tensors.
-        flags.add_output_flags(parser, "encode", cpu_memory_probe="tensors")
+        flags.add_common_flags(parser, self, repeats=5, warmup=1, max_seconds=600.0, cpu_memory_probe="tensors")
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         flags.check_model_flags(args, parser)

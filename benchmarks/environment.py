@@ -5,16 +5,18 @@ import os
 import platform
 import shlex
 import subprocess
+from importlib import metadata
 from typing import List, Optional
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def cpu_model() -> str:
-    """The CPU's name from /proc/cpuinfo (``model name``, or ARM's ``Hardware``/``CPU part``)."""
+    """The CPU's name from /proc/cpuinfo (``model name``; ARM: ``Hardware`` or ``CPU part``)."""
     try:
         with open("/proc/cpuinfo") as handle:
-            fields = [[part.strip() for part in line.split(":", 1)] for line in handle if ":" in line]
-        return next(value for key in ("model name", "Hardware", "Processor", "CPU part")
-                    for name, value in fields if name == key and value)
+            fields = dict([part.strip() for part in line.split(":", 1)] for line in handle if ":" in line)
+        return next(fields[key] for key in ("model name", "Hardware", "CPU part") if fields.get(key))
     except (OSError, StopIteration):
         return platform.processor() or platform.machine() or "unknown"
 
@@ -22,8 +24,7 @@ def cpu_model() -> str:
 def git_commit() -> Optional[str]:
     """The checkout's commit (with ``-dirty`` when tracked files differ from it), or None."""
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                              capture_output=True, text=True, timeout=10).stdout.strip()
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
 
     try:
         commit, dirty = git("rev-parse", "HEAD"), git("status", "--porcelain", "--untracked-files=no")
@@ -32,35 +33,27 @@ def git_commit() -> Optional[str]:
     return (commit + ("-dirty" if dirty else "")) or None
 
 
-def _version(module_name: str) -> Optional[str]:
-    try:
-        return getattr(__import__(module_name), "__version__", "unknown")
-    except Exception:
-        return None
+def fairseq_version() -> Optional[str]:
+    """The installed fairseq distribution and version (this project installs ``ve-fairseq``)."""
+    for dist in ("ve-fairseq", "fairseq"):
+        try:
+            return f"{dist} {metadata.version(dist)}"
+        except metadata.PackageNotFoundError:
+            pass
+    return None
 
 
 def environment_info(prog: str, argv: List[str], device: str = "cpu") -> dict:
-    """Versions, CPU, threads, date, the load (other work skews timings) and the command line."""
+    """Versions, processor, threads, date, the load (other work skews timings) and the command line."""
     import torch
 
-    info = {
-        "commit": git_commit(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": shlex.join(prog.split() + list(argv)),
-        "argv": list(argv),
-        "python": platform.python_version(),
-        "platform": f"{platform.system()} {platform.release()} {platform.machine()}",
-        "torch": torch.__version__,
-        "fairseq": _version("fairseq"),
-        "numpy": _version("numpy"),
-        "torch_default_threads": torch.get_num_threads(),
-        "torch_interop_threads": torch.get_num_interop_threads(),
-        "cpu_model": cpu_model(),
-        "logical_cpus": os.cpu_count(),
-        "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-        "cuda_available": torch.cuda.is_available(),
-        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
-    }
+    info = {"commit": git_commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": shlex.join(prog.split() + list(argv)), "argv": list(argv),
+            "python": platform.python_version(), "platform": f"{platform.system()} {platform.release()} "
+            f"{platform.machine()}", "torch": torch.__version__, "fairseq": fairseq_version(),
+            "torch_default_threads": torch.get_num_threads(), "cpu_model": cpu_model(),
+            "logical_cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)),
+            "cuda_available": torch.cuda.is_available(), "load_average": list(os.getloadavg())}
     if device.startswith("cuda") and torch.cuda.is_available():
         info.update(cuda_device=torch.cuda.get_device_name(torch.device(device)), cuda_version=torch.version.cuda)
     return info

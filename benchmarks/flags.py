@@ -5,13 +5,12 @@ definitions, the run, model and output flags, and the checks that need the machi
 import argparse
 import math
 import os
-from typing import Optional, Sequence
+from typing import Sequence
 
 import torch
 
 CPU_PROBES = ("auto", "hwm", "maxrss", "tensors")  # worker.py says what each measures
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
-DEFAULT_MEMORY_FRACTION = 0.8  # of MemAvailable, the default --max-memory-gib
 
 
 def _number(convert, accept, requirement: str):
@@ -32,7 +31,6 @@ def _number(convert, accept, requirement: str):
 positive_int = _number(int, lambda value: value >= 1, "a positive integer")
 non_negative_int = _number(int, lambda value: value >= 0, "an integer >= 0")
 positive_float = _number(float, lambda value: 0 < value < math.inf, "a positive finite number")
-non_negative_float = _number(float, lambda value: 0 <= value < math.inf, "a finite number >= 0")
 
 
 def add_flags(parser: argparse.ArgumentParser, *flags: tuple) -> None:
@@ -47,27 +45,28 @@ def methods_flag(choices, default, what: str = "methods to measure") -> tuple:
             {"nargs": "+", "choices": list(choices), "metavar": "METHOD"})
 
 
-def add_run_flags(parser: argparse.ArgumentParser, call: str, repeats: int, warmup: int, max_seconds: float,
-                  rounds: bool = True, repeats_help: Optional[str] = None, repeats_flag: str = "--repeats",
-                  dtypes: Sequence[str] = tuple(DTYPES), dtype_default: Optional[str] = "float32",
-                  dtype_help: str = "dtype of inputs and weights") -> None:
-    """How the cases run: --repeats (named ``repeats_flag``), --warmup, --rounds (if ``rounds``),
-    --threads, --dtype, --device, --seed, --max-seconds; ``call`` names one timed call."""
-    parser.add_argument(repeats_flag, dest="repeats", metavar=repeats_flag[2:].upper(),
-                        type=non_negative_int if repeats_help else positive_int, default=repeats,
-                        help=repeats_help or f"timed {call}s per case after the untimed memory {call}; median reported")
-    if rounds:
-        parser.add_argument("--rounds", type=positive_int, default=1,
-                            help="run every case R times, round after round in fresh processes, timed calls "
-                                 "pooled: every case sees the same machine drift (memory: first round)")
-    add_flags(parser, ("--warmup", non_negative_int, warmup, f"untimed {call}s before the timed ones"),
+def add_common_flags(parser: argparse.ArgumentParser, suite, repeats: int, warmup: int, max_seconds: float,
+                     cpu_memory_probe: str = "auto", dtypes: Sequence[str] = tuple(DTYPES),
+                     dtype_default="float32", dtype_help: str = "dtype of inputs and weights") -> None:
+    """How the cases run and where the results go; ``suite.call`` names one timed call."""
+    call, name = suite.call, suite.name
+    add_flags(parser, ("--repeats", non_negative_int, repeats, f"timed {call}s per case after the untimed memory "
+                       f"{call}, median reported; 0: time the memory {call} itself"),
+              ("--warmup", non_negative_int, warmup, f"untimed {call}s before the timed ones"),
+              ("--rounds", positive_int, 1, "run every case R times, round after round in fresh processes, timed "
+               "calls pooled: every case sees the same machine drift (memory: first round)"),
               ("--threads", positive_int, None, "torch intra-op threads per worker (default: torch's own)"),
               ("--dtype", None, dtype_default, dtype_help, {"choices": list(dtypes)}),
               ("--device", None, "cpu", "torch device: cpu, or cuda / cuda:I"),
               ("--seed", non_negative_int, 0, "random seed of weights and inputs"),
-              ("--max-seconds", positive_float, max_seconds, f"longest one {call} may take; longer: timeout"))
+              ("--max-seconds", positive_float, max_seconds, f"longest one {call} may take; longer: timeout"),
+              ("--cpu-memory-probe", None, cpu_memory_probe, "CPU peak memory probe: hwm (kernel high-water mark), "
+               "maxrss, auto (hwm if possible), tensors (bytes in tensors); see docs/benchmarks.md",
+               {"choices": CPU_PROBES}),
+              ("--out-dir", None, os.path.join("benchmark_results", name), f"folder of {name}.json, .md and .png"))
     parser.add_argument("--profile", action="store_true", help=f"also profile one more, untimed {call} of every case "
                         "(cProfile; the top functions by own time close the report)")
+    parser.add_argument("--no-plot", action="store_true", help=f"do not write {name}.png")
 
 
 def add_model_flags(parser: argparse.ArgumentParser, vocab: int, vocab_help: str, layers: dict, embed_dim: int,
@@ -87,35 +86,8 @@ def check_model_flags(args: argparse.Namespace, parser: argparse.ArgumentParser)
         parser.error(f"--vocab {args.vocab} is too small: fairseq reserves 4 special symbols")
 
 
-def add_output_flags(parser: argparse.ArgumentParser, name: str, cpu_memory_probe: str = "auto") -> None:
-    """--max-memory-gib, --cpu-memory-probe, --out-dir, --no-plot; ``name`` names the files."""
-    add_flags(parser, ("--max-memory-gib", non_negative_float, None, "CPU: cap each worker's extra address space "
-                       f"(oversized case: oom, not the OOM killer); 0: no cap (default: {DEFAULT_MEMORY_FRACTION:g} "
-                       "x MemAvailable)"),
-              ("--cpu-memory-probe", None, cpu_memory_probe, "CPU peak memory probe: hwm (kernel high-water "
-               "mark), maxrss, auto (hwm if possible), tensors (bytes in tensors); see docs/benchmarks.md",
-               {"choices": CPU_PROBES}),
-              ("--out-dir", None, os.path.join("benchmark_results", name), f"folder of {name}.json, .md and .png"))
-    parser.add_argument("--no-plot", action="store_true", help=f"do not write {name}.png")
-
-
-def normalise_lists(args: argparse.Namespace) -> None:
-    """Sizes sorted without repeats, names in the order given without repeats (None: not given)."""
-    for name, tidy in (("lengths", sorted), ("memories", sorted), ("methods", list), ("cases", list)):
-        if isinstance(getattr(args, name, None), list):
-            setattr(args, name, tidy(dict.fromkeys(getattr(args, name))))
-
-
-def mem_available_bytes() -> Optional[int]:
-    try:
-        with open("/proc/meminfo") as handle:
-            return next(int(line.split()[1]) * 1024 for line in handle if line.startswith("MemAvailable:"))
-    except (OSError, ValueError, StopIteration):
-        return None
-
-
-def check_device_and_memory(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-    """Reject an unusable --device (naming it) and resolve the default --max-memory-gib."""
+def check_common_flags(args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """Reject an unusable --device (naming it); sort sizes (names keep the order given) without repeats."""
     try:
         device = torch.device(args.device)
     except RuntimeError as exc:
@@ -124,6 +96,6 @@ def check_device_and_memory(args: argparse.Namespace, parser: argparse.ArgumentP
         parser.error(f"--device must be cpu or cuda[:index], got {args.device!r}")
     if device.type == "cuda" and not torch.cuda.is_available():
         parser.error(f"--device {args.device}: CUDA is not available on this machine")
-    if args.max_memory_gib is None:
-        available = mem_available_bytes()
-        args.max_memory_gib = DEFAULT_MEMORY_FRACTION * available / 2 ** 30 if available else 0.0
+    for name, tidy in (("lengths", sorted), ("memories", sorted), ("methods", list), ("cases", list)):
+        if isinstance(getattr(args, name, None), list):
+            setattr(args, name, tidy(dict.fromkeys(getattr(args, name))))

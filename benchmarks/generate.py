@@ -1,11 +1,12 @@
-"""``generate`` suite: end-to-end translation through fairseq's own ``SequenceGenerator`` (what
-``fairseq-generate`` runs) on the decode suite's random-weight models. Workloads: ``sentences``,
-the first K pairs of the Bible test set (``data_prep/bible_es_en/test.{es,en}``): a source of its
-Spanish sentence's words + eos, sorted by length, in left-padded batches as ``fairseq-generate``
-batches them, each batch generating its longest English sentence's words (``min_len`` keeps eos
-out until then, so every method does the same work); ``long``: random sources of N tokens, N
-output tokens each. The methods of one (workload, model size) run adjacent, so that a drift of the
-shared machine hits them alike."""
+"""End-to-end generation speed with fairseq's SequenceGenerator: softmax vs ABC, RFA, T2R.
+
+What fairseq-generate runs, on the decode suite's random-weight models. Workloads: sentences, the
+first K pairs of the Bible test set (data_prep/bible_es_en): a source of its Spanish sentence's
+words + eos, sorted by length, in left-padded batches as fairseq-generate batches them, each batch
+generating its longest English sentence's words (min_len keeps eos out until then, so every method
+does the same work), beam search and greedy; long: random sources of N tokens, N output tokens
+each, greedy. The methods of one (workload, model size) run adjacent, so that a drift of the
+shared machine hits them alike. docs/benchmarks.md."""
 
 import argparse
 import os
@@ -84,14 +85,10 @@ def _load(row: dict) -> str:
 
 
 class GenerateSuite(Suite):
-    name, progress, group = "generate", "{tokens_per_s:.1f} tokens/s, peak {peak_mib:.1f} MiB", "case"
+    name, description, group = "generate", __doc__, "case"
+    progress = "{tokens_per_s:.1f} tokens/s, peak {peak_mib:.1f} MiB"
     call, baseline, method_notes = "generate", "model and batches exist", METHOD_NOTES
     tiny = {"workload": "long", "length": 4, "batch": 1}
-    description = """\
-End-to-end generation speed with fairseq's SequenceGenerator: softmax vs ABC, RFA, T2R.
-
-Translates the Bible test set's sentence lengths (beam search and greedy) and long outputs (greedy,
-N tokens) at a small and the paper's size, random weights. Details: docs/benchmarks.md."""
     columns = (Column("case", "case", right=False), Column("method", "method", right=False),
                Column("tokens/s", "tokens_per_s", ".1f", status=True), Column("x softmax", "speed_vs_softmax", "x"),
                Column("x RFA", "speed_vs_rfa", "x"), Column("generate s", "generate_s", ".2f"),
@@ -121,11 +118,8 @@ N tokens) at a small and the paper's size, random weights. Details: docs/benchma
                         ("--long-sizes", None, ["small"], "model sizes of the long-output workload",
                          dict(sizes, nargs="+")))
         add_size_flags(parser)
-        flags.add_run_flags(parser, self.call, repeats=1, warmup=0, max_seconds=1800.0,
-                            repeats_help="timed generates per case and round after the untimed memory generate; 0: "
-                                         "time the memory generate itself")
+        flags.add_common_flags(parser, self, repeats=1, warmup=0, max_seconds=1800.0)
         parser.set_defaults(threads=1, rounds=2)
-        flags.add_output_flags(parser, "generate")
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         check_sizes(args, parser)

@@ -6,6 +6,7 @@ on a machine whose speed drifts, every case then sees the same drift, which rati
 need."""
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -15,7 +16,7 @@ import subprocess
 import sys
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence
 
-from . import flags, report
+from . import SUITES, flags, report
 from .environment import environment_info
 from .report import MIB, Column, Plot, Relative, Row
 
@@ -126,8 +127,7 @@ def run_worker(spec: dict, timeout: float) -> dict:
 def worker_spec(suite: Suite, args: argparse.Namespace, item: Measurement) -> dict:
     """The case's params plus the flags every suite shares."""
     shared = ("device", "threads", "seed", "repeats", "warmup", "max_seconds", "cpu_memory_probe", "profile")
-    return {"suite": suite.name, "params": item.params, **{key: getattr(args, key) for key in shared},
-            "max_memory_bytes": int(args.max_memory_gib * 2 ** 30) if args.max_memory_gib else None}
+    return {"suite": suite.name, "params": item.params, **{key: getattr(args, key) for key in shared}}
 
 
 def pool_rounds(earlier: Optional[dict], later: dict) -> dict:
@@ -180,8 +180,7 @@ def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
 
 def prepare(suite: Suite, args: argparse.Namespace) -> None:
     """The checks every suite shares, then the suite's own; errors name the flag."""
-    flags.check_device_and_memory(args, args._parser)
-    flags.normalise_lists(args)
+    flags.check_common_flags(args, args._parser)
     suite.validate(args, args._parser)
 
 
@@ -236,3 +235,32 @@ def write_json(path: str, data) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows defaults, except None and False (those flags say in their help what happens)."""
+
+    def _get_help_string(self, action):
+        return action.help if action.default in (None, False) else super()._get_help_string(action)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with one sub-parser per suite of ``SUITES``."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description="Benchmarks for abc-fairseq (ABC, "
+                                     "Attention with Bounded-memory Control). docs/benchmarks.md.")
+    subparsers = parser.add_subparsers(dest="subcommand", metavar="SUBCOMMAND", required=True)
+    for name in SUITES:
+        suite = importlib.import_module(f"{__package__}.{name}").SUITE
+        sub = subparsers.add_parser(name, help=suite.description.splitlines()[0], description=suite.description,
+                                    formatter_class=_HelpFormatter)
+        suite.add_arguments(sub)
+        sub.set_defaults(_suite=suite, _parser=sub)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """``python -m benchmarks <suite> [flags]``: parse ``argv`` (default: ``sys.argv[1:]``), run the suite."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    return run_suite(args._suite, args)

@@ -1,10 +1,11 @@
-"""``train`` suite: training throughput and peak memory through fairseq's own ``Trainer``, ABC
-against softmax with the same dimensions and batch. Model, criterion and optimizer come from
-fairseq's training parser as ``fairseq-train`` builds them (``--fp16``, ``--cpu``); one call is
-``trainer.train_step([sample])`` on random batches built before the baseline: LM samples [batch,
-length], target the next token; MT pairs of ``length`` source and target tokens (each ending in
-``</s>``), ``prev_output_tokens`` = ``</s>`` then the target shifted right. The memory update's
-baseline is the model before the optimizer exists, so the optimizer state counts."""
+"""Training throughput through fairseq's trainer: ABC vs softmax LM and MT models.
+
+Trains each case for a few updates with fairseq.trainer.Trainer, each in a fresh process: model,
+criterion and Adam come from fairseq's own training flags as fairseq-train builds them (--fp16 on
+CUDA by default, --cpu), one call is trainer.train_step([sample]) on random batches: LM samples
+[batch, length], target the next token; MT pairs of length source and target tokens (each ending
+in </s>). The memory baseline is the model before the optimizer exists, so the optimizer state
+counts. The size flags and --lm-args / --mt-args shrink the models for CPU runs. docs/benchmarks.md."""
 
 import argparse
 import shlex
@@ -92,14 +93,8 @@ def check_targets(rows: dict) -> List[dict]:
 
 
 class TrainSuite(Suite):
-    name, progress = "train", "{tokens_per_s:.0f} tokens/s, peak {peak_mib:.1f} MiB"
+    name, description, progress = "train", __doc__, "{tokens_per_s:.0f} tokens/s, peak {peak_mib:.1f} MiB"
     call, baseline = "update", "model on the device; the update's optimizer state counts"
-    description = """\
-Training throughput through fairseq's trainer: ABC vs softmax LM and MT models.
-
-Trains each case for a few updates with fairseq.trainer.Trainer on random tokens (model, criterion
-and Adam from fairseq's own training flags; --fp16 on CUDA by default), each in a fresh process;
-the size flags and --lm-args / --mt-args shrink the models for CPU runs. Details: docs/benchmarks.md."""
     columns = (Column("case", "method", right=False),
                Column("sequences x tokens", lambda row: f"{row['batch']} x {row['N']}"),
                Column("attention", attention_cell, right=False),
@@ -130,13 +125,9 @@ the size flags and --lm-args / --mt-args shrink the models for CPU runs. Details
                 ("--embed-dim", "model dimension"), ("--heads", "attention heads"), ("--ffn-dim", "FFN size"))),
             ("--lm-args", None, "", "more fairseq-train flags for the LM cases, one shell-quoted string"),
             ("--mt-args", None, "", "more fairseq-train flags for the MT cases, one shell-quoted string"))
-        flags.add_run_flags(parser, self.call, repeats=10, warmup=3, max_seconds=600.0, repeats_flag="--updates",
-                            dtypes=("float32", "float16"), dtype_default=None,
-                            dtype_help="float16 = fairseq's --fp16 (its --bf16 means TPU; default: float16 on cuda, "
-                                       "else float32)")
-        parser.add_argument("--fp16", dest="dtype", action="store_const", const="float16",
-                            help="the same as --dtype float16")
-        flags.add_output_flags(parser, "train", cpu_memory_probe="tensors")
+        flags.add_common_flags(parser, self, repeats=10, warmup=3, max_seconds=600.0, cpu_memory_probe="tensors",
+                               dtypes=("float32", "float16"), dtype_default=None, dtype_help="float16 = fairseq's "
+                               "--fp16 (its --bf16 means TPU; default: float16 on cuda, else float32)")
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         if args.batch and args.tokens_per_batch != DEFAULT_TOKENS_PER_BATCH:

@@ -1,14 +1,10 @@
 """One case in a fresh process: ``python -m benchmarks.worker`` reads its spec
-(``harness.worker_spec``) on stdin, runs the suite's ``prime``, builds the ``Case``, takes the peak
-memory of a first untimed call, times ``warmup`` + ``repeats`` calls (``repeats`` 0: the first
-call's time) and prints the result as one ``@@bench {json}`` line. Status: ok, skipped (the suite
-raised ``CaseUnavailable``), timeout (a call over ``--max-seconds``), oom or error.
-
-Peak memory is the increase over a baseline taken just before the first call. CPU
-(``--cpu-memory-probe``): ``hwm``, the kernel's VmHWM after a reset through
-``/proc/self/clear_refs`` (``auto``: where the reset works, else ``maxrss``); ``maxrss``,
-``getrusage``'s lifetime peak; ``tensors``, bytes held in tensors replayed from ``torch.profiler``
-(deterministic). CUDA: ``max_memory_allocated``. docs/benchmarks.md says which to use."""
+(``harness.worker_spec``) on stdin, primes and builds the suite's ``Case``, takes the peak memory
+of a first untimed call, times ``warmup`` + ``repeats`` calls and prints the result as one
+``@@bench {json}`` line. Status: ok, skipped (``CaseUnavailable``), timeout (a call over
+``--max-seconds``), oom or error. Peak memory is the increase over a baseline taken just before
+the first call; the probes (``--cpu-memory-probe``; CUDA: ``max_memory_allocated``) and which to
+use: docs/benchmarks.md."""
 
 import cProfile
 import importlib
@@ -166,16 +162,6 @@ def profile_top(run: Callable[[], None], entries: int = 25) -> List[str]:
     return [prefix.sub("", line) for line in lines[start:] if line.strip()]
 
 
-def limit_address_space(extra_bytes: int) -> None:
-    """Cap further virtual memory at ``extra_bytes`` over the current size (CPU), so that an
-    oversized case fails with an allocation error instead of waking the system's OOM killer."""
-    size = _status_bytes("VmSize")
-    if size is not None:
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        limit = size + extra_bytes
-        resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
-
-
 def measure(spec: dict) -> dict:
     """Run the case ``spec`` (``harness.worker_spec``) describes; return the result fields."""
     import torch
@@ -193,8 +179,6 @@ def measure(spec: dict) -> dict:
     result = {"threads": torch.get_num_threads(), "device": str(device)}
     try:
         suite.prime(spec["params"], device)
-        if device.type == "cpu" and spec["max_memory_bytes"]:
-            limit_address_space(spec["max_memory_bytes"])
         case = suite.build_case(spec["params"], device)
     except CaseUnavailable as exc:
         return {**result, "status": "skipped", "message": str(exc)}

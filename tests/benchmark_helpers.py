@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.__main__ import main
+from benchmarks.harness import main
 
 REPO = Path(__file__).resolve().parents[1]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -13,7 +13,7 @@ KERNEL_SIZES = {"rfa": (8, 4), "t2r": (6, 2)}  # (cross, causal) features
 TINY = ["--lengths", *map(str, LENGTHS), "--batch", str(BATCH), "--vocab", "64", "--encoder-layers", "1",
         "--decoder-layers", str(LAYERS), "--embed-dim", str(DIM), "--heads", str(HEADS), "--ffn-dim", "32",
         "--cross-memory", str(CROSS), "--causal-memory", str(CAUSAL), "--repeats", "0", "--warmup", "0",
-        "--threads", "1", "--max-memory-gib", "0",
+        "--threads", "1",
         *(arg for name, sizes in KERNEL_SIZES.items() for arg in (f"--{name}-memory", *map(str, sizes)))]
 FP32 = 4
 SIZES = {"abc": [CROSS, CAUSAL], **{name: list(sizes) for name, sizes in KERNEL_SIZES.items()}}

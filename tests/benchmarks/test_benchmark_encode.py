@@ -4,13 +4,13 @@ import pytest
 import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
-from benchmarks.__main__ import build_parser
 from benchmarks.encode import build_encoder, check_length_targets, check_targets
+from benchmarks.harness import build_parser
 
 LENGTH, BATCH = 24, 2
 TINY = ["--length", str(LENGTH), "--batch", str(BATCH), "--memories", "64", "--vocab", "64", "--layers", "1",
         "--embed-dim", "32", "--heads", "2", "--ffn-dim", "32", "--repeats", "1", "--warmup", "0",
-        "--threads", "1", "--max-memory-gib", "0"]
+        "--threads", "1"]
 
 
 tiny_run = tiny_run_fixture("encode", TINY)

@@ -10,7 +10,7 @@ SENTENCES, BATCH, N, LONG_BATCH = 4, 2, 8, 2
 TINY = ["--sizes", "tiny", "--long-sizes", "tiny", "--greedy-sizes", "--methods", "softmax", "abc",
         "--sentences", str(SENTENCES), "--sentence-batch", str(BATCH), "--beams", "2", "--lengths", str(N),
         "--long-batch", str(LONG_BATCH), "--cross-memory", "4", "--causal-memory", "2", "--rounds", "1",
-        "--profile", "--max-memory-gib", "0"]
+        "--profile"]
 
 
 def expected_sentence_tokens() -> int:

@@ -9,15 +9,15 @@ import pytest
 import torch
 from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, tiny_run_fixture
 
-from benchmarks.__main__ import build_parser
 from benchmarks.fairseq_models import synthetic_dictionary
+from benchmarks.harness import build_parser
 from benchmarks.train import CASES, check_targets, synthetic_sample
 
 LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2
 LM_ARGS = "--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40"
 TINY_MODELS = ["--vocab", "64", "--layers", "1", "--embed-dim", "32", "--heads", "2", "--ffn-dim", "32",
-               "--lm-length", str(LM_LENGTH), "--mt-length", str(MT_LENGTH), "--updates", "2", "--warmup", "1",
-               "--threads", "1", "--max-memory-gib", "0", "--lm-args", LM_ARGS]
+               "--lm-length", str(LM_LENGTH), "--mt-length", str(MT_LENGTH), "--repeats", "2", "--warmup", "1",
+               "--threads", "1", "--lm-args", LM_ARGS]
 TINY = ["--batch", str(BATCH), *TINY_MODELS]
 
 
@@ -115,7 +115,7 @@ def test_help_does_nothing_else(tmp_path):
 
 @pytest.mark.parametrize("argv, flag", [
     (["--device", "cpu", "--dtype", "float16"], "--dtype"),
-    (["--fp16"], "--dtype"),
+    (["--dtype", "bfloat16"], "--dtype"),
     (["--batch", "0"], "--batch"),
     (["--batch", "2", "--tokens-per-batch", "64"], "--tokens-per-batch"),
     (["--embed-dim", "30", "--heads", "4"], "--embed-dim"),
