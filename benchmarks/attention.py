@@ -218,8 +218,6 @@ class AttentionSuite(Suite):
     relative = [("sdpa", (("median_s", "speed_vs_sdpa", True), ("peak_mib", "memory_vs_sdpa", False)))]
     plot = Plot("lines", (Panel("Forward + backward time per token", "microseconds per token (log)", "us_per_token"),
                           Panel("Peak memory increase over the inputs", "MiB (log)", "peak_mib")),
-                title=lambda c: (f"causal attention fwd+bwd, {c['tokens']} tokens/call, H={c['heads']}, "
-                                 f"d={c['head_dim']}, n={c['memory']}, {c['dtype']}, {c['device']}"),
                 xlabel="sequence length N (log2)")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

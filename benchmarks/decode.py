@@ -138,8 +138,6 @@ class DecodeSuite(Suite):
     relative = [("softmax", (("decode_s", "speed_vs_softmax", True), ("state_mib", "state_vs_softmax", False)))]
     plot = Plot("lines", (Panel("Greedy decoding speed (Figure 1)", "tokens per second (log)", "tokens_per_s"),
                           Panel("Attention memory: incremental state (Figure 2)", "MiB (log)", "state_mib")),
-                title=lambda c: (f"greedy decoding, batch {c['batch']}, {c['encoder_layers']}+{c['decoder_layers']} "
-                                 f"layers, dim {c['embed_dim']}, {c['dtype']}, {c['device']}"),
                 xlabel="source = target length N (log2)")
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:

@@ -76,8 +76,7 @@ class EncodeSuite(Suite):
                 for reference, suffix in (("softmax", "softmax"), ("softmax-unfused", "unfused"))]
     plot = Plot("bars", (Panel("", "speed relative to softmax (higher is faster)", "speed_vs_softmax"),
                          Panel("", "peak memory relative to softmax (lower is smaller)", "memory_vs_softmax")),
-                title=lambda c: (f"encoding {c['batch'] * c['lengths'][0]} tokens per batch, {c['layers']} layers, "
-                                 f"dim {c['embed_dim']}, {c['dtype']}, {c['device']}"), baseline=1.0)
+                baseline=1.0)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--lengths", "--length", type=flags.positive_int, nargs="+", default=DEFAULT_LENGTHS,

@@ -97,7 +97,6 @@ class GenerateSuite(Suite):
     relative = [(reference, (("tokens_per_s", f"speed_vs_{reference}", False),)) for reference in ("softmax", "rfa")]
     plot = Plot("lines", (Panel("SequenceGenerator, greedy, long outputs", "tokens per second (log)", "tokens_per_s"),
                           Panel("Peak memory increase while generating", "MiB (log)", "peak_mib")),
-                title=lambda c: f"fairseq SequenceGenerator, batch {c['long_batch']}, {c['dtype']}, {c['device']}",
                 xlabel="output tokens N (log2)", label=lambda row: f"{row['method']} ({row['size']})",
                 select=lambda row: row["workload"] == "long")
 
@@ -187,7 +186,8 @@ class GenerateSuite(Suite):
     def header(self, config: dict) -> str:
         sizes = set(config["sizes"]) | set(config["long_sizes"])
         return ("Model sizes: " + "; ".join(f"{k}: {v}" for k, v in SIZE_NOTES.items() if k in sizes) +
-                f". Cross / causal sizes: {sizes_note(config, config['methods'])}.")
+                f". Cross / causal sizes: {sizes_note(config, config['methods'])}. Batches: {config['sentence_batch']} "
+                f"sentences, {config['long_batch']} long outputs.")
 
     def notes(self, config: dict, rows: List[dict]) -> List[str]:
         workloads, lines = {row["workload"] for row in rows}, []

@@ -205,7 +205,7 @@ def run_suite(suite: Suite, args: argparse.Namespace) -> int:
     drawn, written = [row for row in rows if suite.plot and suite.plot.select(row)], [paths["json"], paths["md"]]
     try:
         if drawn and not args.no_plot:
-            report.save_plot(paths["png"], suite.plot, drawn, config)
+            report.save_plot(paths["png"], suite, drawn, config)
             written.append(paths["png"])
     except ImportError as exc:
         progress(f"warning: no plot written, matplotlib is not importable: {exc}")

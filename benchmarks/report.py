@@ -4,6 +4,7 @@ checked, SKIP when a case it needs was not measured or its reference failed; the
 failing (error, timeout, out of memory) is a FAIL."""
 
 import logging
+import textwrap
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 Row = dict  # one case: its fields, the worker's result and the numbers derived from both
@@ -33,7 +34,6 @@ class Plot(NamedTuple):
 
     kind: str
     panels: Sequence[Panel]
-    title: Callable[[dict], str]
     xlabel: str = ""
     label: Callable[[Row], str] = lambda row: row["method"]
     group: Callable[[Row], str] = lambda row: f"N={row['N']}"
@@ -182,20 +182,23 @@ def spread(name: str, rows: Sequence[Row], key: str, bound: float,
     return {"name": name, "status": "PASS" if result <= bound else "FAIL", "value": result, "detail": detail}
 
 
-def save_plot(path: str, plot: Plot, rows: List[Row], config: dict) -> None:
-    """The panels of ``plot`` side by side in a 120 dpi PNG (matplotlib, Agg); ImportError without it."""
+def save_plot(path: str, suite, rows: List[Row], config: dict) -> None:
+    """The panels of the suite's ``plot`` side by side in a 120 dpi PNG (matplotlib, Agg), under its
+    title and header; ImportError without matplotlib."""
     logging.getLogger("matplotlib").setLevel(logging.WARNING)  # keep its font search out of fairseq's log
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    plot = suite.plot
     fig, axes = plt.subplots(1, len(plot.panels), figsize=(6 * len(plot.panels), 4.5), squeeze=False)
     for ax, panel in zip(axes[0], plot.panels):
         (_lines if plot.kind == "lines" else _bars)(ax, plot, rows, panel.key)
         ax.set_title(panel.title)
         ax.set_ylabel(panel.ylabel)
-    fig.suptitle(plot.title(config))
+    about = textwrap.fill(f"{suite.header(config)} {config['dtype']} on {config['device']}", 60 * len(plot.panels))
+    fig.suptitle(f"{suite.title(config)}\n{about}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

@@ -106,7 +106,6 @@ class TrainSuite(Suite):
                                                        ("peak_mib", "memory_vs_softmax", False)))]
     plot = Plot("bars", (Panel("", "training tokens / s (higher is faster)", "tokens_per_s"),
                          Panel("", "peak memory increase, MiB (lower is smaller)", "peak_mib")),
-                title=lambda c: f"training through fairseq's trainer, {c['dtype']}, {c['device']}",
                 group=lambda row: row["method"])
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
