@@ -109,13 +109,14 @@ class TrainSuite(Suite):
                 group=lambda row: row["method"])
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES), metavar="CASE",
+                            help=f"architectures to train, from: {', '.join(CASES)}")
+        flags.add_flags(parser.add_mutually_exclusive_group(),
+                        ("--tokens-per-batch", flags.positive_int, DEFAULT_TOKENS_PER_BATCH, "target tokens per "
+                         "update, in sequences of each case's length (at least one); the same batch for ABC and its "
+                         "softmax pair"), ("--batch", flags.positive_int, None, "sequences per update"))
         flags.add_flags(
-            parser, ("--cases", None, list(CASES), f"architectures to train, from: {', '.join(CASES)}",
-                     {"nargs": "+", "choices": list(CASES), "metavar": "CASE"}),
-            ("--tokens-per-batch", flags.positive_int, DEFAULT_TOKENS_PER_BATCH, "target tokens per update, in "
-             "sequences of each case's length (at least one); the same batch for ABC and its softmax pair"),
-            ("--batch", flags.positive_int, None, "instead of --tokens-per-batch: sequences per update"),
-            ("--lm-length", flags.positive_int, 512, "tokens per LM sample"),
+            parser, ("--lm-length", flags.positive_int, 512, "tokens per LM sample"),
             ("--mt-length", flags.positive_int, 64, "source and target tokens per MT sentence pair (</s> in)"),
             ("--vocab", flags.positive_int, None, f"dictionary size (default: {DEFAULT_VOCAB['lm']} for the LMs, "
              f"{DEFAULT_VOCAB['mt']} for MT); a small one needs smaller LM cutoffs in --lm-args"),
@@ -129,8 +130,6 @@ class TrainSuite(Suite):
                                "--fp16 (its --bf16 means TPU; default: float16 on cuda, else float32)")
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
-        if args.batch and args.tokens_per_batch != DEFAULT_TOKENS_PER_BATCH:
-            parser.error("--batch and --tokens-per-batch set the same thing: give one of them")
         on_cuda = args.device.startswith("cuda")
         args.dtype = args.dtype or ("float16" if on_cuda else "float32")
         if args.dtype != "float32" and not on_cuda:
