@@ -9,7 +9,7 @@ from typing import Sequence
 
 import torch
 
-CPU_PROBES = ("auto", "hwm", "maxrss", "tensors")  # worker.py says what each measures
+CPU_PROBES = ("auto", "hwm", "tensors")  # worker.py says what each measures
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -61,7 +61,7 @@ def add_common_flags(parser: argparse.ArgumentParser, suite, repeats: int, warmu
               ("--seed", non_negative_int, 0, "random seed of weights and inputs"),
               ("--max-seconds", positive_float, max_seconds, f"longest one {call} may take; longer: timeout"),
               ("--cpu-memory-probe", None, cpu_memory_probe, "CPU peak memory probe: hwm (kernel high-water mark), "
-               "maxrss, auto (hwm if possible), tensors (bytes in tensors); see docs/benchmarks.md",
+               "tensors (bytes in tensors), auto (hwm if possible); see docs/benchmarks.md",
                {"choices": CPU_PROBES}),
               ("--out-dir", None, os.path.join("benchmark_results", name), f"folder of {name}.json, .md and .png"))
     parser.add_argument("--profile", action="store_true", help=f"also profile one more, untimed {call} of every case "

@@ -14,7 +14,6 @@ import os
 import pstats
 import random
 import re
-import resource
 import sys
 import time
 import traceback
@@ -45,11 +44,10 @@ def _reset_hwm() -> bool:
     return hwm is not None and rss is not None and hwm <= rss + MIB  # RSS may grow between the reads
 
 
-class ResidentPeakProbe:
-    """Peak resident-set increase between ``start()`` and ``stop()``: ``hwm`` or ``maxrss``."""
+class HighWaterPeakProbe:
+    """Peak resident-set increase between ``start()`` and ``stop()``: the kernel's VmHWM, reset at the start."""
 
-    def __init__(self, method: str):
-        self.method, self.baseline_bytes = method, 0
+    method, baseline_bytes = "hwm", 0
 
     def start(self) -> None:
         try:  # heap freed while making the inputs goes back to the OS first (glibc only)
@@ -58,20 +56,12 @@ class ResidentPeakProbe:
             ctypes.CDLL("libc.so.6").malloc_trim(0)
         except (OSError, AttributeError):
             pass
-        reset = self.method in ("auto", "hwm") and _reset_hwm()
-        if self.method == "hwm" and not reset:
+        if not _reset_hwm():
             raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
-        self.method = "hwm" if reset else "maxrss"
-        self.baseline_bytes = self._read()
-
-    def _read(self) -> int:
-        if self.method == "hwm":
-            return _status_bytes("VmHWM") or 0
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        return peak if sys.platform == "darwin" else peak * 1024  # KiB on Linux
+        self.baseline_bytes = _status_bytes("VmHWM") or 0
 
     def stop(self) -> int:
-        return max(0, self._read() - self.baseline_bytes)
+        return max(0, (_status_bytes("VmHWM") or 0) - self.baseline_bytes)
 
 
 class TensorPeakProbe:
@@ -123,10 +113,12 @@ class CudaPeakProbe:
 
 
 def peak_probe(device, cpu_method: str = "auto"):
-    """The probe for ``device`` (a ``torch.device``)."""
+    """The probe for ``device`` (a ``torch.device``); ``auto``: hwm where VmHWM can be reset, else tensors."""
     if device.type == "cuda":
         return CudaPeakProbe(device)
-    return TensorPeakProbe() if cpu_method == "tensors" else ResidentPeakProbe(cpu_method)
+    if cpu_method == "hwm" or cpu_method == "auto" and _reset_hwm():
+        return HighWaterPeakProbe()
+    return TensorPeakProbe()
 
 
 class CallTooSlow(Exception):
