@@ -1,4 +1,4 @@
-"""Causal attention, forward + backward: time and peak memory of ABC, SDPA, fairseq MHA, fla's ABC.
+"""Causal attention, forward + backward: time per token and peak memory against sequence length.
 
 Every method at each sequence length N with batch = tokens // N, each (method, N) in a fresh
 process. One call is loss = sum(output * a fixed random tensor) and its gradients for every input
