@@ -238,10 +238,14 @@ def write_json(path: str, data) -> None:
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows defaults, except None and False (those flags say in their help what happens)."""
+    """Shows defaults, except None and False (those flags say in their help what happens), and keeps
+    the description's paragraphs (a suite's title line apart from its details)."""
 
     def _get_help_string(self, action):
         return action.help if action.default in (None, False) else super()._get_help_string(action)
+
+    def _fill_text(self, text, width, indent):
+        return "\n\n".join(super(_HelpFormatter, self)._fill_text(part, width, indent) for part in text.split("\n\n"))
 
 
 def build_parser() -> argparse.ArgumentParser:
