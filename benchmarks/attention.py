@@ -57,9 +57,9 @@ def _abc(backend: str, params: dict, device) -> Case:
                  params, device, backend=backend)
 
 
-def _fla(method: str, params: dict, device, attend: Callable) -> Case:
-    """fla's ``chunk_abc`` or ``chunk_gsa`` (``attend(op, q, k, v, slots)``) on q, k, v [B, N, H, d] and
-    slot logits [B, N, H, n]; CaseUnavailable off CUDA or where fla-core does not import."""
+def _fla(method: str, params: dict, device, attention: Callable) -> Case:
+    """fla's ``chunk_abc`` or ``chunk_gsa`` (``attention(op)(q, k, v, slots)``) on q, k, v [B, N, H, d]
+    and slot logits [B, N, H, n]; CaseUnavailable off CUDA or where fla-core does not import."""
     name = method.split("-")[1]
     if device.type != "cuda":
         raise CaseUnavailable(f"{method} runs on CUDA only (flash-linear-attention's Triton kernels)")
@@ -70,18 +70,25 @@ def _fla(method: str, params: dict, device, attend: Callable) -> Case:
                               f"{type(exc).__name__}: {exc}") from exc
     B, H, N, d, n = _dims(params)
     q, k, v, slots = (_randn((B, N, H, size), params, device) for size in (d, d, d, n))
-    return _case(lambda: attend(op, q, k, v, slots), (B, N, H, d), (q, k, v, slots), params, device)
+    attend = attention(op)
+    return _case(lambda: attend(q, k, v, slots), (B, N, H, d), (q, k, v, slots), params, device)
 
 
-def _fla_abc(op, q, k, v, slots) -> torch.Tensor:
+def _fla_abc(op) -> Callable:
+    """``chunk_abc`` on [B, N, H, *] inputs, whether or not this fla version still takes ``head_first``."""
     head_first = {"head_first": False} if "head_first" in inspect.signature(op).parameters else {}
-    return op(q, k, v, slots, **head_first)[0]
+    return lambda q, k, v, slots: op(q, k, v, slots, **head_first)[0]
 
 
-def _fla_gsa(op, q, k, v, slots) -> torch.Tensor:
-    """Log gates g = logsigmoid(x) / 8 and write weights s = 1 - exp(g) from slot logits x (as the gsa strategy)."""
-    g = torch.nn.functional.logsigmoid(slots.float()) / 8.0
-    return op(q, k, v, (-torch.expm1(g)).to(q.dtype), g.to(q.dtype))[0]
+def _fla_gsa(op) -> Callable:
+    """``chunk_gsa`` with log gates g = logsigmoid(x) / 8 and write weights s = 1 - exp(g) from slot
+    logits x (as the gsa strategy)."""
+
+    def attend(q, k, v, slots) -> torch.Tensor:
+        g = torch.nn.functional.logsigmoid(slots.float()) / 8.0
+        return op(q, k, v, (-torch.expm1(g)).to(q.dtype), g.to(q.dtype))[0]
+
+    return attend
 
 
 def _sdpa(params: dict, device) -> Case:
@@ -160,8 +167,8 @@ def _causal_strategies() -> Dict[str, str]:
 METHOD_NOTES.update(_causal_strategies())
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
     "abc": functools.partial(_abc, "auto"), "abc-torch": functools.partial(_abc, "torch"), "sdpa": _sdpa,
-    "fla-abc": functools.partial(_fla, "fla-abc", attend=_fla_abc),
-    "fla-gsa": functools.partial(_fla, "fla-gsa", attend=_fla_gsa),
+    "fla-abc": functools.partial(_fla, "fla-abc", attention=_fla_abc),
+    "fla-gsa": functools.partial(_fla, "fla-gsa", attention=_fla_gsa),
     "gsa-torch": functools.partial(_strategy, "gsa", backend="torch"), "fairseq-mha": _fairseq_mha,
     "abc-module": _abc_module, **{name: functools.partial(_strategy, name) for name in _causal_strategies()},
 }

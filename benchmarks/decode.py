@@ -116,7 +116,7 @@ def check_targets(rows: dict) -> List[dict]:
     faster = compare("abc >= 3x faster than softmax at N=4096", rows.get(("abc", 4096)), rows.get(("softmax", 4096)),
                      "decode_s", 3.0, True, ("abc at N=4096", "softmax"))
     state = spread("abc attention state the same size at every N", abc, "state_bytes", 1.0,
-                          lambda row: row["state_bytes"]["total"])
+                   lambda row: row["state_bytes"]["total"])
     return [flat, faster, state]
 
 

@@ -52,8 +52,10 @@ def environment_info(prog: str, argv: List[str], device: str = "cpu") -> dict:
             "python": platform.python_version(), "platform": f"{platform.system()} {platform.release()} "
             f"{platform.machine()}", "torch": torch.__version__, "fairseq": fairseq_version(),
             "torch_default_threads": torch.get_num_threads(), "cpu_model": cpu_model(),
-            "logical_cpus": os.cpu_count(), "usable_cpus": len(os.sched_getaffinity(0)),
-            "cuda_available": torch.cuda.is_available(), "load_average": list(os.getloadavg())}
+            "logical_cpus": os.cpu_count(),
+            "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+            "cuda_available": torch.cuda.is_available(),
+            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
     if device.startswith("cuda") and torch.cuda.is_available():
         info.update(cuda_device=torch.cuda.get_device_name(torch.device(device)), cuda_version=torch.version.cuda)
     return info

@@ -124,9 +124,8 @@ class GenerateSuite(Suite):
         check_sizes(args, parser)
         if not args.beams and not args.lengths:
             parser.error("--beams and --lengths are both empty: nothing to measure")
-        available = len(bible_lengths(None)) if args.beams else 0
-        if args.beams and args.sentences > available:
-            parser.error(f"--sentences {args.sentences}: the Bible test set has {available} pairs")
+        if args.beams and args.sentences > len(pairs := bible_lengths(None)):
+            parser.error(f"--sentences {args.sentences}: the Bible test set has {len(pairs)} pairs")
 
     def measurements(self, args: argparse.Namespace) -> List[Measurement]:
         """One case per (workload, size, beam, N) and method, the methods of a case adjacent."""

@@ -161,7 +161,7 @@ def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
     """Every case in its own worker, ``--rounds`` times over, rewriting the JSON after each."""
     items, rows = suite.measurements(args), record["results"]
     pooled: List[Optional[dict]] = [None] * len(items)
-    rounds, total = getattr(args, "rounds", 1), len(items)
+    rounds, total = args.rounds, len(items)
     calls = args.warmup + max(args.repeats, 1) + 1 + args.profile  # the memory call, the profiled one
     for r in range(rounds):
         for i, item in enumerate(items):
