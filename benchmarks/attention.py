@@ -6,8 +6,9 @@ and parameter. Every causal strategy of abc_fairseq.strategies is a method too (
 method that cannot run here (fla-abc without CUDA or fla-core) is skipped. docs/benchmarks.md."""
 
 import argparse
+import contextlib
 import functools
-import inspect
+import importlib
 from typing import Callable, Dict, List, Sequence
 
 import torch
@@ -57,38 +58,27 @@ def _abc(backend: str, params: dict, device) -> Case:
                  params, device, backend=backend)
 
 
-def _fla(method: str, params: dict, device, attention: Callable) -> Case:
-    """fla's ``chunk_abc`` or ``chunk_gsa`` (``attention(op)(q, k, v, slots)``) on q, k, v [B, N, H, d]
-    and slot logits [B, N, H, n]; CaseUnavailable off CUDA or where fla-core does not import."""
-    name = method.split("-")[1]
+def _fla(name: str, params: dict, device) -> Case:
+    """fla's ``chunk_abc`` or ``chunk_gsa`` (``name``) on q, k, v [B, N, H, d] and slot logits x
+    [B, N, H, n]; gsa gets log gates g = logsigmoid(x) / 8 and write weights 1 - exp(g), as the gsa
+    strategy. CaseUnavailable off CUDA or where fla-core does not import."""
     if device.type != "cuda":
-        raise CaseUnavailable(f"{method} runs on CUDA only (flash-linear-attention's Triton kernels)")
+        raise CaseUnavailable(f"fla-{name} runs on CUDA only (flash-linear-attention's Triton kernels)")
     try:
-        op = getattr(__import__(f"fla.ops.{name}", fromlist=[f"chunk_{name}"]), f"chunk_{name}")
+        op = getattr(importlib.import_module(f"fla.ops.{name}"), f"chunk_{name}")
     except Exception as exc:  # optional: never a dependency of this project
-        raise CaseUnavailable(f"{method}: flash-linear-attention (the fla-core package) is not importable: "
+        raise CaseUnavailable(f"fla-{name}: flash-linear-attention (the fla-core package) is not importable: "
                               f"{type(exc).__name__}: {exc}") from exc
     B, H, N, d, n = _dims(params)
-    q, k, v, slots = (_randn((B, N, H, size), params, device) for size in (d, d, d, n))
-    attend = attention(op)
-    return _case(lambda: attend(q, k, v, slots), (B, N, H, d), (q, k, v, slots), params, device)
+    q, k, v, x = (_randn((B, N, H, size), params, device) for size in (d, d, d, n))
 
-
-def _fla_abc(op) -> Callable:
-    """``chunk_abc`` on [B, N, H, *] inputs, whether or not this fla version still takes ``head_first``."""
-    head_first = {"head_first": False} if "head_first" in inspect.signature(op).parameters else {}
-    return lambda q, k, v, slots: op(q, k, v, slots, **head_first)[0]
-
-
-def _fla_gsa(op) -> Callable:
-    """``chunk_gsa`` with log gates g = logsigmoid(x) / 8 and write weights s = 1 - exp(g) from slot
-    logits x (as the gsa strategy)."""
-
-    def attend(q, k, v, slots) -> torch.Tensor:
-        g = torch.nn.functional.logsigmoid(slots.float()) / 8.0
+    def attend() -> torch.Tensor:
+        if name == "abc":
+            return op(q, k, v, x)[0]
+        g = torch.nn.functional.logsigmoid(x.float()) / 8.0
         return op(q, k, v, (-torch.expm1(g)).to(q.dtype), g.to(q.dtype))[0]
 
-    return attend
+    return _case(attend, (B, N, H, d), (q, k, v, x), params, device)
 
 
 def _sdpa(params: dict, device) -> Case:
@@ -100,10 +90,8 @@ def _sdpa(params: dict, device) -> Case:
     q, k, v = (_randn((B, H, N, d), params, device) for _ in range(3))
     flash = device.type == "cuda" and params["dtype"] in ("bfloat16", "float16")
 
-    def attend() -> torch.Tensor:
-        if not flash:
-            return sdpa(q, k, v, is_causal=True)
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):  # the backward follows the forward's kernel
+    def attend() -> torch.Tensor:  # the backward follows the forward's kernel
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION) if flash else contextlib.nullcontext():
             return sdpa(q, k, v, is_causal=True)
 
     return _case(attend, (B, H, N, d), (q, k, v), params, device, flash_only=flash)
@@ -167,8 +155,7 @@ def _causal_strategies() -> Dict[str, str]:
 METHOD_NOTES.update(_causal_strategies())
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
     "abc": functools.partial(_abc, "auto"), "abc-torch": functools.partial(_abc, "torch"), "sdpa": _sdpa,
-    "fla-abc": functools.partial(_fla, "fla-abc", attention=_fla_abc),
-    "fla-gsa": functools.partial(_fla, "fla-gsa", attention=_fla_gsa),
+    "fla-abc": functools.partial(_fla, "abc"), "fla-gsa": functools.partial(_fla, "gsa"),
     "gsa-torch": functools.partial(_strategy, "gsa", backend="torch"), "fairseq-mha": _fairseq_mha,
     "abc-module": _abc_module, **{name: functools.partial(_strategy, name) for name in _causal_strategies()},
 }
@@ -176,11 +163,9 @@ METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
 
 def _flat(rows: dict, low: int, high: int, max_ratio: float) -> dict:
     """ABC's time per token from N = low to high within ``max_ratio``."""
-    name = f"abc time per token flat within {max_ratio:g}x from N={low} to N={high}"
-    if ("abc", low) not in rows or ("abc", high) not in rows:
-        return {"name": name, "status": "SKIP", "detail": f"abc at N={low} and N={high} not both measured"}
-    return spread(name, [row for (m, n), row in sorted(rows.items()) if m == "abc" and low <= n <= high],
-                  "us_per_token", max_ratio)
+    return spread(f"abc time per token flat within {max_ratio:g}x from N={low} to N={high}",
+                  [row for (m, n), row in sorted(rows.items()) if m == "abc" and low <= n <= high],
+                  "us_per_token", max_ratio, ends=(low, high))
 
 
 def _speed(rows: dict, n: int, minimum: float, reference: str = "sdpa", name: str = "") -> dict:

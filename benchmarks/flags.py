@@ -9,7 +9,6 @@ from typing import Sequence
 
 import torch
 
-CPU_PROBES = ("auto", "hwm", "tensors")  # worker.py says what each measures
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -46,8 +45,8 @@ def methods_flag(choices, default, what: str = "methods to measure") -> tuple:
 
 
 def add_common_flags(parser: argparse.ArgumentParser, suite, repeats: int, warmup: int, max_seconds: float,
-                     cpu_memory_probe: str = "auto", dtypes: Sequence[str] = tuple(DTYPES),
-                     dtype_default="float32", dtype_help: str = "dtype of inputs and weights") -> None:
+                     dtypes: Sequence[str] = tuple(DTYPES), dtype_default="float32",
+                     dtype_help: str = "dtype of inputs and weights") -> None:
     """How the cases run and where the results go; ``suite.call`` names one timed call."""
     call, name = suite.call, suite.name
     add_flags(parser, ("--repeats", non_negative_int, repeats, f"timed {call}s per case after the untimed memory "
@@ -60,9 +59,6 @@ def add_common_flags(parser: argparse.ArgumentParser, suite, repeats: int, warmu
               ("--device", None, "cpu", "torch device: cpu, or cuda / cuda:I"),
               ("--seed", non_negative_int, 0, "random seed of weights and inputs"),
               ("--max-seconds", positive_float, max_seconds, f"longest one {call} may take; longer: timeout"),
-              ("--cpu-memory-probe", None, cpu_memory_probe, "CPU peak memory probe: hwm (kernel high-water mark), "
-               "tensors (bytes in tensors), auto (hwm if possible); see docs/benchmarks.md",
-               {"choices": CPU_PROBES}),
               ("--out-dir", None, os.path.join("benchmark_results", name), f"folder of {name}.json, .md and .png"))
     parser.add_argument("--profile", action="store_true", help=f"also profile one more, untimed {call} of every case "
                         "(cProfile; the top functions by own time close the report)")

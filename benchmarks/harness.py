@@ -6,6 +6,7 @@ on a machine whose speed drifts, every case then sees the same drift, which rati
 need."""
 
 import argparse
+import collections
 import importlib
 import json
 import math
@@ -126,7 +127,7 @@ def run_worker(spec: dict, timeout: float) -> dict:
 
 def worker_spec(suite: Suite, args: argparse.Namespace, item: Measurement) -> dict:
     """The case's params plus the flags every suite shares."""
-    shared = ("device", "threads", "seed", "repeats", "warmup", "max_seconds", "cpu_memory_probe", "profile")
+    shared = ("device", "threads", "seed", "repeats", "warmup", "max_seconds", "profile")
     return {"suite": suite.name, "params": item.params, **{key: getattr(args, key) for key in shared}}
 
 
@@ -152,11 +153,6 @@ def make_row(suite: Suite, item: Measurement, result: dict) -> Row:
     return row
 
 
-class _ZeroIfMissing(dict):
-    def __missing__(self, key):
-        return 0
-
-
 def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
     """Every case in its own worker, ``--rounds`` times over, rewriting the JSON after each."""
     items, rows = suite.measurements(args), record["results"]
@@ -172,7 +168,7 @@ def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
             result = run_worker(worker_spec(suite, args, item), SETUP_SECONDS + calls * (args.max_seconds + 30))
             pooled[i] = pool_rounds(pooled[i], result)
             rows[i:i + 1] = [make_row(suite, item, pooled[i])]
-            done = (suite.progress.format_map(_ZeroIfMissing(rows[i])) if result.get("status") == "ok"
+            done = (suite.progress.format_map(collections.defaultdict(int, rows[i])) if result.get("status") == "ok"
                     else f"{result.get('status')}: {report.one_line(result.get('message'), 200)}")
             progress(f"{tag} {item.label}: {done}")
             write_json(os.path.join(args.out_dir, f"{suite.name}.json"), record)

@@ -168,11 +168,12 @@ def compare(name: str, subject: Optional[Row], reference: Optional[Row], key: st
 
 
 def spread(name: str, rows: Sequence[Row], key: str, bound: float,
-           value: Optional[Callable[[Row], float]] = None) -> dict:
+           value: Optional[Callable[[Row], float]] = None, ends: Sequence[int] = ()) -> dict:
     """Target: over ``rows`` (one method at several N), max / min of ``value(row)`` (default: its
-    ``key``) at most ``bound``; SKIP with fewer than two rows, FAIL where one has no ``key``."""
-    if len(rows) < 2:
-        return {"name": name, "status": "SKIP", "detail": "needs two or more lengths measured"}
+    ``key``) at most ``bound``; SKIP with fewer than two rows or none at an N of ``ends``, FAIL where
+    one has no ``key``."""
+    if len(rows) < 2 or not set(ends) <= {row["N"] for row in rows}:
+        return {"name": name, "status": "SKIP", "detail": f"needs two or more lengths, {list(ends)} among them"}
     missing = [row["N"] for row in rows if not measured(row, key)]
     if missing:
         return {"name": name, "status": "FAIL", "detail": f"no {key} at N={missing}"}

@@ -125,7 +125,7 @@ class TrainSuite(Suite):
                 ("--embed-dim", "model dimension"), ("--heads", "attention heads"), ("--ffn-dim", "FFN size"))),
             ("--lm-args", None, "", "more fairseq-train flags for the LM cases, one shell-quoted string"),
             ("--mt-args", None, "", "more fairseq-train flags for the MT cases, one shell-quoted string"))
-        flags.add_common_flags(parser, self, repeats=10, warmup=3, max_seconds=600.0, cpu_memory_probe="tensors",
+        flags.add_common_flags(parser, self, repeats=10, warmup=3, max_seconds=600.0,
                                dtypes=("float32", "float16"), dtype_default=None, dtype_help="float16 = fairseq's "
                                "--fp16 (its --bf16 means TPU; default: float16 on cuda, else float32)")
 

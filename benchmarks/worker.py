@@ -2,9 +2,10 @@
 (``harness.worker_spec``) on stdin, primes and builds the suite's ``Case``, takes the peak memory
 of a first untimed call, times ``warmup`` + ``repeats`` calls and prints the result as one
 ``@@bench {json}`` line. Status: ok, skipped (``CaseUnavailable``), timeout (a call over
-``--max-seconds``), oom or error. Peak memory is the increase over a baseline taken just before
-the first call; the probes (``--cpu-memory-probe``; CUDA: ``max_memory_allocated``) and which to
-use: docs/benchmarks.md."""
+``--max-seconds``), oom or error. Peak memory is the increase of the bytes held in tensors during
+the first call (CPU: replayed from torch.profiler's allocation events; CUDA:
+``max_memory_allocated``): deterministic, unlike the resident set, which also holds the
+allocator's retained heap. docs/benchmarks.md."""
 
 import cProfile
 import importlib
@@ -20,54 +21,12 @@ import traceback
 from typing import Callable, List, Optional
 
 from .harness import MARKER, CaseUnavailable
-from .report import MIB
-
-
-def _status_bytes(field: str) -> Optional[int]:
-    """A ``kB`` field of ``/proc/self/status`` (VmRSS, VmHWM, VmSize) in bytes, or None."""
-    try:
-        with open("/proc/self/status") as handle:
-            match = re.search(rf"^{field}:\s+(\d+)\s+kB", handle.read(), re.MULTILINE)
-    except OSError:
-        return None
-    return int(match.group(1)) * 1024 if match else None
-
-
-def _reset_hwm() -> bool:
-    """Reset VmHWM to the current RSS; True if the reset was allowed and took effect."""
-    try:
-        with open("/proc/self/clear_refs", "w") as handle:
-            handle.write("5")
-    except OSError:
-        return False
-    hwm, rss = _status_bytes("VmHWM"), _status_bytes("VmRSS")
-    return hwm is not None and rss is not None and hwm <= rss + MIB  # RSS may grow between the reads
-
-
-class HighWaterPeakProbe:
-    """Peak resident-set increase between ``start()`` and ``stop()``: the kernel's VmHWM, reset at the start."""
-
-    method, baseline_bytes = "hwm", 0
-
-    def start(self) -> None:
-        try:  # heap freed while making the inputs goes back to the OS first (glibc only)
-            import ctypes
-
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
-        except (OSError, AttributeError):
-            pass
-        if not _reset_hwm():
-            raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
-        self.baseline_bytes = _status_bytes("VmHWM") or 0
-
-    def stop(self) -> int:
-        return max(0, (_status_bytes("VmHWM") or 0) - self.baseline_bytes)
 
 
 class TensorPeakProbe:
     """Peak increase of the bytes held in CPU tensors between ``start()`` and ``stop()``."""
 
-    method, baseline_bytes = "tensors", 0
+    method = "tensors"
 
     def start(self) -> None:
         from torch.profiler import ProfilerActivity, profile
@@ -95,7 +54,7 @@ def peak_live_bytes(events) -> int:
 class CudaPeakProbe:
     """Peak increase of ``torch.cuda.memory_allocated`` between ``start()`` and ``stop()``."""
 
-    method, baseline_bytes = "cuda_max_memory_allocated", 0
+    method = "cuda_max_memory_allocated"
 
     def __init__(self, device):
         from torch import cuda
@@ -112,13 +71,9 @@ class CudaPeakProbe:
         return max(0, self.cuda.max_memory_allocated(self.device) - self.baseline_bytes)
 
 
-def peak_probe(device, cpu_method: str = "auto"):
-    """The probe for ``device`` (a ``torch.device``); ``auto``: hwm where VmHWM can be reset, else tensors."""
-    if device.type == "cuda":
-        return CudaPeakProbe(device)
-    if cpu_method == "hwm" or cpu_method == "auto" and _reset_hwm():
-        return HighWaterPeakProbe()
-    return TensorPeakProbe()
+def peak_probe(device):
+    """The probe for ``device`` (a ``torch.device``): bytes in tensors, on the CPU as on CUDA."""
+    return CudaPeakProbe(device) if device.type == "cuda" else TensorPeakProbe()
 
 
 class CallTooSlow(Exception):
@@ -174,27 +129,23 @@ def measure(spec: dict) -> dict:
         case = suite.build_case(spec["params"], device)
     except CaseUnavailable as exc:
         return {**result, "status": "skipped", "message": str(exc)}
-    result["info"] = case.info
-    probe = peak_probe(device, spec["cpu_memory_probe"])
-    probe.start()
+    result["info"], probe = case.info, peak_probe(device)
     try:
-        times = timed_calls(case.run, 1, synchronize, max_seconds)
-    except CallTooSlow as exc:
-        return {**result, "status": "timeout", "message": str(exc), "peak_bytes": probe.stop(),
-                "memory_probe": probe.method}
-    result.update(peak_bytes=probe.stop(), memory_probe=probe.method, baseline_mib=probe.baseline_bytes / MIB,
-                  first_call_s=times[0])
-    if not spec["repeats"]:
-        result["timed_call"] = "first"
-    else:
+        probe.start()
         try:
+            result["first_call_s"] = timed_calls(case.run, 1, synchronize, max_seconds)[0]
+        finally:
+            result.update(peak_bytes=probe.stop(), memory_probe=probe.method)
+        if not spec["repeats"]:
+            result.update(timed_call="first", times_s=[result["first_call_s"]])
+        else:
             timed_calls(case.run, spec["warmup"], synchronize, max_seconds)
-            times = timed_calls(case.run, spec["repeats"], synchronize, max_seconds)
-        except CallTooSlow as exc:
-            return {**result, "status": "timeout", "message": str(exc)}
+            result["times_s"] = timed_calls(case.run, spec["repeats"], synchronize, max_seconds)
+    except CallTooSlow as exc:
+        return {**result, "status": "timeout", "message": str(exc)}
     if spec["profile"]:
         result["profile"] = profile_top(case.run)
-    return {**result, "status": "ok", "times_s": times}
+    return {**result, "status": "ok"}
 
 
 def main() -> int:

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -68,14 +67,6 @@ def model_row(run_dir, name):
         "budget": _read(os.path.join(folder, "done")).strip() or None,
         "train_args": [_repo_relative(a) for a in _read(os.path.join(folder, "train_args.txt")).split()],
     }
-
-
-def _commit():
-    try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
 
 
 def markdown(record):
@@ -134,10 +125,9 @@ def main(argv=None):
     previous = _read(paths["json"])
     if any(os.path.exists(p) for p in paths.values()) and MARK not in previous:
         parser.error(f"--out: {args.out} holds results this script did not write; choose another folder")
-    record = {"written_by": MARK, "commit": _commit(), "threads": args.threads, "run_dir": args.run_dir,
-              "environment": environment_info("python scripts/quickstart_report.py", sys.argv[1:] if argv is None
-                                              else argv),
-              "rows": [model_row(args.run_dir, m) for m in args.models]}
+    env = environment_info("python scripts/quickstart_report.py", sys.argv[1:] if argv is None else argv)
+    record = {"written_by": MARK, "commit": env["commit"], "threads": args.threads, "run_dir": args.run_dir,
+              "environment": env, "rows": [model_row(args.run_dir, m) for m in args.models]}
     os.makedirs(args.out, exist_ok=True)
     with open(paths["json"], "w") as handle:
         json.dump(record, handle, indent=2)

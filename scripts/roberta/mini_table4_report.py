@@ -16,12 +16,14 @@ import datetime
 import json
 import math
 import os
-import platform
 import re
-import subprocess
 import sys
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from benchmarks.environment import cpu_model, git_commit  # noqa: E402
 
 MODELS = ("softmax", "abc_converted", "abc_continued", "abc_scratch")
 LABELS = {"softmax": "softmax (pretrained)", "abc_converted": "ABC converted, no continued MLM",
@@ -87,18 +89,8 @@ def conversion_check(softmax_pt, converted_pt):
 
 
 def machine():
-    cpu = platform.processor() or "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), cpu)
-    except OSError:
-        pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                cwd=os.path.dirname(os.path.abspath(__file__)), check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return {"commit": commit, "cpu": cpu, "torch": torch.__version__,
+    """Commit, CPU, torch and date, as the benchmarks record them."""
+    return {"commit": git_commit() or "unknown", "cpu": cpu_model(), "torch": torch.__version__,
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 

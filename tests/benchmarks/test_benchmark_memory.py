@@ -8,7 +8,7 @@ from benchmarks.worker import TensorPeakProbe, peak_live_bytes, peak_probe
 
 def test_probe_reports_the_peak_of_live_tensors_not_the_sum_of_allocations():
     kept = torch.ones(2 * MIB // 4)  # alive before start: not counted
-    probe = peak_probe(torch.device("cpu"), "tensors")
+    probe = peak_probe(torch.device("cpu"))
     assert isinstance(probe, TensorPeakProbe)
     probe.start()
     first = torch.ones(8 * MIB // 4)  # 8 MiB
