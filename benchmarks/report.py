@@ -80,18 +80,17 @@ def one_line(text, limit: int = 300) -> str:
 def table(suite, rows: Sequence[Row]) -> Tuple[str, List[str]]:
     """The suite's table, a failed case showing ``status [k]`` in its status column, and the notes
     ``- [k] method N=...: status: message``, one per distinct (method, status, message)."""
-    numbers: Dict[tuple, int] = {}
-    groups: Dict[tuple, list] = {}
-    note_of: Dict[int, int] = {}
-    for i, row in enumerate(rows):
-        if row.get("status") != "ok":
-            key = (row["method"], row.get("status"), one_line(row.get("message")))
-            note_of[i] = numbers.setdefault(key, len(numbers) + 1)
-            groups.setdefault(key, []).append(str(row[suite.group]))
-    failures = [f"- [{k}] {key[0]} N={', '.join(groups[key])}: {key[1]}: {key[2]}" for key, k in numbers.items()]
-    body = [[f"{row.get('status')} [{note_of[i]}]" if column.status and i in note_of else cell(column, row)
-             for column in suite.columns] for i, row in enumerate(rows)]
-    return markdown_table([c.header for c in suite.columns], body, [c.right for c in suite.columns]), failures
+    failed: Dict[tuple, List[str]] = {}  # (method, status, message) -> the cases' groups, in order
+    body = []
+    for row in rows:
+        key = None if row.get("status") == "ok" else (row["method"], row.get("status"), one_line(row.get("message")))
+        if key:
+            failed.setdefault(key, []).append(str(row[suite.group]))
+        body.append([f"{row.get('status')} [{list(failed).index(key) + 1}]" if column.status and key
+                     else cell(column, row) for column in suite.columns])
+    notes = [f"- [{k}] {m} N={', '.join(groups)}: {status}: {message}"
+             for k, ((m, status, message), groups) in enumerate(failed.items(), 1)]
+    return markdown_table([c.header for c in suite.columns], body, [c.right for c in suite.columns]), notes
 
 
 def render(suite, record: dict) -> str:
@@ -240,11 +239,10 @@ def _bars(ax, plot: Plot, rows: List[Row], key: str) -> None:
     for i, group in enumerate(members.values()):
         for slot, row in enumerate(group):
             label = plot.label(row)
-            (bar,) = ax.bar([i + (slot - (len(group) - 1) / 2) * width], [row.get(key) or 0.0], width,
-                            color=f"C{labels.index(label)}", label="_" if label in legend else label)
+            bars = ax.bar([i + (slot - (len(group) - 1) / 2) * width], [row.get(key) or 0.0], width,
+                          color=f"C{labels.index(label)}", label="_" if label in legend else label)
+            ax.bar_label(bars, fmt="%.4g", fontsize=7)
             legend.add(label)
-            ax.annotate(f"{bar.get_height():.4g}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                        ha="center", va="bottom", fontsize=7)
     tilt = max(map(len, members)) > 10  # long case names would overlap
     ax.set_xticks(range(len(members)))
     ax.set_xticklabels(list(members), rotation=20 if tilt else 0, ha="right" if tilt else "center", fontsize=8)
