@@ -9,6 +9,7 @@ from typing import Sequence
 
 import torch
 
+CPU_PROBES = ("auto", "tensors", "hwm")  # worker.peak_probe says what each measures
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -59,6 +60,10 @@ def add_common_flags(parser: argparse.ArgumentParser, suite, repeats: int, warmu
               ("--device", None, "cpu", "torch device: cpu, or cuda / cuda:I"),
               ("--seed", non_negative_int, 0, "random seed of weights and inputs"),
               ("--max-seconds", positive_float, max_seconds, f"longest one {call} may take; longer: timeout"),
+              ("--cpu-memory-probe", None, "auto", "CPU peak memory probe: tensors (bytes held in tensors, "
+               "deterministic; the profiler slows the probed call), hwm (the kernel's resident high-water mark: no "
+               "overhead, counts the allocator's retained heap), auto (tensors; hwm when --repeats 0 times the "
+               "probed call)", {"choices": CPU_PROBES}),
               ("--out-dir", None, os.path.join("benchmark_results", name), f"folder of {name}.json, .md and .png"))
     parser.add_argument("--profile", action="store_true", help=f"also profile one more, untimed {call} of every case "
                         "(cProfile; the top functions by own time close the report)")

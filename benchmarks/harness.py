@@ -127,7 +127,7 @@ def run_worker(spec: dict, timeout: float) -> dict:
 
 def worker_spec(suite: Suite, args: argparse.Namespace, item: Measurement) -> dict:
     """The case's params plus the flags every suite shares."""
-    shared = ("device", "threads", "seed", "repeats", "warmup", "max_seconds", "profile")
+    shared = ("device", "threads", "seed", "repeats", "warmup", "max_seconds", "cpu_memory_probe", "profile")
     return {"suite": suite.name, "params": item.params, **{key: getattr(args, key) for key in shared}}
 
 

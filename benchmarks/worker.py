@@ -2,10 +2,9 @@
 (``harness.worker_spec``) on stdin, primes and builds the suite's ``Case``, takes the peak memory
 of a first untimed call, times ``warmup`` + ``repeats`` calls and prints the result as one
 ``@@bench {json}`` line. Status: ok, skipped (``CaseUnavailable``), timeout (a call over
-``--max-seconds``), oom or error. Peak memory is the increase of the bytes held in tensors during
-the first call (CPU: replayed from torch.profiler's allocation events; CUDA:
-``max_memory_allocated``): deterministic, unlike the resident set, which also holds the
-allocator's retained heap. docs/benchmarks.md."""
+``--max-seconds``), oom or error. Peak memory is the increase over a baseline taken just before
+the first call; the probes (``--cpu-memory-probe``; CUDA: ``max_memory_allocated``) and which
+one ``auto`` takes: ``peak_probe`` and docs/benchmarks.md."""
 
 import cProfile
 import importlib
@@ -21,6 +20,48 @@ import traceback
 from typing import Callable, List, Optional
 
 from .harness import MARKER, CaseUnavailable
+from .report import MIB
+
+
+def _status_bytes(field: str) -> Optional[int]:
+    """A ``kB`` field of ``/proc/self/status`` (VmRSS, VmHWM) in bytes, or None."""
+    try:
+        with open("/proc/self/status") as handle:
+            match = re.search(rf"^{field}:\s+(\d+)\s+kB", handle.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(match.group(1)) * 1024 if match else None
+
+
+def _reset_hwm() -> bool:
+    """Reset VmHWM to the current RSS; True if the reset was allowed and took effect."""
+    try:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")
+    except OSError:
+        return False
+    hwm, rss = _status_bytes("VmHWM"), _status_bytes("VmRSS")
+    return hwm is not None and rss is not None and hwm <= rss + MIB  # RSS may grow between the reads
+
+
+class HighWaterPeakProbe:
+    """Peak resident-set increase between ``start()`` and ``stop()``: the kernel's VmHWM, reset at the start."""
+
+    method = "hwm"
+
+    def start(self) -> None:
+        try:  # heap freed while making the inputs goes back to the OS first (glibc only)
+            import ctypes
+
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):
+            pass
+        if not _reset_hwm():
+            raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
+        self.baseline_bytes = _status_bytes("VmHWM") or 0
+
+    def stop(self) -> int:
+        return max(0, (_status_bytes("VmHWM") or 0) - self.baseline_bytes)
 
 
 class TensorPeakProbe:
@@ -71,9 +112,15 @@ class CudaPeakProbe:
         return max(0, self.cuda.max_memory_allocated(self.device) - self.baseline_bytes)
 
 
-def peak_probe(device):
-    """The probe for ``device`` (a ``torch.device``): bytes in tensors, on the CPU as on CUDA."""
-    return CudaPeakProbe(device) if device.type == "cuda" else TensorPeakProbe()
+def peak_probe(device, cpu_method: str = "auto", timed: bool = False):
+    """The probe for ``device`` (a ``torch.device``). On the CPU ``auto`` takes ``tensors``, which is
+    deterministic, except where the probed call is also the timed one (``timed``: --repeats 0): there
+    the profiler's overhead would be timed too, so ``hwm``, free of overhead, where VmHWM can be reset."""
+    if device.type == "cuda":
+        return CudaPeakProbe(device)
+    if cpu_method == "hwm" or cpu_method == "auto" and timed and _reset_hwm():
+        return HighWaterPeakProbe()
+    return TensorPeakProbe()
 
 
 class CallTooSlow(Exception):
@@ -129,7 +176,7 @@ def measure(spec: dict) -> dict:
         case = suite.build_case(spec["params"], device)
     except CaseUnavailable as exc:
         return {**result, "status": "skipped", "message": str(exc)}
-    result["info"], probe = case.info, peak_probe(device)
+    result["info"], probe = case.info, peak_probe(device, spec["cpu_memory_probe"], not spec["repeats"])
     try:
         probe.start()
         try:

@@ -5,6 +5,7 @@ import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
 from benchmarks.decode import build_translation_model, check_targets, greedy_decode, state_bytes
+from benchmarks.worker import _reset_hwm
 
 LENGTHS = (8, 32)
 BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
@@ -31,8 +32,9 @@ def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):
         assert row["info"]["tokens_decoded"] == BATCH * n
         assert row["tokens_per_s"] > 0 and row["ms_per_step"] > 0 and row["encode_ms"] > 0
         assert row["peak_mib"] >= 0
-        # --repeats 0: the memory decode is the timed one
+        # --repeats 0: the memory decode is the timed one, so auto takes a probe without overhead where it can
         assert row["timed_call"] == "first" and row["times_s"] == [row["first_call_s"]]
+        assert row["memory_probe"] == ("hwm" if _reset_hwm() else "tensors")
     assert record["environment"]["command"].startswith("python -m benchmarks decode --lengths 8 32")
 
 
