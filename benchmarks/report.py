@@ -172,7 +172,8 @@ def spread(name: str, rows: Sequence[Row], key: str, bound: float,
     ``key``) at most ``bound``; SKIP with fewer than two rows or none at an N of ``ends``, FAIL where
     one has no ``key``."""
     if len(rows) < 2 or not set(ends) <= {row["N"] for row in rows}:
-        return {"name": name, "status": "SKIP", "detail": f"needs two or more lengths, {list(ends)} among them"}
+        among = f", {list(ends)} among them" if ends else ""
+        return {"name": name, "status": "SKIP", "detail": f"needs two or more lengths measured{among}"}
     missing = [row["N"] for row in rows if not measured(row, key)]
     if missing:
         return {"name": name, "status": "FAIL", "detail": f"no {key} at N={missing}"}
