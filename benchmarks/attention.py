@@ -1,9 +1,9 @@
 """Causal attention, forward + backward: time per token and peak memory against sequence length.
 
-Every method at each sequence length N with batch = tokens // N, each (method, N) in a fresh
-process. One call is loss = sum(output * a fixed random tensor) and its gradients for every input
-and parameter. Every causal strategy of abc_fairseq.strategies is a method too (run when named); a
-method that cannot run here (fla-abc without CUDA or fla-core) is skipped. docs/benchmarks.md."""
+Every method at each sequence length N with batch = tokens // N. One call is loss = sum(output *
+a fixed random tensor) and its gradients for every input and parameter. Every causal strategy of
+abc_fairseq.strategies is a method too (run when named); a method that cannot run here (fla-abc
+without CUDA or fla-core) is skipped."""
 
 import argparse
 import contextlib
@@ -13,6 +13,8 @@ from typing import Callable, Dict, List, Sequence
 
 import torch
 
+from abc_fairseq.strategies import STRATEGIES
+
 from . import flags
 from .harness import Case, CaseUnavailable, Measurement, Suite
 from .report import Column, Panel, Plot, compare, spread
@@ -21,17 +23,6 @@ DEFAULT_LENGTHS = [512, 1024, 2048, 4096, 8192]
 GPU_DEFAULT_LENGTHS = DEFAULT_LENGTHS + [16384]
 DEFAULT_METHODS = ("abc", "sdpa", "fairseq-mha", "abc-module")
 GPU_DEFAULT_METHODS = ("abc", "abc-torch", "sdpa", "fla-abc")
-METHOD_NOTES = {
-    "abc": "abc_fairseq.ops.causal_abc(backend='auto': Triton on CUDA) on q, k, v [B,H,N,d], phi_logits [B,H,N,n].",
-    "abc-torch": "abc_fairseq.ops.causal_abc(backend='torch'): the PyTorch path, same shapes as abc.",
-    "sdpa": "torch scaled_dot_product_attention(is_causal=True) on [B,H,N,d] (flash kernel on CUDA in bf16/fp16).",
-    "fla-abc": "flash-linear-attention's chunk_abc (optional fla-core, CUDA only) on q, k, v, s [B,N,H,*].",
-    "gsa-torch": "abc_fairseq.strategies gsa with backend='torch' (the PyTorch chunked op), as the gsa method.",
-    "fla-gsa": "flash-linear-attention's chunk_gsa (optional fla-core, CUDA only) on q, k, v [B,N,H,d], gates from "
-               "slot logits [B,N,H,n] (g = logsigmoid / 8, s = 1 - exp(g)), vs the gsa method.",
-    "fairseq-mha": "fairseq MultiheadAttention, float -inf causal mask, with its 4 projections (vs abc-module).",
-    "abc-module": "abc_fairseq ABCMultiheadAttention(causal=True) with its 4 projections and W_phi (vs fairseq-mha).",
-}
 
 
 def _randn(shape: Sequence[int], params: dict, device, requires_grad: bool = True) -> torch.Tensor:
@@ -144,20 +135,12 @@ def _strategy(name: str, params: dict, device, backend: str = "auto") -> Case:
                  strategy=type(strategy).__name__)
 
 
-def _causal_strategies() -> Dict[str, str]:
-    """Registered causal strategies other than ``abc`` (the op method) -> note."""
-    from abc_fairseq.strategies import STRATEGIES
-
-    return {name: f"abc_fairseq.strategies {name} ({cls.paper}), causal parallel form; no projections."
-            for name, cls in STRATEGIES.items() if name != "abc" and "causal" in cls.modes}
-
-
-METHOD_NOTES.update(_causal_strategies())
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
     "abc": functools.partial(_abc, "auto"), "abc-torch": functools.partial(_abc, "torch"), "sdpa": _sdpa,
     "fla-abc": functools.partial(_fla, "abc"), "fla-gsa": functools.partial(_fla, "gsa"),
     "gsa-torch": functools.partial(_strategy, "gsa", backend="torch"), "fairseq-mha": _fairseq_mha,
-    "abc-module": _abc_module, **{name: functools.partial(_strategy, name) for name in _causal_strategies()},
+    "abc-module": _abc_module, **{name: functools.partial(_strategy, name) for name in STRATEGIES
+                                  if name != "abc" and "causal" in STRATEGIES[name].modes},
 }
 
 
@@ -202,7 +185,7 @@ def check_gpu_targets(rows: dict) -> List[dict]:
 class AttentionSuite(Suite):
     name, description, call = "attention", __doc__, "forward+backward call"
     progress = "{ms_per_call:.2f} ms/call, {us_per_token:.3f} us/token, {peak_mib:.1f} MiB"
-    method_notes, tiny = METHOD_NOTES, {"batch": 1, "length": 16}
+    tiny = {"batch": 1, "length": 16}
     columns = (Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
                Column("ms/call", "ms_per_call", ".2f", status=True), Column("us/token", "us_per_token", ".3f"),
                Column("x sdpa speed", "speed_vs_sdpa", "x"), Column("peak MiB", "peak_mib", ".1f"),

@@ -1,13 +1,11 @@
 """Greedy decoding speed and attention-state memory: softmax vs ABC, RFA, T2R (Figures 1-2).
 
-Decodes random sources for exactly N steps at each N (source = target length) with random weights,
-each (method, N) in a fresh process, through fairseq's incremental decoder API as SequenceGenerator
-calls it, without its beam bookkeeping. The state is the bytes of fairseq's incremental state after
-the last step, decoder self and cross attention apart: softmax's grows with N, the others' do not.
-docs/benchmarks.md."""
+Decodes random sources for exactly N steps at each N (source = target length) with random weights
+through fairseq's incremental decoder API as SequenceGenerator calls it, without its beam
+bookkeeping. The state is the bytes of fairseq's incremental state after the last step (decoder
+self and cross attention apart in the JSON): softmax's grows with N, the others' do not."""
 
 import argparse
-import time
 from typing import Dict, List, Optional
 
 from . import flags
@@ -17,12 +15,6 @@ from .report import MIB, Column, Panel, Plot, compare, spread
 
 DEFAULT_LENGTHS = [256, 512, 1024, 2048, 4096]
 METHODS = ("softmax", "abc", "rfa", "t2r")
-METHOD_NOTES = {
-    "softmax": "fairseq `transformer`; its state caches keys and values of every decoded and source token.",
-    "abc": "`abc_transformer`, ABC_MLP cross and causal self attention, softmax encoder; constant-size state.",
-    "rfa": "`abc_transformer`, random feature attention in the decoder, softmax encoder; constant-size state.",
-    "t2r": "`abc_transformer`, T2R (learned ReLU features) in the decoder, softmax encoder; constant-size state.",
-}
 MODEL_KEYS = ("vocab", "encoder_layers", "decoder_layers", "embed_dim", "heads", "ffn_dim", "dtype")
 STATE_PARTS = ("self", "cross", "other")
 
@@ -112,26 +104,18 @@ def check_targets(rows: dict) -> List[dict]:
                   "us_per_token", 1.2, ends=(256,))
     faster = compare("abc >= 3x faster than softmax at N=4096", rows.get(("abc", 4096)), rows.get(("softmax", 4096)),
                      "decode_s", 3.0, True, ("abc at N=4096", "softmax"))
-    state = spread("abc attention state the same size at every N", abc, "state_bytes", 1.0,
-                   lambda row: row["state_bytes"]["total"])
-    return [flat, faster, state]
-
-
-def _mib(part: str):
-    return lambda row: None if row.get("state_bytes") is None else row["state_bytes"][part] / MIB
+    return [flat, faster, spread("abc attention state the same size at every N", abc, "state_mib", 1.0)]
 
 
 class DecodeSuite(Suite):
     name, description = "decode", __doc__
     progress = "{tokens_per_s:.1f} tokens/s, state {state_mib:.3f} MiB, peak {peak_mib:.1f} MiB"
     call, baseline = "decode", "model and encoder output exist"
-    method_notes, tiny = METHOD_NOTES, {"length": 4, "batch": 1}
+    tiny = {"length": 4, "batch": 1}
     columns = (Column("N", "N"), Column("method", "method", right=False),
                Column("tokens/s", "tokens_per_s", ".1f", status=True), Column("ms/step", "ms_per_step", ".2f"),
                Column("x softmax speed", "speed_vs_softmax", "x"), Column("state MiB", "state_mib", ".3f"),
-               Column("self MiB", _mib("self"), ".3f"), Column("cross MiB", _mib("cross"), ".3f"),
-               Column("x softmax state", "state_vs_softmax", "x"), Column("peak MiB", "peak_mib", ".1f"),
-               Column("encode ms", "encode_ms", ".1f"))
+               Column("x softmax state", "state_vs_softmax", "x"), Column("peak MiB", "peak_mib", ".1f"))
     relative = [("softmax", (("decode_s", "speed_vs_softmax", True), ("state_mib", "state_vs_softmax", False)))]
     plot = Plot("lines", (Panel("Greedy decoding speed (Figure 1)", "tokens per second (log)", "tokens_per_s"),
                           Panel("Attention memory: incremental state (Figure 2)", "MiB (log)", "state_mib")),
@@ -168,12 +152,8 @@ class DecodeSuite(Suite):
         src = torch.randint(dictionary.nspecial, len(dictionary), (B, N), device=device)
         src[:, -1] = dictionary.eos()
         with torch.inference_mode():
-            start = time.perf_counter()
             encoder_out = model.encoder(src, src_lengths=torch.full((B,), N, dtype=torch.long, device=device))
-            if device.type == "cuda":
-                torch.cuda.synchronize(device)
-            info = {"batch": B, "length": N, "encode_s": time.perf_counter() - start,
-                    "parameters": sum(p.numel() for p in model.parameters())}
+        info = {"batch": B, "length": N, "parameters": sum(p.numel() for p in model.parameters())}
 
         def run() -> None:
             with torch.inference_mode():
@@ -190,11 +170,6 @@ class DecodeSuite(Suite):
                        ms_per_step=seconds * 1e3 / row["N"])
         if "state_bytes" in info:
             row.update(state_bytes=info["state_bytes"], state_mib=info["state_bytes"]["total"] / MIB)
-        if "encode_s" in info:
-            row["encode_ms"] = info["encode_s"] * 1e3
-
-    def title(self, config: dict) -> str:
-        return "Greedy decoding, softmax vs " + ", ".join(m.upper() for m in config["methods"] if m != "softmax")
 
     def header(self, config: dict) -> str:
         return (f"Batch {config['batch']}, source = target length N, exactly N steps; {config['encoder_layers']}+"
@@ -203,10 +178,10 @@ class DecodeSuite(Suite):
                 f"{sizes_note(config, config['methods']) or '-'};")
 
     def notes(self, config: dict, rows: List[dict]) -> List[str]:
-        return ["- Timing: fairseq's incremental decoder API (encoder once, timed apart as encode ms; then decoder "
+        return ["- Timing: fairseq's incremental decoder API (the encoder runs once before, untimed; then decoder "
                 "and argmax per step); tokens/s = batch x N / decode time; x softmax = softmax time / method time.",
-                "- state MiB: tensors in the incremental state after the last step (self / cross attention); "
-                "x softmax state = method / softmax."]
+                "- state MiB: tensors in the incremental state after the last step (the JSON splits self and cross "
+                "attention); x softmax state = method / softmax."]
 
     def targets(self, rows: List[dict], config: dict) -> List[dict]:
         return check_targets({(row["method"], row["N"]): row for row in rows})

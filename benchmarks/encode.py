@@ -1,9 +1,8 @@
 """Text encoding, RoBERTa-base encoder: speed and peak memory of softmax, Linformer and ABC.
 
 Encodes random sequences of each of --lengths tokens (the same tokens per batch at every length)
-with random weights, each (method, N) in a fresh process: one call is model(tokens [B, N],
-features_only=True) of abc_roberta under torch.inference_mode(), eval mode, no padding, no LM
-head. The paper's Table 4, efficiency columns; docs/benchmarks.md."""
+with random weights: one call is model(tokens [B, N], features_only=True) of abc_roberta under
+torch.inference_mode(), eval mode, no padding, no LM head. The paper's Table 4, efficiency columns."""
 
 import argparse
 from typing import List, Optional
@@ -15,13 +14,6 @@ from .report import Column, Panel, Plot, compare
 
 DEFAULT_LENGTHS = [512, 2048, 4096]
 KINDS = ("softmax", "softmax-unfused", "linformer", "abc")
-KIND_NOTES = {
-    "softmax": "fairseq's RoBERTa encoder; with torch 2 its inference runs the fused SDPA kernel (no [B, H, N, N]).",
-    "softmax-unfused": "the same model on fairseq's own bmm / softmax / bmm path (`skip_embed_dim_check`): the "
-                       "[B, H, N, N] weights are materialised (the paper's baseline).",
-    "linformer": "`abc_roberta --encoder-attn linformer --encoder-memory n`: keys and values projected to n.",
-    "abc": "`abc_roberta --encoder-attn abc --encoder-memory n`: ABC_MLP, W_phi shared by all layers.",
-}
 MODEL_KEYS = ("vocab", "layers", "embed_dim", "heads", "ffn_dim", "dtype")
 
 
@@ -56,7 +48,7 @@ def check_targets(rows: dict) -> List[dict]:
 
 class EncodeSuite(Suite):
     name, description, progress = "encode", __doc__, "{ms_per_batch:.1f} ms/batch, peak {peak_mib:.1f} MiB"
-    call, baseline, method_notes, note_key = "forward", "model and tokens exist", KIND_NOTES, "kind"
+    call, baseline = "forward", "model and tokens exist"
     tiny = {"length": 16, "batch": 1, "vocab": 64}
     columns = (Column("N", "N"), Column("batch", "batch"), Column("method", "method", right=False),
                Column("n", "memory", "d"), Column("ms / batch", "ms_per_batch", ".1f", status=True),
@@ -65,9 +57,9 @@ class EncodeSuite(Suite):
                  for what in ("speed", "memory")), Column("peak MiB", "peak_mib", ".1f"))
     relative = [(reference, (("encode_s", f"speed_vs_{suffix}", True), ("peak_mib", f"memory_vs_{suffix}", False)))
                 for reference, suffix in (("softmax", "softmax"), ("softmax-unfused", "unfused"))]
-    plot = Plot("bars", (Panel("", "speed relative to softmax (higher is faster)", "speed_vs_softmax"),
-                         Panel("", "peak memory relative to softmax (lower is smaller)", "memory_vs_softmax")),
-                baseline=1.0)
+    plot = Plot("lines", (Panel("Speed relative to softmax (higher: faster)", "ratio (log)", "speed_vs_softmax"),
+                          Panel("Peak memory relative to softmax", "ratio (log)", "memory_vs_softmax")),
+                xlabel="tokens per sequence N (log2)", baseline=1.0)
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--lengths", "--length", type=flags.positive_int, nargs="+", default=DEFAULT_LENGTHS,

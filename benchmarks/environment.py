@@ -12,11 +12,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def cpu_model() -> str:
-    """The CPU's name from /proc/cpuinfo (``model name``; ARM: ``Hardware`` or ``CPU part``)."""
+    """The CPU's name from /proc/cpuinfo, else what ``platform`` knows."""
     try:
         with open("/proc/cpuinfo") as handle:
-            fields = dict([part.strip() for part in line.split(":", 1)] for line in handle if ":" in line)
-        return next(fields[key] for key in ("model name", "Hardware", "CPU part") if fields.get(key))
+            return next(line.split(":", 1)[1].strip() for line in handle if line.startswith("model name"))
     except (OSError, StopIteration):
         return platform.processor() or platform.machine() or "unknown"
 
@@ -48,14 +47,11 @@ def environment_info(prog: str, argv: List[str], device: str = "cpu") -> dict:
     import torch
 
     info = {"commit": git_commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": shlex.join(prog.split() + list(argv)), "argv": list(argv),
-            "python": platform.python_version(), "platform": f"{platform.system()} {platform.release()} "
-            f"{platform.machine()}", "torch": torch.__version__, "fairseq": fairseq_version(),
-            "torch_default_threads": torch.get_num_threads(), "cpu_model": cpu_model(),
-            "logical_cpus": os.cpu_count(),
+            "command": shlex.join(prog.split() + list(argv)), "python": platform.python_version(),
+            "platform": f"{platform.system()} {platform.release()} {platform.machine()}", "torch": torch.__version__,
+            "fairseq": fairseq_version(), "torch_default_threads": torch.get_num_threads(), "cpu_model": cpu_model(),
             "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "cuda_available": torch.cuda.is_available(),
-            "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
+            "load_average": list(os.getloadavg())}
     if device.startswith("cuda") and torch.cuda.is_available():
         info.update(cuda_device=torch.cuda.get_device_name(torch.device(device)), cuda_version=torch.version.cuda)
     return info

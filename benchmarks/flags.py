@@ -9,7 +9,6 @@ from typing import Sequence
 
 import torch
 
-CPU_PROBES = ("auto", "tensors", "hwm")  # worker.peak_probe says what each measures
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
@@ -51,7 +50,7 @@ def add_common_flags(parser: argparse.ArgumentParser, suite, repeats: int, warmu
     """How the cases run and where the results go; ``suite.call`` names one timed call."""
     call, name = suite.call, suite.name
     add_flags(parser, ("--repeats", non_negative_int, repeats, f"timed {call}s per case after the untimed memory "
-                       f"{call}, median reported; 0: time the memory {call} itself"),
+                       f"{call}, median reported; 0: time the memory {call} itself (CPU: unprobed)"),
               ("--warmup", non_negative_int, warmup, f"untimed {call}s before the timed ones"),
               ("--rounds", positive_int, 1, "run every case R times, round after round in fresh processes, timed "
                "calls pooled: every case sees the same machine drift (memory: first round)"),
@@ -60,10 +59,6 @@ def add_common_flags(parser: argparse.ArgumentParser, suite, repeats: int, warmu
               ("--device", None, "cpu", "torch device: cpu, or cuda / cuda:I"),
               ("--seed", non_negative_int, 0, "random seed of weights and inputs"),
               ("--max-seconds", positive_float, max_seconds, f"longest one {call} may take; longer: timeout"),
-              ("--cpu-memory-probe", None, "auto", "CPU peak memory probe: tensors (bytes held in tensors, "
-               "deterministic; the profiler slows the probed call), hwm (the kernel's resident high-water mark: no "
-               "overhead, counts the allocator's retained heap), auto (tensors; hwm when --repeats 0 times the "
-               "probed call)", {"choices": CPU_PROBES}),
               ("--out-dir", None, os.path.join("benchmark_results", name), f"folder of {name}.json, .md and .png"))
     parser.add_argument("--profile", action="store_true", help=f"also profile one more, untimed {call} of every case "
                         "(cProfile; the top functions by own time close the report)")

@@ -1,20 +1,18 @@
 """End-to-end generation speed with fairseq's SequenceGenerator: softmax vs ABC, RFA, T2R.
 
 What fairseq-generate runs, on the decode suite's random-weight models. Workloads: sentences, the
-first K pairs of the Bible test set (data_prep/bible_es_en): a source of its Spanish sentence's
-words + eos, sorted by length, in left-padded batches as fairseq-generate batches them, each batch
-generating its longest English sentence's words (min_len keeps eos out until then, so every method
-does the same work), beam search and greedy; long: random sources of N tokens, N output tokens
-each, greedy. The methods of one (workload, model size) run adjacent, so that a drift of the
-shared machine hits them alike. docs/benchmarks.md."""
+first K pairs of the Bible test set (data_prep/bible_es_en): sources of their Spanish words + eos,
+sorted by length, in left-padded batches, each batch generating its longest English sentence's
+words (min_len keeps eos out until then: every method does the same work), beam search and greedy;
+long: random sources of N tokens, N output tokens each, greedy. The methods of one case run
+adjacent, so that a drift of the shared machine hits them alike."""
 
 import argparse
-import os
 from pathlib import Path
 from typing import List, Optional, Tuple
 
 from . import flags
-from .decode import METHOD_NOTES, METHODS, add_size_flags, build_translation_model, check_sizes, sizes_note, sizes_of
+from .decode import METHODS, add_size_flags, build_translation_model, check_sizes, sizes_note, sizes_of
 from .harness import Case, Measurement, Suite
 from .report import Column, Panel, Plot, compare
 
@@ -33,8 +31,6 @@ def bible_lengths(count: Optional[int], directory: Path = BIBLE) -> List[Tuple[i
     source = (directory / "test.es").read_text(encoding="utf-8").splitlines()
     target = (directory / "test.en").read_text(encoding="utf-8").splitlines()
     pairs = [(len(es.split()) + 1, len(en.split()) + 1) for es, en in zip(source, target) if es.strip() and en.strip()]
-    if count is not None and len(pairs) < count:
-        raise ValueError(f"--sentences {count}: the Bible test set has only {len(pairs)} sentence pairs")
     return pairs[:count]
 
 
@@ -78,22 +74,16 @@ def check_targets(rows: List[dict]) -> List[dict]:
     return targets
 
 
-def _load(row: dict) -> str:
-    info = row.get("info") or {}
-    loads = [info[k][0] for k in ("load_average_start", "load_average_end") if info.get(k)]
-    return "-".join(f"{value:.1f}" for value in loads) or "-"
-
-
 class GenerateSuite(Suite):
     name, description, group = "generate", __doc__, "case"
     progress = "{tokens_per_s:.1f} tokens/s, peak {peak_mib:.1f} MiB"
-    call, baseline, method_notes = "generate", "model and batches exist", METHOD_NOTES
+    call, baseline = "generate", "model and batches exist"
     tiny = {"workload": "long", "length": 4, "batch": 1}
     columns = (Column("case", "case", right=False), Column("method", "method", right=False),
                Column("tokens/s", "tokens_per_s", ".1f", status=True), Column("x softmax", "speed_vs_softmax", "x"),
                Column("x RFA", "speed_vs_rfa", "x"), Column("generate s", "generate_s", ".2f"),
                Column("tokens", lambda row: (row.get("info") or {}).get("tokens")),
-               Column("peak MiB", "peak_mib", ".1f"), Column("load", _load))
+               Column("peak MiB", "peak_mib", ".1f"))
     relative = [(reference, (("tokens_per_s", f"speed_vs_{reference}", False),)) for reference in ("softmax", "rfa")]
     plot = Plot("lines", (Panel("SequenceGenerator, greedy, long outputs", "tokens per second (log)", "tokens_per_s"),
                           Panel("Peak memory increase while generating", "MiB (log)", "peak_mib")),
@@ -163,13 +153,12 @@ class GenerateSuite(Suite):
                                          max_len_b=steps, min_len=steps), sample) for sample, steps in batches]
         info = {"batches": len(batches), "sentences": sum(len(s["net_input"]["src_lengths"]) for s, _ in batches),
                 "source_tokens": sum(int(s["net_input"]["src_lengths"].sum()) for s, _ in batches),
-                "parameters": sum(p.numel() for p in model.parameters()), "load_average_start": list(os.getloadavg())}
+                "parameters": sum(p.numel() for p in model.parameters())}
 
         def run() -> None:
             with torch.no_grad():  # as fairseq-generate; the best hypotheses' tokens, eos included
                 info["tokens"] = sum(int(hypos[0]["tokens"].numel()) for generator, sample in generators
                                      for hypos in generator.generate([model], sample))
-            info["load_average_end"] = list(os.getloadavg())
 
         return Case(run, info)
 
@@ -177,10 +166,6 @@ class GenerateSuite(Suite):
         tokens = (row.get("info") or {}).get("tokens")
         if seconds is not None and tokens:
             row.update(generate_s=seconds, tokens_per_s=tokens / seconds)
-
-    def title(self, config: dict) -> str:
-        others = ", ".join(m.upper() for m in config["methods"] if m != "softmax")
-        return f"End-to-end generation (fairseq SequenceGenerator), softmax vs {others}"
 
     def header(self, config: dict) -> str:
         sizes = set(config["sizes"]) | set(config["long_sizes"])
@@ -197,8 +182,7 @@ class GenerateSuite(Suite):
         if "long" in workloads:
             lines.append(f"- long N: {config['long_batch']} random sources of N tokens, N output tokens each, greedy.")
         return lines + ["- tokens/s: tokens of the best hypotheses / the whole generate; x softmax, x RFA: tokens/s "
-                        "over the reference's in the same case. load: the 1-minute load average at the case's start "
-                        "and end."]
+                        "over the reference's in the same case."]
 
     def targets(self, rows: List[dict], config: dict) -> List[dict]:
         return check_targets(rows)

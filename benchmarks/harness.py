@@ -1,9 +1,7 @@
 """What a suite declares (``Suite``) and the one path every suite runs (``run_suite``): flags
-checked, one fresh worker process per case with progress lines, the JSON record rewritten after
-each case (an interrupted run keeps its results), then the report, its Markdown copy and the plot.
-``--rounds`` R > 1 runs every case once per round, round after round, and pools the timed calls:
-on a machine whose speed drifts, every case then sees the same drift, which ratios between cases
-need."""
+checked, one fresh worker process per case, the JSON rewritten after each case (an interrupted run
+keeps its results), then the report, its Markdown copy and the plot. ``--rounds`` R runs every case
+once per round and pools the timed calls, so that every case sees the same machine drift."""
 
 import argparse
 import collections
@@ -11,7 +9,6 @@ import importlib
 import json
 import math
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -48,20 +45,17 @@ class CaseUnavailable(Exception):
 
 class Suite:
     """A subcommand: its flags (``add_arguments``, ``validate``: ``parser.error`` names the flag),
-    its cases (``measurements``), the worker side (``build_case``; ``prime`` first runs it once
-    with the ``tiny`` params, so that thread pools and lazy kernels exist before the memory
-    baseline) and the report: ``derive(row, seconds)`` adds the suite's numbers to a row
-    (``seconds``: the median timed call, None if the case did not measure), ``progress`` formats a
-    measured row (missing keys read as 0), ``columns``, ``relative`` (ratios to a reference row of
-    the same ``group``), ``header`` (the sizes; the machine and timing follow), ``notes`` (the peak
-    memory note and ``method_notes`` of the rows' ``note_key`` follow), ``targets`` and ``plot``.
+    its cases (``measurements``), the worker side (``build_case``; ``prime`` first runs it with the
+    ``tiny`` params, so that thread pools and lazy kernels exist before the memory baseline) and the
+    report: ``derive(row, seconds)`` adds the suite's numbers (``seconds``: the median timed call or
+    None), ``progress`` formats a measured row (missing keys read as 0), ``columns``, ``relative``
+    (ratios to a reference row of the same ``group``), ``header``, ``notes``, ``targets``, ``plot``.
     ``call`` names one timed call; ``baseline`` says what exists when memory is baselined."""
 
     name = description = progress = ""
-    call, baseline, note_key, group = "call", "the inputs exist", "method", "N"
+    call, baseline, group = "call", "the inputs exist", "N"
     columns: Sequence[Column] = ()
     relative: Sequence[Relative] = ()
-    method_notes: Dict[str, str] = {}
     tiny: Dict[str, Any] = {}
     plot: Optional[Plot] = None
 
@@ -83,9 +77,6 @@ class Suite:
 
     def derive(self, row: Row, seconds: Optional[float]) -> None:
         """Add the suite's numbers (speeds, per-token times) to ``row``."""
-
-    def title(self, config: dict) -> str:
-        return self.description.splitlines()[0]
 
     def header(self, config: dict) -> str:
         return ""
@@ -118,17 +109,10 @@ def run_worker(spec: dict, timeout: float) -> dict:
         result = json.loads(lines[-1][len(MARKER):])
         return result if result.get("status") in ("ok", "skipped") else dict(result, stderr_tail=tail)
     code, why = proc.returncode, f"worker exited with code {proc.returncode} before reporting a result"
-    if code < 0:
-        name = signal.Signals(-code).name if -code in signal.valid_signals() else f"signal {-code}"
-        why = f"worker killed by {name}" + (" (likely out of memory)" if -code == signal.SIGKILL else "")
+    if code < 0:  # SIGKILL: most often the system's out-of-memory killer
+        why = f"worker killed by signal {-code}" + (" (SIGKILL: likely out of memory)" if -code == 9 else "")
     last = next((line.strip() for line in reversed(tail.splitlines()) if line.strip()), "")
     return {"status": "crashed", "message": why + (f": {last}" if last else ""), "stderr_tail": tail}
-
-
-def worker_spec(suite: Suite, args: argparse.Namespace, item: Measurement) -> dict:
-    """The case's params plus the flags every suite shares."""
-    shared = ("device", "threads", "seed", "repeats", "warmup", "max_seconds", "cpu_memory_probe", "profile")
-    return {"suite": suite.name, "params": item.params, **{key: getattr(args, key) for key in shared}}
 
 
 def pool_rounds(earlier: Optional[dict], later: dict) -> dict:
@@ -159,13 +143,16 @@ def measure(suite: Suite, args: argparse.Namespace, record: dict) -> None:
     pooled: List[Optional[dict]] = [None] * len(items)
     rounds, total = args.rounds, len(items)
     calls = args.warmup + max(args.repeats, 1) + 1 + args.profile  # the memory call, the profiled one
+    budget = SETUP_SECONDS + calls * (args.max_seconds + 30)
+    shared = {key: getattr(args, key) for key in ("device", "threads", "seed", "repeats", "warmup", "max_seconds",
+                                                  "profile")}
     for r in range(rounds):
         for i, item in enumerate(items):
             if pooled[i] is not None and pooled[i].get("status") != "ok":
                 continue  # failed in its first round: not retried
             tag = f"[{i + 1}/{total}]" if rounds == 1 else f"[round {r + 1}/{rounds}, {i + 1}/{total}]"
             progress(f"{tag} {item.label} ...")
-            result = run_worker(worker_spec(suite, args, item), SETUP_SECONDS + calls * (args.max_seconds + 30))
+            result = run_worker({"suite": suite.name, "params": item.params, **shared}, budget)
             pooled[i] = pool_rounds(pooled[i], result)
             rows[i:i + 1] = [make_row(suite, item, pooled[i])]
             done = (suite.progress.format_map(collections.defaultdict(int, rows[i])) if result.get("status") == "ok"
@@ -199,12 +186,9 @@ def run_suite(suite: Suite, args: argparse.Namespace) -> int:
     with open(paths["md"], "w") as handle:
         handle.write(text)
     drawn, written = [row for row in rows if suite.plot and suite.plot.select(row)], [paths["json"], paths["md"]]
-    try:
-        if drawn and not args.no_plot:
-            report.save_plot(paths["png"], suite, drawn, config)
-            written.append(paths["png"])
-    except ImportError as exc:
-        progress(f"warning: no plot written, matplotlib is not importable: {exc}")
+    if drawn and not args.no_plot:
+        report.save_plot(paths["png"], suite, drawn, config)
+        written.append(paths["png"])
     progress("wrote " + ", ".join(written))
     return 0
 
@@ -234,8 +218,7 @@ def write_json(path: str, data) -> None:
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows defaults, except None and False (those flags say in their help what happens), and keeps
-    the description's paragraphs (a suite's title line apart from its details)."""
+    """Defaults shown but None and False (their help says what happens); the description's paragraphs kept."""
 
     def _get_help_string(self, action):
         return action.help if action.default in (None, False) else super()._get_help_string(action)

@@ -29,14 +29,13 @@ class Panel(NamedTuple):
 
 
 class Plot(NamedTuple):
-    """The PNG: ``"lines"`` (``key`` against N on log axes, a line per ``label``) or ``"bars"`` (a
-    group per ``group``, a bar per ``label``) of the rows ``select`` keeps; ``baseline``: a line."""
+    """The PNG: ``"lines"`` (``key`` against N on log axes, a line per ``label``) or ``"bars"`` (a bar
+    per row, named by ``label``) of the rows ``select`` keeps; ``baseline``: a horizontal line."""
 
     kind: str
     panels: Sequence[Panel]
     xlabel: str = ""
     label: Callable[[Row], str] = lambda row: row["method"]
-    group: Callable[[Row], str] = lambda row: f"N={row['N']}"
     select: Callable[[Row], bool] = lambda row: True
     baseline: Optional[float] = None
 
@@ -45,20 +44,12 @@ class Plot(NamedTuple):
 Relative = Tuple[Union[str, Callable[[Row], Optional[str]]], Sequence[Tuple[str, str, bool]]]
 
 
-def num(value, spec: str) -> str:
-    return "-" if value is None else f"{value:{spec}}"
-
-
-def ratio(value) -> str:
-    """Two significant digits when small (0.0031x), two decimals otherwise."""
-    return "-" if value is None else (f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x")
-
-
 def cell(column: Column, row: Row) -> str:
+    """The row's value as ``column`` formats it, ``-`` if missing; ratios small as 0.0031x keep two digits."""
     value = column.value(row) if callable(column.value) else row.get(column.value)
-    if column.spec == "x":
-        return ratio(value)
-    return num(value, column.spec) if column.spec else ("-" if value is None else str(value))
+    if value is None or column.spec != "x":
+        return "-" if value is None else f"{value:{column.spec}}"
+    return f"{value:.2f}x" if value >= 0.1 else f"{value:.2g}x"
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool]) -> str:
@@ -94,18 +85,16 @@ def table(suite, rows: Sequence[Row]) -> Tuple[str, List[str]]:
 
 
 def render(suite, record: dict) -> str:
-    """The whole report: title; the suite's header, then machine and timing; table; the suite's
-    notes, then peak memory, methods and failures; targets; profiles."""
+    """Title; the suite's header, machine and timing; table; the suite's and the shared notes; targets; profiles."""
     config, env, rows = record["config"], record["environment"], record["results"]
     text, failures = table(suite, rows)
     notes = suite.notes(config, rows) + [
         f"- peak MiB: peak memory increase over the baseline ({suite.baseline}) during the first, untimed "
-        f"{suite.call}, in a fresh process (probe: {', '.join(record['memory_probes']) or '-'})."]
-    notes += [f"- {m}: {suite.method_notes[m]}" for m in dict.fromkeys(row[suite.note_key] for row in rows)
-              if m in suite.method_notes]
+        f"{suite.call}, in a fresh process (probe: {', '.join(record['memory_probes']) or 'none, --repeats 0'}).",
+        "- methods: docs/benchmarks.md, section \"What the suites measure\"."]
     header = " ".join(filter(None, [suite.header(config), machine_note(config, rows, env, suite.call)]))
     targets = [f"- {t['status']}: {t['name']} -- {t['detail']}" for t in record["targets"]]
-    lines = [f"# {suite.title(config)}", "", header, "", text, "", "Notes:", "", *notes, *failures, "",
+    lines = [f"# {suite.description.splitlines()[0]}", "", header, "", text, "", "Notes:", "", *notes, *failures, "",
              "## Targets (informational)", "", *targets]
     for row in rows:
         if row.get("profile"):
@@ -128,9 +117,8 @@ def machine_note(config: dict, rows: Sequence[Row], env: dict, call: str) -> str
 
 
 def add_relative(rows: List[Row], reference, pairs: Sequence[Tuple[str, str, bool]], group: str = "N") -> None:
-    """Set each row's ``name`` for (key, name, inverse) in ``pairs`` to its ``key`` relative to the
-    reference's row (``reference``: a method, or row -> method) of the same ``group``: reference / row
-    when ``inverse`` (a speed from times), else row / reference; None where a number is missing or 0."""
+    """Set each row's ``name`` for (key, name, inverse) in ``pairs`` to its ``key`` over the reference row's
+    (``reference``: a method, or row -> method) of its ``group``, inverted if ``inverse``; None if missing or 0."""
     for row in rows:
         name = reference(row) if callable(reference) else reference
         ref = next((r for r in rows if r["method"] == name and r[group] == row[group]), {})
@@ -166,26 +154,23 @@ def compare(name: str, subject: Optional[Row], reference: Optional[Row], key: st
     return {"name": name, "status": "PASS" if ok else "FAIL", "value": value, "detail": detail}
 
 
-def spread(name: str, rows: Sequence[Row], key: str, bound: float,
-           value: Optional[Callable[[Row], float]] = None, ends: Sequence[int] = ()) -> dict:
-    """Target: over ``rows`` (one method at several N), max / min of ``value(row)`` (default: its
-    ``key``) at most ``bound``; SKIP with fewer than two rows or none at an N of ``ends``, FAIL where
-    one has no ``key``."""
+def spread(name: str, rows: Sequence[Row], key: str, bound: float, ends: Sequence[int] = ()) -> dict:
+    """Target: over ``rows`` (one method at several N), max / min of their ``key`` at most ``bound``;
+    SKIP with fewer than two rows or none at an N of ``ends``, FAIL where one has no ``key``."""
     if len(rows) < 2 or not set(ends) <= {row["N"] for row in rows}:
         among = f", {list(ends)} among them" if ends else ""
         return {"name": name, "status": "SKIP", "detail": f"needs two or more lengths measured{among}"}
     missing = [row["N"] for row in rows if not measured(row, key)]
     if missing:
         return {"name": name, "status": "FAIL", "detail": f"no {key} at N={missing}"}
-    values = {row["N"]: (value or (lambda r: r[key]))(row) for row in rows}
+    values = {row["N"]: row[key] for row in rows}
     result = max(values.values()) / min(values.values())
     detail = f"max / min = {result:.2f} (need <= {bound:g}); " + ", ".join(f"{n}: {v:.4g}" for n, v in values.items())
     return {"name": name, "status": "PASS" if result <= bound else "FAIL", "value": result, "detail": detail}
 
 
 def save_plot(path: str, suite, rows: List[Row], config: dict) -> None:
-    """The panels of the suite's ``plot`` side by side in a 120 dpi PNG (matplotlib, Agg), under its
-    title and header; ImportError without matplotlib."""
+    """The panels of the suite's ``plot`` side by side in a 120 dpi PNG (matplotlib, Agg), under its title."""
     logging.getLogger("matplotlib").setLevel(logging.WARNING)  # keep its font search out of fairseq's log
     import matplotlib
 
@@ -196,18 +181,20 @@ def save_plot(path: str, suite, rows: List[Row], config: dict) -> None:
     fig, axes = plt.subplots(1, len(plot.panels), figsize=(6 * len(plot.panels), 4.5), squeeze=False)
     for ax, panel in zip(axes[0], plot.panels):
         (_lines if plot.kind == "lines" else _bars)(ax, plot, rows, panel.key)
+        if plot.baseline is not None:
+            ax.axhline(plot.baseline, color="black", linewidth=0.8)
         ax.set_title(panel.title)
         ax.set_ylabel(panel.ylabel)
     about = textwrap.fill(f"{suite.header(config)} {config['dtype']} on {config['device']}", 60 * len(plot.panels))
-    fig.suptitle(f"{suite.title(config)}\n{about}", fontsize=10)
+    fig.suptitle(f"{suite.description.splitlines()[0]}\n{about}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
 
 
 def _lines(ax, plot: Plot, rows: List[Row], key: str) -> None:
-    """``key`` against N, a line per label, measured points only; log2 x labelled with N, log y."""
-    from matplotlib.ticker import LogFormatter
+    """``key`` against N, a line per label, measured points only; log2 x, log y."""
+    from matplotlib.ticker import LogFormatter, ScalarFormatter
 
     lines = {}
     for row in rows:
@@ -215,12 +202,8 @@ def _lines(ax, plot: Plot, rows: List[Row], key: str) -> None:
             lines.setdefault(plot.label(row), []).append((row["N"], row[key]))
     for label, points in lines.items():
         ax.plot(*zip(*sorted(points)), marker="o", label=label)
-    ticks = sorted({x for points in lines.values() for x, _ in points})
     ax.set_xscale("log", base=2)
-    if ticks:
-        ax.set_xticks(ticks)
-        ax.set_xticklabels([f"{x:g}" for x in ticks])
-        ax.minorticks_off()
+    ax.xaxis.set_major_formatter(ScalarFormatter())  # 512, not 2^9
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(LogFormatter(labelOnlyBase=False))
     ax.yaxis.set_minor_formatter(LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
@@ -231,23 +214,9 @@ def _lines(ax, plot: Plot, rows: List[Row], key: str) -> None:
 
 
 def _bars(ax, plot: Plot, rows: List[Row], key: str) -> None:
-    """A group per ``plot.group``, its rows' ``key`` side by side (0 if not measured), heights written."""
-    members = {}
-    for row in rows:
-        members.setdefault(plot.group(row), []).append(row)
-    labels = list(dict.fromkeys(plot.label(row) for row in rows))
-    width, legend = 0.8 / max(map(len, members.values())), set()
-    for i, group in enumerate(members.values()):
-        for slot, row in enumerate(group):
-            label = plot.label(row)
-            bars = ax.bar([i + (slot - (len(group) - 1) / 2) * width], [row.get(key) or 0.0], width,
-                          color=f"C{labels.index(label)}", label="_" if label in legend else label)
-            ax.bar_label(bars, fmt="%.4g", fontsize=7)
-            legend.add(label)
-    tilt = max(map(len, members)) > 10  # long case names would overlap
-    ax.set_xticks(range(len(members)))
-    ax.set_xticklabels(list(members), rotation=20 if tilt else 0, ha="right" if tilt else "center", fontsize=8)
-    if plot.baseline is not None:
-        ax.axhline(plot.baseline, color="black", linewidth=0.8)
+    """A bar per row, named by ``plot.label``, its ``key`` (0 if not measured) written on it."""
+    bars = ax.bar(range(len(rows)), [row.get(key) or 0.0 for row in rows], color=[f"C{i}" for i in range(len(rows))])
+    ax.bar_label(bars, fmt="%.4g", fontsize=7)
+    ax.set_xticks(range(len(rows)))
+    ax.set_xticklabels([plot.label(row) for row in rows], rotation=20, ha="right", fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)

@@ -1,11 +1,11 @@
 """Training throughput through fairseq's trainer: ABC vs softmax LM and MT models.
 
-Trains each case for a few updates with fairseq.trainer.Trainer, each in a fresh process: model,
-criterion and Adam come from fairseq's own training flags as fairseq-train builds them (--fp16 on
-CUDA by default, --cpu), one call is trainer.train_step([sample]) on random batches: LM samples
-[batch, length], target the next token; MT pairs of length source and target tokens (each ending
-in </s>). The memory baseline is the model before the optimizer exists, so the optimizer state
-counts. The size flags and --lm-args / --mt-args shrink the models for CPU runs. docs/benchmarks.md."""
+A few updates of each case with fairseq.trainer.Trainer: model, criterion and Adam come from
+fairseq's own training flags as fairseq-train builds them (--fp16 on CUDA by default, --cpu); one
+call is trainer.train_step([sample]) on random batches: LM samples [batch, length], target the
+next token; MT pairs of length source and target tokens (each ending in </s>). The memory baseline
+is the model before the optimizer exists, so the optimizer state counts. The size flags and
+--lm-args / --mt-args shrink the models for CPU runs."""
 
 import argparse
 import shlex
@@ -72,14 +72,6 @@ def attention_modules(model) -> List[str]:
                    for name, module in model.named_modules() if name.endswith(("self_attn", "encoder_attn"))})
 
 
-def attention_cell(row: dict) -> str:
-    """ABC's attention modules in short (mode and memory size), or softmax."""
-    modules = (row.get("info") or {}).get("attention") or []
-    abc = [m.split("(", 1)[1].rstrip(")") for m in modules if m.startswith("ABC")]
-    short = [", ".join(p for p in m.split(", ") if p.startswith(("mode", "memory"))) for m in abc]
-    return "; ".join(short) or ("softmax" if modules else "-")
-
-
 def loss_cell(row: dict) -> str:
     losses = (row.get("info") or {}).get("losses") or []
     return f"{losses[0]:.2f} -> {losses[-1]:.2f}" if losses else "-"
@@ -97,7 +89,6 @@ class TrainSuite(Suite):
     call, baseline = "update", "model on the device; the update's optimizer state counts"
     columns = (Column("case", "method", right=False),
                Column("sequences x tokens", lambda row: f"{row['batch']} x {row['N']}"),
-               Column("attention", attention_cell, right=False),
                Column("ms / update", "ms_per_update", ".1f", status=True), Column("tokens/s", "tokens_per_s", ".0f"),
                Column("speed vs softmax", "speed_vs_softmax", "x"), Column("peak MiB", "peak_mib", ".1f"),
                Column("memory vs softmax", "memory_vs_softmax", "x"), Column("loss first -> last", loss_cell))
@@ -105,8 +96,7 @@ class TrainSuite(Suite):
     relative = [(lambda row: CASES[row["method"]][1], (("tokens_per_s", "speed_vs_softmax", False),
                                                        ("peak_mib", "memory_vs_softmax", False)))]
     plot = Plot("bars", (Panel("", "training tokens / s (higher is faster)", "tokens_per_s"),
-                         Panel("", "peak memory increase, MiB (lower is smaller)", "peak_mib")),
-                group=lambda row: row["method"])
+                         Panel("", "peak memory increase, MiB (lower is smaller)", "peak_mib")))
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES), metavar="CASE",
@@ -180,8 +170,6 @@ class TrainSuite(Suite):
             else:
                 info["losses"].append(float(log["loss"]))
             info["parameters_changed"] = not torch.equal(watched.detach().float().cpu(), initial)
-            scaler = getattr(trainer.optimizer, "scaler", None)  # fp16 only: fairseq's dynamic loss scaler
-            info["loss_scale"] = float(scaler.loss_scale) if scaler is not None else None
 
         return Case(run, info)
 

@@ -1,67 +1,20 @@
-"""One case in a fresh process: ``python -m benchmarks.worker`` reads its spec
-(``harness.worker_spec``) on stdin, primes and builds the suite's ``Case``, takes the peak memory
-of a first untimed call, times ``warmup`` + ``repeats`` calls and prints the result as one
-``@@bench {json}`` line. Status: ok, skipped (``CaseUnavailable``), timeout (a call over
-``--max-seconds``), oom or error. Peak memory is the increase over a baseline taken just before
-the first call; the probes (``--cpu-memory-probe``; CUDA: ``max_memory_allocated``) and which
-one ``auto`` takes: ``peak_probe`` and docs/benchmarks.md."""
+"""One case in a fresh process: ``python -m benchmarks.worker`` reads its spec on stdin, primes
+and builds the suite's ``Case``, takes the peak memory of a first untimed call (``peak_probe``),
+times ``warmup`` + ``repeats`` calls and prints one ``@@bench {json}`` line. Status: ok, skipped
+(``CaseUnavailable``), timeout (a call over ``--max-seconds``), oom or error."""
 
 import cProfile
 import importlib
 import io
 import json
-import os
 import pstats
 import random
-import re
 import sys
 import time
 import traceback
-from typing import Callable, List, Optional
+from typing import Callable, List
 
 from .harness import MARKER, CaseUnavailable
-from .report import MIB
-
-
-def _status_bytes(field: str) -> Optional[int]:
-    """A ``kB`` field of ``/proc/self/status`` (VmRSS, VmHWM) in bytes, or None."""
-    try:
-        with open("/proc/self/status") as handle:
-            match = re.search(rf"^{field}:\s+(\d+)\s+kB", handle.read(), re.MULTILINE)
-    except OSError:
-        return None
-    return int(match.group(1)) * 1024 if match else None
-
-
-def _reset_hwm() -> bool:
-    """Reset VmHWM to the current RSS; True if the reset was allowed and took effect."""
-    try:
-        with open("/proc/self/clear_refs", "w") as handle:
-            handle.write("5")
-    except OSError:
-        return False
-    hwm, rss = _status_bytes("VmHWM"), _status_bytes("VmRSS")
-    return hwm is not None and rss is not None and hwm <= rss + MIB  # RSS may grow between the reads
-
-
-class HighWaterPeakProbe:
-    """Peak resident-set increase between ``start()`` and ``stop()``: the kernel's VmHWM, reset at the start."""
-
-    method = "hwm"
-
-    def start(self) -> None:
-        try:  # heap freed while making the inputs goes back to the OS first (glibc only)
-            import ctypes
-
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
-        except (OSError, AttributeError):
-            pass
-        if not _reset_hwm():
-            raise RuntimeError("--cpu-memory-probe hwm: cannot reset VmHWM via /proc/self/clear_refs here")
-        self.baseline_bytes = _status_bytes("VmHWM") or 0
-
-    def stop(self) -> int:
-        return max(0, (_status_bytes("VmHWM") or 0) - self.baseline_bytes)
 
 
 class TensorPeakProbe:
@@ -112,25 +65,14 @@ class CudaPeakProbe:
         return max(0, self.cuda.max_memory_allocated(self.device) - self.baseline_bytes)
 
 
-def peak_probe(device, cpu_method: str = "auto", timed: bool = False):
-    """The probe for ``device`` (a ``torch.device``). On the CPU ``auto`` takes ``tensors``, which is
-    deterministic, except where the probed call is also the timed one (``timed``: --repeats 0): there
-    the profiler's overhead would be timed too, so ``hwm``, free of overhead, where VmHWM can be reset."""
-    if device.type == "cuda":
-        return CudaPeakProbe(device)
-    if cpu_method == "hwm" or cpu_method == "auto" and timed and _reset_hwm():
-        return HighWaterPeakProbe()
-    return TensorPeakProbe()
+def peak_probe(device, timed: bool):
+    """CUDA: ``max_memory_allocated``; CPU: bytes held in tensors, or None where the probed call is
+    also the timed one (``timed``: --repeats 0), which the profiler's overhead would slow."""
+    return CudaPeakProbe(device) if device.type == "cuda" else None if timed else TensorPeakProbe()
 
 
-class CallTooSlow(Exception):
-    def __init__(self, seconds: float, limit: float):
-        super().__init__(f"one call took {seconds:.1f} s, over --max-seconds {limit:g}")
-
-
-def timed_calls(fn: Callable[[], None], count: int, synchronize: Callable[[], None],
-                max_seconds: Optional[float]) -> List[float]:
-    """Wall seconds of ``count`` calls of ``fn``, synchronized; ``CallTooSlow`` past ``max_seconds``."""
+def timed_calls(fn: Callable[[], None], count: int, synchronize: Callable[[], None], max_seconds: float) -> List[float]:
+    """Wall seconds of ``count`` calls of ``fn``, synchronized; TimeoutError past ``max_seconds``."""
     times = []
     for _ in range(count):
         synchronize()
@@ -138,26 +80,23 @@ def timed_calls(fn: Callable[[], None], count: int, synchronize: Callable[[], No
         fn()
         synchronize()
         times.append(time.perf_counter() - start)
-        if max_seconds is not None and times[-1] > max_seconds:
-            raise CallTooSlow(times[-1], max_seconds)
+        if times[-1] > max_seconds:
+            raise TimeoutError(f"one call took {times[-1]:.1f} s, over --max-seconds {max_seconds:g}")
     return times
 
 
 def profile_top(run: Callable[[], None], entries: int = 25) -> List[str]:
-    """The ``entries`` functions with the most own time in one call of ``run``, paths shortened."""
-    profiler = cProfile.Profile()
+    """The ``entries`` functions with the most own time in one call of ``run``, file names only."""
+    profiler, text = cProfile.Profile(), io.StringIO()
     profiler.runcall(run)
-    text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(entries)
+    pstats.Stats(profiler, stream=text).strip_dirs().sort_stats("tottime").print_stats(entries)
     lines = text.getvalue().splitlines()
     start = next((i for i, line in enumerate(lines) if line.lstrip().startswith("ncalls")), 0)
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-    prefix = re.compile(r"\S*" + re.escape(os.sep + "site-packages" + os.sep) + "|" + re.escape(root))
-    return [prefix.sub("", line) for line in lines[start:] if line.strip()]
+    return [line for line in lines[start:] if line.strip()]
 
 
 def measure(spec: dict) -> dict:
-    """Run the case ``spec`` (``harness.worker_spec``) describes; return the result fields."""
+    """Run the case ``spec`` (written by ``harness.measure``) describes; return the result fields."""
     import torch
 
     suite = importlib.import_module(f"{__package__}.{spec['suite']}").SUITE
@@ -176,19 +115,21 @@ def measure(spec: dict) -> dict:
         case = suite.build_case(spec["params"], device)
     except CaseUnavailable as exc:
         return {**result, "status": "skipped", "message": str(exc)}
-    result["info"], probe = case.info, peak_probe(device, spec["cpu_memory_probe"], not spec["repeats"])
+    result["info"], probe = case.info, peak_probe(device, timed=not spec["repeats"])
     try:
-        probe.start()
+        if probe:
+            probe.start()
         try:
             result["first_call_s"] = timed_calls(case.run, 1, synchronize, max_seconds)[0]
         finally:
-            result.update(peak_bytes=probe.stop(), memory_probe=probe.method)
+            if probe:
+                result.update(peak_bytes=probe.stop(), memory_probe=probe.method)
         if not spec["repeats"]:
             result.update(timed_call="first", times_s=[result["first_call_s"]])
         else:
             timed_calls(case.run, spec["warmup"], synchronize, max_seconds)
             result["times_s"] = timed_calls(case.run, spec["repeats"], synchronize, max_seconds)
-    except CallTooSlow as exc:
+    except TimeoutError as exc:
         return {**result, "status": "timeout", "message": str(exc)}
     if spec["profile"]:
         result["profile"] = profile_top(case.run)

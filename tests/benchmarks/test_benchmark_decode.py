@@ -5,7 +5,6 @@ import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
 from benchmarks.decode import build_translation_model, check_targets, greedy_decode, state_bytes
-from benchmarks.worker import _reset_hwm
 
 LENGTHS = (8, 32)
 BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
@@ -30,11 +29,10 @@ def test_every_method_and_length_decodes_exactly_n_steps(tiny_run):
     for (method, n), row in rows.items():
         assert row["status"] == "ok", f"{method} N={n}: {row.get('status')}: {row.get('message')}"
         assert row["info"]["tokens_decoded"] == BATCH * n
-        assert row["tokens_per_s"] > 0 and row["ms_per_step"] > 0 and row["encode_ms"] > 0
-        assert row["peak_mib"] >= 0
-        # --repeats 0: the memory decode is the timed one, so auto takes a probe without overhead where it can
+        assert row["tokens_per_s"] > 0 and row["ms_per_step"] > 0
+        # --repeats 0: the memory decode is the timed one, so the CPU goes unprobed (the profiler would be timed)
         assert row["timed_call"] == "first" and row["times_s"] == [row["first_call_s"]]
-        assert row["memory_probe"] == ("hwm" if _reset_hwm() else "tensors")
+        assert "peak_bytes" not in row and "memory_probe" not in row
     assert record["environment"]["command"].startswith("python -m benchmarks decode --lengths 8 32")
 
 
@@ -68,15 +66,15 @@ def test_abc_state_is_constant_and_softmax_state_grows(tiny_run):
 
 def test_report_plot_and_targets(tiny_run):
     proc, out_dir, record, _ = tiny_run
-    header = ("| N | method | tokens/s | ms/step | x softmax speed | state MiB | self MiB | cross MiB | "
-              "x softmax state | peak MiB | encode ms |")
+    header = ("| N | method | tokens/s | ms/step | x softmax speed | state MiB | "
+              "x softmax state | peak MiB |")
     assert " ".join(header.split()) in " ".join(proc.stdout.split())
     assert "incremental decoder API" in proc.stdout
     assert (out_dir / "decode.md").read_text().strip() == proc.stdout.strip()
     data = (out_dir / "decode.png").read_bytes()
     assert data[:8] == PNG_SIGNATURE
     assert [t["status"] for t in record["targets"]] == ["SKIP", "SKIP", "PASS"]
-    assert "# Greedy decoding, softmax vs ABC, RFA, T2R" in proc.stdout
+    assert "# Greedy decoding speed and attention-state memory: softmax vs ABC, RFA, T2R" in proc.stdout
     assert "cross / causal sizes: ABC 4/2, RFA 8/4, T2R 6/2" in proc.stdout
     assert "DEBUG:matplotlib" not in proc.stderr
 
@@ -107,7 +105,7 @@ def _row(method, n, seconds, state=100, status="ok"):
     if status != "ok":
         return {"method": method, "N": n, "status": status}
     return {"method": method, "N": n, "status": status, "decode_s": seconds,
-            "us_per_token": seconds * 1e6 / (16 * n), "state_bytes": {"total": state}}
+            "us_per_token": seconds * 1e6 / (16 * n), "state_mib": state / 2 ** 20}
 
 
 def test_targets_pass_fail_skip():

@@ -30,7 +30,6 @@ def test_every_case_generates_the_planned_tokens(tiny_run):
         assert row["threads"] == 1 and row["tokens_per_s"] > 0 and row["peak_mib"] >= 0
         expected = LONG_BATCH * (N + 1) if case.startswith("long") else expected_sentence_tokens()
         assert row["info"]["tokens"] == expected
-        assert len(row["info"]["load_average_start"]) == 3
         assert row["tokens_per_s"] == pytest.approx(expected / row["generate_s"])
         assert row["profile"] and "ncalls" in row["profile"][0]  # --profile: every case
     softmax, abc = rows[("softmax", "sentences beam 2 tiny")], rows[("abc", "sentences beam 2 tiny")]

@@ -1,16 +1,14 @@
-"""The benchmarks' CPU memory probes: peak bytes held in tensors (deterministic) and the kernel's
-resident high-water mark (free of overhead), and which one ``auto`` takes."""
+"""The benchmarks' CPU memory probe (peak bytes held in tensors, deterministic) and when it runs."""
 
-import pytest
 import torch
 
 from benchmarks.report import MIB
-from benchmarks.worker import HighWaterPeakProbe, TensorPeakProbe, _reset_hwm, peak_live_bytes, peak_probe
+from benchmarks.worker import CudaPeakProbe, TensorPeakProbe, peak_live_bytes, peak_probe
 
 
 def test_probe_reports_the_peak_of_live_tensors_not_the_sum_of_allocations():
     kept = torch.ones(2 * MIB // 4)  # alive before start: not counted
-    probe = peak_probe(torch.device("cpu"), "tensors")
+    probe = peak_probe(torch.device("cpu"), timed=False)
     assert isinstance(probe, TensorPeakProbe)
     probe.start()
     first = torch.ones(8 * MIB // 4)  # 8 MiB
@@ -60,22 +58,7 @@ def test_replay_orders_events_by_time_and_ignores_other_devices_and_ops():
     assert peak_live_bytes([_Event(1, -10)]) == 0
 
 
-def test_auto_counts_tensors_unless_the_probed_call_is_the_timed_one():
-    cpu = torch.device("cpu")
-    assert isinstance(peak_probe(cpu, "auto", timed=False), TensorPeakProbe)
-    assert isinstance(peak_probe(cpu, "tensors", timed=True), TensorPeakProbe)
-    assert isinstance(peak_probe(cpu, "hwm", timed=False), HighWaterPeakProbe)
-    # --repeats 0: the profiler's overhead would be timed, so the high-water mark where it can be reset
-    expected = HighWaterPeakProbe if _reset_hwm() else TensorPeakProbe
-    assert isinstance(peak_probe(cpu, "auto", timed=True), expected)
-
-
-def test_high_water_mark_sees_a_freed_peak():
-    if not _reset_hwm():
-        pytest.skip("VmHWM cannot be reset via /proc/self/clear_refs here")
-    probe = HighWaterPeakProbe()
-    probe.start()
-    block = torch.ones(64 * MIB // 4)  # 64 MiB, written, so resident
-    del block
-    peak = probe.stop()
-    assert 60 * MIB <= peak < 96 * MIB, peak / MIB
+def test_cpu_is_probed_unless_the_probed_call_is_the_timed_one():
+    assert isinstance(peak_probe(torch.device("cpu"), timed=False), TensorPeakProbe)
+    assert peak_probe(torch.device("cpu"), timed=True) is None  # --repeats 0: the profiler would be timed
+    assert isinstance(peak_probe(torch.device("cuda"), timed=True), CudaPeakProbe)  # free of overhead
