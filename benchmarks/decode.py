@@ -109,8 +109,8 @@ def check_targets(rows: dict) -> List[dict]:
 
 class DecodeSuite(Suite):
     name, description = "decode", __doc__
-    progress = "{tokens_per_s:.1f} tokens/s, state {state_mib:.3f} MiB, peak {peak_mib:.1f} MiB"
-    call, baseline = "decode", "model and encoder output exist"
+    progress = "{tokens_per_s:.1f} tokens/s, state {state_mib:.3f} MiB"
+    call, baseline, cpu_peak = "decode", "model and encoder output exist", False
     tiny = {"length": 4, "batch": 1}
     columns = (Column("N", "N"), Column("method", "method", right=False),
                Column("tokens/s", "tokens_per_s", ".1f", status=True), Column("ms/step", "ms_per_step", ".2f"),

@@ -50,10 +50,11 @@ class Suite:
     report: ``derive(row, seconds)`` adds the suite's numbers (``seconds``: the median timed call or
     None), ``progress`` formats a measured row (missing keys read as 0), ``columns``, ``relative``
     (ratios to a reference row of the same ``group``), ``header``, ``notes``, ``targets``, ``plot``.
-    ``call`` names one timed call; ``baseline`` says what exists when memory is baselined."""
+    ``call`` names one timed call; ``baseline`` says what exists when memory is baselined; ``cpu_peak``:
+    False where one call makes too many allocations for the CPU probe's log (docs/benchmarks.md)."""
 
     name = description = progress = ""
-    call, baseline, group = "call", "the inputs exist", "N"
+    call, baseline, group, cpu_peak = "call", "the inputs exist", "N", True
     columns: Sequence[Column] = ()
     relative: Sequence[Relative] = ()
     tiny: Dict[str, Any] = {}

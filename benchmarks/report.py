@@ -88,10 +88,11 @@ def render(suite, record: dict) -> str:
     """Title; the suite's header, machine and timing; table; the suite's and the shared notes; targets; profiles."""
     config, env, rows = record["config"], record["environment"], record["results"]
     text, failures = table(suite, rows)
+    probes = ", ".join(record["memory_probes"]) or "none: not on the CPU with --repeats 0, decode, generate"
     notes = suite.notes(config, rows) + [
         f"- peak MiB: peak memory increase over the baseline ({suite.baseline}) during the first, untimed "
-        f"{suite.call}, in a fresh process (probe: {', '.join(record['memory_probes']) or 'none, --repeats 0'}).",
-        "- methods: docs/benchmarks.md, section \"What the suites measure\"."]
+        f"{suite.call}, in a fresh process (probe: {probes}).", "- methods: docs/benchmarks.md, \"What the suites "
+        "measure\"."]
     header = " ".join(filter(None, [suite.header(config), machine_note(config, rows, env, suite.call)]))
     targets = [f"- {t['status']}: {t['name']} -- {t['detail']}" for t in record["targets"]]
     lines = [f"# {suite.description.splitlines()[0]}", "", header, "", text, "", "Notes:", "", *notes, *failures, "",

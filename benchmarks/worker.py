@@ -65,10 +65,10 @@ class CudaPeakProbe:
         return max(0, self.cuda.max_memory_allocated(self.device) - self.baseline_bytes)
 
 
-def peak_probe(device, timed: bool):
-    """CUDA: ``max_memory_allocated``; CPU: bytes held in tensors, or None where the probed call is
-    also the timed one (``timed``: --repeats 0), which the profiler's overhead would slow."""
-    return CudaPeakProbe(device) if device.type == "cuda" else None if timed else TensorPeakProbe()
+def peak_probe(device, profile_cpu: bool):
+    """CUDA: ``max_memory_allocated``; CPU: bytes held in tensors if ``profile_cpu`` (the profiler
+    slows the call and logs about 2 KB per allocation), else None."""
+    return CudaPeakProbe(device) if device.type == "cuda" else TensorPeakProbe() if profile_cpu else None
 
 
 def timed_calls(fn: Callable[[], None], count: int, synchronize: Callable[[], None], max_seconds: float) -> List[float]:
@@ -115,7 +115,7 @@ def measure(spec: dict) -> dict:
         case = suite.build_case(spec["params"], device)
     except CaseUnavailable as exc:
         return {**result, "status": "skipped", "message": str(exc)}
-    result["info"], probe = case.info, peak_probe(device, timed=not spec["repeats"])
+    result["info"], probe = case.info, peak_probe(device, profile_cpu=suite.cpu_peak and spec["repeats"] > 0)
     try:
         if probe:
             probe.start()

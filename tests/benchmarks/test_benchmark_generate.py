@@ -27,7 +27,7 @@ def test_every_case_generates_the_planned_tokens(tiny_run):
     assert set(rows) == {(m, c) for m in ("softmax", "abc") for c in ("sentences beam 2 tiny", f"long N={N} tiny")}
     for (method, case), row in rows.items():
         assert row["status"] == "ok", f"{method} {case}: {row.get('message')}"
-        assert row["threads"] == 1 and row["tokens_per_s"] > 0 and row["peak_mib"] >= 0
+        assert row["threads"] == 1 and row["tokens_per_s"] > 0 and "peak_mib" not in row
         expected = LONG_BATCH * (N + 1) if case.startswith("long") else expected_sentence_tokens()
         assert row["info"]["tokens"] == expected
         assert row["tokens_per_s"] == pytest.approx(expected / row["generate_s"])

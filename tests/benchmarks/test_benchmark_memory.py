@@ -8,7 +8,7 @@ from benchmarks.worker import CudaPeakProbe, TensorPeakProbe, peak_live_bytes, p
 
 def test_probe_reports_the_peak_of_live_tensors_not_the_sum_of_allocations():
     kept = torch.ones(2 * MIB // 4)  # alive before start: not counted
-    probe = peak_probe(torch.device("cpu"), timed=False)
+    probe = peak_probe(torch.device("cpu"), profile_cpu=True)
     assert isinstance(probe, TensorPeakProbe)
     probe.start()
     first = torch.ones(8 * MIB // 4)  # 8 MiB
@@ -58,7 +58,7 @@ def test_replay_orders_events_by_time_and_ignores_other_devices_and_ops():
     assert peak_live_bytes([_Event(1, -10)]) == 0
 
 
-def test_cpu_is_probed_unless_the_probed_call_is_the_timed_one():
-    assert isinstance(peak_probe(torch.device("cpu"), timed=False), TensorPeakProbe)
-    assert peak_probe(torch.device("cpu"), timed=True) is None  # --repeats 0: the profiler would be timed
-    assert isinstance(peak_probe(torch.device("cuda"), timed=True), CudaPeakProbe)  # free of overhead
+def test_cpu_is_probed_only_where_asked_cuda_always():
+    assert isinstance(peak_probe(torch.device("cpu"), profile_cpu=True), TensorPeakProbe)
+    assert peak_probe(torch.device("cpu"), profile_cpu=False) is None
+    assert isinstance(peak_probe(torch.device("cuda"), profile_cpu=False), CudaPeakProbe)  # free of overhead
