@@ -219,7 +219,7 @@ def write_json(path: str, data) -> None:
 
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Defaults shown but None and False (their help says what happens); the description's paragraphs kept."""
+    """Shows defaults other than None and False (whose help says what happens), keeps description paragraphs."""
 
     def _get_help_string(self, action):
         return action.help if action.default in (None, False) else super()._get_help_string(action)

@@ -45,7 +45,7 @@ Relative = Tuple[Union[str, Callable[[Row], Optional[str]]], Sequence[Tuple[str,
 
 
 def cell(column: Column, row: Row) -> str:
-    """The row's value as ``column`` formats it, ``-`` if missing; ratios small as 0.0031x keep two digits."""
+    """The row's value as ``column`` formats it, ``-`` if missing; small ratios keep two digits (0.0031x)."""
     value = column.value(row) if callable(column.value) else row.get(column.value)
     if value is None or column.spec != "x":
         return "-" if value is None else f"{value:{column.spec}}"
@@ -88,11 +88,11 @@ def render(suite, record: dict) -> str:
     """Title; the suite's header, machine and timing; table; the suite's and the shared notes; targets; profiles."""
     config, env, rows = record["config"], record["environment"], record["results"]
     text, failures = table(suite, rows)
-    probes = ", ".join(record["memory_probes"]) or "none: not on the CPU with --repeats 0, decode, generate"
-    notes = suite.notes(config, rows) + [
-        f"- peak MiB: peak memory increase over the baseline ({suite.baseline}) during the first, untimed "
-        f"{suite.call}, in a fresh process (probe: {probes}).", "- methods: docs/benchmarks.md, \"What the suites "
-        "measure\"."]
+    probes = ", ".join(record["memory_probes"])
+    peak = (f"- peak MiB: peak memory increase over the baseline ({suite.baseline}) during the first, untimed "
+            f"{suite.call}, in a fresh process (probe: {probes})." if probes else
+            "- peak MiB: not measured (the CPU goes unprobed with --repeats 0 and in decode and generate).")
+    notes = suite.notes(config, rows) + [peak, "- methods: docs/benchmarks.md, \"What the suites measure\"."]
     header = " ".join(filter(None, [suite.header(config), machine_note(config, rows, env, suite.call)]))
     targets = [f"- {t['status']}: {t['name']} -- {t['detail']}" for t in record["targets"]]
     lines = [f"# {suite.description.splitlines()[0]}", "", header, "", text, "", "Notes:", "", *notes, *failures, "",
