@@ -107,12 +107,12 @@ def render(suite, record: dict) -> str:
 def machine_note(config: dict, rows: Sequence[Row], env: dict, call: str) -> str:
     """Dtype, device, how the times were taken, threads, versions, processor, commit, date, load."""
     rounds = config.get("rounds", 1)
-    timing = f"median of {config['repeats']} {call}s after {config['warmup']} warmup" + (
-        f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else "")
+    timing = (f"median of {config['repeats']} {call}s after {config['warmup']} warmup" if config["repeats"] else
+              f"the first {call} timed") + (f" per round, {rounds} interleaved rounds pooled" if rounds > 1 else "")
     threads = ", ".join(map(str, sorted({row["threads"] for row in rows if row.get("threads")}))) or "-"
     processor = f"GPU {env['cuda_device']}" if env.get("cuda_device") else f"CPU {env['cpu_model']}"
     load = ", ".join(f"{value:.1f}" for value in env.get("load_average") or []) or "-"
-    return (f"{config['dtype']} on {config['device']}; {timing if config['repeats'] else f'the memory {call} timed'};"
+    return (f"{config['dtype']} on {config['device']}; {timing};"
             f" {threads} thread(s); torch {env['torch']}; {processor}; commit {env.get('commit') or '-'}; "
             f"{env['date']}; load average {load}.")
 
