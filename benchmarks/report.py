@@ -89,9 +89,10 @@ def render(suite, record: dict) -> str:
     config, env, rows = record["config"], record["environment"], record["results"]
     text, failures = table(suite, rows)
     probes = ", ".join(record["memory_probes"])
+    unprobed = "--repeats 0 times the probed call" if suite.cpu_peak else "a call makes too many allocations"
     peak = (f"- peak MiB: peak memory increase over the baseline ({suite.baseline}) during the first, untimed "
             f"{suite.call}, in a fresh process (probe: {probes})." if probes else
-            "- peak MiB: not measured (the CPU goes unprobed with --repeats 0 and in decode and generate).")
+            f"- peak MiB: not measured, the CPU goes unprobed where {unprobed} (docs/benchmarks.md).")
     notes = suite.notes(config, rows) + [peak, "- methods: docs/benchmarks.md, \"What the suites measure\"."]
     header = " ".join(filter(None, [suite.header(config), machine_note(config, rows, env, suite.call)]))
     targets = [f"- {t['status']}: {t['name']} -- {t['detail']}" for t in record["targets"]]
