@@ -52,12 +52,8 @@ python -m pytest -q --durations=15 "${workers[@]}" "${targets[@]}" "$@" 2>&1 | d
 status=${PIPESTATUS[0]}
 set -e
 
-# pytest exits 5 when it collected no tests at all (e.g. an empty tests/ while the suite is being
-# written, or a -k filter that matches nothing). That is not a failure of the code, so do not fail
-# CI on it; every other non-zero status (failures 1, interrupted/collection errors 2, internal
-# errors 3, usage errors 4) is passed through unchanged.
+# pytest exits 5 when it collected no tests (a mistyped -k or path): that is a failure, not a pass.
 if [ "$status" -eq 5 ]; then
-    log "pytest collected no tests; treating this as success"
-    exit 0
+    log "pytest collected no tests: check the -k expression or the paths given"
 fi
 exit "$status"

@@ -3,7 +3,7 @@ the op, and a comparison relative to each output row's scale (gates near 1 write
 
 import torch
 
-from abc_fairseq.ops.gated import causal_gsa_step
+from abc_fairseq.ops.gsa import causal_gsa_step
 
 TINY_FP32 = torch.finfo(torch.float32).tiny  # the smallest normal float32: a gate as close to 0 as fp32 holds
 GATE_REGIMES = ("mixed", "near_one", "near_zero", "alternating")

@@ -4,11 +4,13 @@ import importlib
 import os
 import sys
 
-PACKAGE = "abc_fairseq.ops.triton"
+# The kernels' packages: what the families share, and each family's kernels.
+KERNEL_PACKAGES = ("abc_fairseq.ops.triton", "abc_fairseq.ops.causal.triton", "abc_fairseq.ops.gsa.triton",
+                   "abc_fairseq.ops.bidirectional.triton")
 # Triton decorates its own library functions (tl.sum, tl.max, ...) when it is imported, as
 # interpreted or compiled functions depending on TRITON_INTERPRET at that moment; its compiled
 # extension (triton._C) is the same either way and cannot be loaded twice.
-PURE_PYTHON = ("triton", PACKAGE)
+PURE_PYTHON = ("triton", *KERNEL_PACKAGES)
 
 
 def _modules(*prefixes):
@@ -19,24 +21,26 @@ def _modules(*prefixes):
 def interpret_kernels():
     """Import Triton and the kernels afresh under TRITON_INTERPRET=1, whatever imported them
     before (a GPU test, torch), and put the earlier modules and environment back afterwards (a
-    generator: conftest's ``interpreted_kernels`` fixture, which test modules ask for)."""
-    parent = sys.modules["abc_fairseq.ops"]
-    saved_attribute = parent.__dict__.get("triton")
+    generator: conftest's ``interpreted_kernels`` fixture, which test modules ask for).
+    ``ops.backend`` imports no Triton and is kept: one copy holds the backend rules and the
+    failures seen, as the op modules imported before see them."""
+    parents = {name: sys.modules[name.rsplit(".", 1)[0]] for name in KERNEL_PACKAGES}
+    saved_attributes = {name: parent.__dict__.get("triton") for name, parent in parents.items()}
     saved_env = os.environ.get("TRITON_INTERPRET")
-    # dispatch imports no Triton: one copy keeps the backend rules and the failures seen, as the
-    # ops modules imported before (which hold its functions) see them.
-    fresh = lambda: [m for m in _modules(*PURE_PYTHON)  # noqa: E731
-                     if not m.startswith("triton._C") and m != PACKAGE + ".dispatch"]
+    fresh = lambda: [m for m in _modules(*PURE_PYTHON) if not m.startswith("triton._C")]  # noqa: E731
     saved_modules = {name: sys.modules.pop(name) for name in fresh()}
     os.environ["TRITON_INTERPRET"] = "1"
-    importlib.import_module(PACKAGE + ".causal_function")
+    for kernels in ("causal.triton.function", "causal.triton.recurrent", "gsa.triton.function",
+                    "bidirectional.triton.function"):
+        importlib.import_module(f"abc_fairseq.ops.{kernels}")
     yield
     if saved_modules:  # else nothing used Triton before: leave it imported (interpreted)
         for name in fresh():
             del sys.modules[name]
         sys.modules.update(saved_modules)
-    if saved_attribute is not None:
-        parent.triton = saved_attribute
+    for name, parent in parents.items():
+        if saved_attributes[name] is not None:
+            parent.triton = saved_attributes[name]
     if saved_env is None:
         os.environ.pop("TRITON_INTERPRET", None)
     else:

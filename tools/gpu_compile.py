@@ -54,20 +54,21 @@ def cases(widths, chunks) -> Iterator[Case]:
         for w in widths:
             for chunk in (c for c in chunks if c in sizes.chunks_for(w)):
                 tiles = dict(C=chunk, BS=w, BK=w, BV=w, PREC=prec, num_warps=sizes.causal_warps(w))
-                yield Case("causal_forward", "chunk_sums_kernel", dtype, tiles)
-                yield Case("causal_forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
-                yield Case("causal_backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
-                yield Case("causal_backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0, PREFIX=True))
+                yield Case("causal.triton.forward", "chunk_sums_kernel", dtype, tiles)
+                yield Case("causal.triton.forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
+                yield Case("causal.triton.backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
+                yield Case("causal.triton.backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0, PREFIX=True))
             wide = dict(K=w, V=w, BK=w, BV=w, PREC=prec, num_warps=4)
-            yield Case("memory_kernels", "memory_write_fwd", dtype, dict(wide, BT=64, BS=min(w, 64), HAS_PAD=True))
-            yield Case("memory_kernels", "memory_write_bwd", dtype, dict(wide, BT=32, BS=w, HAS_PAD=True))
-            yield Case("read_kernels", "memory_read_fwd", dtype, dict(wide, BT=64, BS=w, HAS_DROPOUT=True))
-            yield Case("read_kernels", "memory_read_bwd", dtype,
+            yield Case("bidirectional.triton.memory", "memory_write_fwd", dtype,
+                       dict(wide, BT=64, BS=min(w, 64), HAS_PAD=True))
+            yield Case("bidirectional.triton.memory", "memory_write_bwd", dtype, dict(wide, BT=32, BS=w, HAS_PAD=True))
+            yield Case("bidirectional.triton.read", "memory_read_fwd", dtype, dict(wide, BT=64, BS=w, HAS_DROPOUT=True))
+            yield Case("bidirectional.triton.read", "memory_read_bwd", dtype,
                        dict(wide, BT=32 if w <= 64 else 16, BS=w, HAS_DROPOUT=True))
             step = {k: v for k, v in wide.items() if k != "PREC"}
-            yield Case("step_kernel", "causal_step_kernel", dtype, dict(step, BS=w))
+            yield Case("causal.triton.recurrent", "causal_step_kernel", dtype, dict(step, BS=w))
     for reverse in (False, True):
-        yield Case("causal_scan", "chunk_scan_kernel", "fp32",
+        yield Case("causal.triton.scan", "chunk_scan_kernel", "fp32",
                    dict(BLOCK=256, REVERSE=reverse, HAS_CARRY=not reverse, HAS_FINAL=not reverse, num_warps=4))
 
 
@@ -123,7 +124,7 @@ def compile_case(case: Case, arch: int) -> Dict:
 
     from abc_fairseq.ops.triton import sizes
 
-    fn = getattr(importlib.import_module(f"abc_fairseq.ops.triton.{case.module}"), case.kernel)
+    fn = getattr(importlib.import_module(f"abc_fairseq.ops.{case.module}"), case.kernel)
     constants = {k: v for k, v in case.tiles.items() if k != "num_warps"}
     constexprs = {(fn.arg_names.index(k),): v for k, v in constants.items()}
     started = time.time()

@@ -12,7 +12,7 @@ from typing import Callable, List, NamedTuple, Sequence
 import torch
 
 from ..ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
-from ..ops.gated import causal_gsa
+from ..ops.gsa import causal_gsa
 
 TOLERANCE = {torch.float32: 2e-4, torch.float16: 1e-2, torch.bfloat16: 4e-2}
 # A gradient sums over every later row: its error grows with N; half precision gets 3x.

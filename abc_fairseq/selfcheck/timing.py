@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 
 from ..ops import causal_abc
-from ..ops.causal import DEFAULT_CHUNK_SIZE
-from ..ops.triton.dispatch import kernel_chunk
+from ..ops.backend import kernel_chunk
+from ..ops.causal.chunk import DEFAULT_CHUNK_SIZE
 from ..ops.triton.sizes import CHUNK_VARIABLE, chunks_for, device_chunk, table_width
 from .checks import Size
 

@@ -4,7 +4,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from ..ops.recurrent import compute_dtype  # noqa: F401 (sums, normalisers, states: fp32; fp64 stays)
+from ..ops.utils import compute_dtype  # noqa: F401 (sums, normalisers, states: fp32; fp64 stays)
 
 # Logit given to padding before exp-based control (causal ABC). Finite on purpose: the causal op
 # anchors exponents on the prefix normaliser, and a prefix made only of -inf (left padding) would

@@ -27,7 +27,7 @@ class ABCAttentionSpec:
         the ABC_MLP family; the Linformer matrix), or None. The model registers it once (its one
         owner); spec and strategies only refer to it.
     backend: which implementation runs the ops ("auto", "torch" or "triton"; see
-        ``ops.triton.dispatch``), already resolved and validated by the model's option reader
+        ``ops.backend``), already resolved and validated by the model's option reader
         (``--abc-backend``, ``ABC_BACKEND``); every layer's strategy hands it to the ops as is.
     """
 

@@ -19,7 +19,7 @@ import torch
 from ops_helpers import random_inputs
 
 from abc_fairseq.ops import abc, causal_abc, causal_abc_step, reference_abc, reference_causal_abc
-from abc_fairseq.ops.gated import causal_gsa
+from abc_fairseq.ops.gsa import causal_gsa
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 
@@ -244,13 +244,13 @@ def test_triton_dropout_with_a_fixed_mask(dtype):
 
 @needs_triton
 def test_auto_takes_the_kernels_on_cuda_and_falls_back_for_other_sizes(caplog):
-    from abc_fairseq.ops.triton.dispatch import use_triton
+    from abc_fairseq.ops.backend import unsupported, use_kernels
 
     q, k, v, l = _on_cuda(random_inputs(1, 2, 50, 64, 64, seed=12), torch.bfloat16)
-    assert use_triton("auto", q, v, l, 64)
+    assert use_kernels("causal_abc", "auto", q.device, unsupported(q.dtype, 64, 50, head_dim=64, memory_size=64))
     wide = torch.randn(1, 2, 50, 160, device=CUDA)
     with caplog.at_level(logging.WARNING):
-        assert not use_triton("auto", q, v, wide, 64)
+        assert not use_kernels("causal_abc", "auto", q.device, unsupported(q.dtype, 64, 50, memory_size=160))
     assert any("memory size 160" in r.getMessage() for r in caplog.records)
     torch.testing.assert_close(causal_abc(q, k, v, wide), causal_abc(q, k, v, wide, backend="torch"),
                                rtol=0, atol=0)

@@ -32,9 +32,9 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 ROOT = Path(__file__).resolve().parents[2]
 GPU = ["--fp16"]  # fairseq 0.12's --bf16 means TPU: mixed precision on a GPU is fp16
 TRITON_ENTRY_POINTS = {
-    "abc_fairseq.ops.triton.causal_function": ["triton_causal_abc"],
-    "abc_fairseq.ops.triton.bidirectional": ["memory_write", "memory_read"],
-    "abc_fairseq.ops.triton.step_kernel": ["causal_step"],
+    "abc_fairseq.ops.causal.triton.function": ["triton_causal_abc"],
+    "abc_fairseq.ops.bidirectional.triton.function": ["memory_write", "memory_read"],
+    "abc_fairseq.ops.causal.triton.recurrent": ["causal_step"],
 }
 # ``python -c LAUNCHER TOOL ARGS...``: runs ``fairseq_cli.TOOL`` with every Triton entry point
 # wrapped in a counter (the ops import them at call time, so replacing the module attribute is

@@ -17,14 +17,14 @@ from gsa_helpers import problem
 from ops_helpers import random_inputs
 
 from abc_fairseq.ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
-from abc_fairseq.ops.gated import causal_gsa
+from abc_fairseq.ops.gsa import causal_gsa
 
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
 
 pytestmark = [pytest.mark.usefixtures("interpreted_kernels"),
               pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")]
-DISPATCH = "abc_fairseq.ops.triton.dispatch"
+BACKEND = "abc_fairseq.ops.backend"
 
 
 class _Failing:
@@ -41,11 +41,11 @@ class _Failing:
 def kernels_on_cpu(monkeypatch):
     """auto takes the kernels for CPU tensors too (the interpreter stands for the GPU); failures
     of earlier tests are forgotten."""
-    dispatch = sys.modules[DISPATCH]
-    monkeypatch.setattr(dispatch, "AUTO_DEVICES", ("cuda", "cpu"))
-    dispatch.reset_failures()
+    backend = sys.modules[BACKEND]
+    monkeypatch.setattr(backend, "AUTO_DEVICES", ("cuda", "cpu"))
+    backend.reset_failures()
     yield
-    dispatch.reset_failures()
+    backend.reset_failures()
 
 
 def _grads(fn, inputs):
@@ -84,19 +84,19 @@ def _read(backend):
 
 CASES = {
     # op: (module holding the launcher, the launcher, the op on the given backend, inputs)
-    "causal_abc forward": ("causal_function", "output_kernel", _causal,
+    "causal_abc forward": ("causal.triton.function", "output_kernel", _causal,
                            lambda: random_inputs(2, 2, 40, 8, 6, seed=1, dtype=torch.float32)),
-    "causal_abc backward": ("causal_function", "rows_kernel", _causal,
+    "causal_abc backward": ("causal.triton.function", "rows_kernel", _causal,
                             lambda: random_inputs(2, 2, 40, 8, 6, seed=2, dtype=torch.float32)),
-    "causal_gsa forward": ("causal_function", "output_kernel", _gated,
+    "causal_gsa forward": ("causal.triton.function", "output_kernel", _gated,
                            lambda: _gated_inputs(1)),
-    "causal_gsa backward": ("causal_function", "rows_kernel", _gated,
+    "causal_gsa backward": ("causal.triton.function", "rows_kernel", _gated,
                             lambda: _gated_inputs(2)),
-    "abc_memory forward": ("bidirectional", "memory_write_fwd", _memory,
+    "abc_memory forward": ("bidirectional.triton.function", "memory_write_fwd", _memory,
                            lambda: random_inputs(2, 2, 20, 8, 6, seed=3, dtype=torch.float32)[1:]),
-    "abc_memory backward": ("bidirectional", "memory_write_bwd", _memory,
+    "abc_memory backward": ("bidirectional.triton.function", "memory_write_bwd", _memory,
                             lambda: random_inputs(2, 2, 20, 8, 6, seed=4, dtype=torch.float32)[1:]),
-    "abc_read backward": ("bidirectional", "memory_read_bwd", _read,
+    "abc_read backward": ("bidirectional.triton.function", "memory_read_bwd", _read,
                           lambda: [torch.randn(2, 2, 5, 8), torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6, 8)]),
 }
 
@@ -106,14 +106,14 @@ def test_auto_falls_back_to_torch_and_triton_raises(case, kernels_on_cpu, monkey
     module, launcher, op, make = CASES[case]
     inputs = make()
     expected, expected_grads = _grads(op("torch"), inputs)
-    monkeypatch.setattr(importlib.import_module(f"abc_fairseq.ops.triton.{module}"), launcher, _Failing())
+    monkeypatch.setattr(importlib.import_module(f"abc_fairseq.ops.{module}"), launcher, _Failing())
     with pytest.warns(RuntimeWarning) as caught:
         out, grads = _grads(op("auto"), inputs)
     messages = [str(w.message) for w in caught if "Triton kernels cannot run" in str(w.message)]
     assert len(messages) == 1, messages
     name = case.split()[0]
     assert messages[0].startswith(f"{name}:") and "OutOfResources" in messages[0]
-    assert "--abc-backend torch" in messages[0] and "ABC_BACKEND=torch" in messages[0]
+    assert "backend='torch' skips the kernels" in messages[0]
     for got, want in zip(out + list(grads), expected + list(expected_grads)):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
     # Once failed, auto skips the kernels: no second warning.
@@ -130,7 +130,8 @@ def test_step_falls_back_and_triton_raises(kernels_on_cpu, monkeypatch):
     q, k, v, logits = random_inputs(2, 2, 1, 8, 6, seed=5, dtype=torch.float32)
     state = ABCState(torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6, 8), torch.randn(2, 2, 6))
     expected = causal_abc_step(q, k, v, logits, state, backend="torch")
-    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.step_kernel"), "causal_step_kernel", _Failing())
+    kernels = importlib.import_module("abc_fairseq.ops.causal.triton.recurrent")
+    monkeypatch.setattr(kernels, "causal_step_kernel", _Failing())
     with pytest.warns(RuntimeWarning, match=r"causal_abc_step: the Triton kernels cannot run.*OutOfResources"):
         out, following = causal_abc_step(q, k, v, logits, state, backend="auto")
     torch.testing.assert_close(out, expected[0])
@@ -146,7 +147,7 @@ def test_errors_of_the_inputs_are_not_swallowed(kernels_on_cpu, monkeypatch):
     def broken(*args, **kwargs):
         raise KeyError("a bug, not a device limit")
 
-    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.triton.causal_function"), "triton_causal_abc", broken)
+    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.causal.triton.function"), "triton_causal_abc", broken)
     with pytest.raises(KeyError):
         causal_abc(*random_inputs(1, 1, 16, 8, 4, seed=6, dtype=torch.float32), chunk_size=16, backend="auto")
 
@@ -157,7 +158,7 @@ def test_bidirectional_launchers_take_smaller_rows_when_the_device_refuses(monke
     pipeline, then fewer rows per program, with exact results, and remembers its choice."""
     from triton.runtime.errors import OutOfResources
 
-    module = importlib.import_module("abc_fairseq.ops.triton.bidirectional")
+    module = importlib.import_module("abc_fairseq.ops.bidirectional.triton.function")
     real = module.memory_read_fwd
     tried = []
 
@@ -184,7 +185,7 @@ def test_bidirectional_launchers_raise_when_nothing_fits(monkeypatch):
     """Every rows block and depth refused: ``triton`` raises Triton's own error."""
     from triton.runtime.errors import OutOfResources
 
-    module = importlib.import_module("abc_fairseq.ops.triton.bidirectional")
+    module = importlib.import_module("abc_fairseq.ops.bidirectional.triton.function")
 
     class NoDevice:
         def __getitem__(self, grid):

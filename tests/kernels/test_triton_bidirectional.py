@@ -147,7 +147,7 @@ def test_decoding_step_token_by_token_equals_the_parallel_reference(dtype):
 
 def test_sizes_the_kernels_do_not_take_fall_back_to_pytorch(caplog):
     q, k, v, logits = random_inputs(1, 1, 6, 8, 130, dtype=torch.float32, seed=10)
-    with caplog.at_level("WARNING", logger="abc_fairseq.ops.triton.dispatch"):
+    with caplog.at_level("WARNING", logger="abc_fairseq.ops.backend"):
         out = abc(q, k, v, logits, backend="triton")
     torch.testing.assert_close(out, abc(q, k, v, logits, backend="torch"), rtol=0, atol=0)
     assert "memory size 130 > 128" in caplog.text

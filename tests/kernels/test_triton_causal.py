@@ -21,7 +21,6 @@ from abc_fairseq.ops import causal_abc, causal_abc_step, reference_causal_abc
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
 
-from triton_helpers import PACKAGE  # noqa: E402
 
 # The interpreter evaluates exp() on lanes that are then selected away (pairs i > t).
 pytestmark = [pytest.mark.usefixtures("interpreted_kernels"),
@@ -79,7 +78,7 @@ def test_logits_climbing_steeply_inside_a_chunk():
 def test_a_forced_chunk_is_taken_and_exact(chunk, monkeypatch):
     """ABC_TRITON_CHUNK (the tuning override the self-check times every chunk with) is taken as
     given, and every chunk computes the same function."""
-    from abc_fairseq.ops.triton import causal_function
+    from abc_fairseq.ops.causal.triton import function as causal_function
 
     taken = []
     real = causal_function.TritonCausalABC.apply
@@ -159,7 +158,7 @@ def test_backend_choice_and_fallback(monkeypatch, caplog):
     with pytest.raises(ValueError, match="dropout_mask"):
         causal_abc(q, k, v, l, backend="triton", dropout_p=0.1, dropout_mask=torch.ones(1, 1, 9, 5))
     # Sizes the kernels do not take run on the PyTorch path, said once per reason.
-    with caplog.at_level(logging.WARNING, logger=PACKAGE + ".dispatch"):
+    with caplog.at_level(logging.WARNING, logger="abc_fairseq.ops.backend"):
         for _ in range(2):
             out = causal_abc(q, k, v, l, backend="triton", chunk_size=24)
             torch.testing.assert_close(out, causal_abc(q, k, v, l, chunk_size=24), rtol=0, atol=0)

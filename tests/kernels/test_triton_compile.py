@@ -20,8 +20,9 @@ COMPILE_CHECK = """
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from abc_fairseq.ops.triton import (causal_backward, causal_forward, causal_scan, memory_kernels, read_kernels,
-                                   step_kernel)
+from abc_fairseq.ops.bidirectional.triton import memory as memory_kernels, read as read_kernels
+from abc_fairseq.ops.causal.triton import (backward as causal_backward, forward as causal_forward,
+                                          recurrent as step_kernel, scan as causal_scan)
 
 FLOATS = {"scale", "keep_scale"}
 SHARED_MEMORY = 227 * 1024  # per block on an H100

@@ -1,4 +1,4 @@
-"""Causal GSA on the ABC Triton kernels (``ops/triton/causal_gated.py``) under Triton's interpreter
+"""Causal GSA on the ABC Triton kernels (``ops/gsa/triton/function.py``) under Triton's interpreter
 (CPU tensors), against the fp64 naive recurrence written from the equations, the PyTorch path and
 flash-linear-attention's own naive recurrence.
 
@@ -14,7 +14,7 @@ import torch
 from gsa_helpers import GATE_REGIMES, assert_rows_close, problem
 from ops_helpers import weighted_grads
 
-from abc_fairseq.ops.gated import GSAState, causal_gsa, reference_causal_gsa
+from abc_fairseq.ops.gsa import GSAState, causal_gsa, reference_causal_gsa
 
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
@@ -33,7 +33,7 @@ def _check(inputs, dtype, out_tol, grad_tol):
     """The kernels on ``inputs`` cast to dtype against the fp64 reference on the same rounded values.
     Outputs: row-relative. Gradients: absolute, against the largest gradient of any input (the
     scale of the problem's gradients): a gate near 0 has a gradient of ~1e-30, which the kernels get as a sum over
-    the later rows of O(1) terms that cancel (module docstring of causal_gated), so its error is
+    the later rows of O(1) terms that cancel (module docstring of ops.gsa.triton.function), so its error is
     fp32's rounding of those terms, not a fraction of the tiny result."""
     cast = [x.to(dtype) for x in inputs]
     weight = torch.randn(inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9))

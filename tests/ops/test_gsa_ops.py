@@ -1,4 +1,4 @@
-"""Causal gated slot attention ops (``abc_fairseq.ops.gated``): the chunked form and the recurrent
+"""Causal gated slot attention ops (``abc_fairseq.ops.gsa``): the chunked form and the recurrent
 step equal the naive recurrence written from the equations, in fp64 for gates as close to 0 and 1
 as fp32 holds; state passing, padding gates, causality for non-finite inputs, attention dropout,
 gradients, the memory the backward keeps, and flash-linear-attention's own recurrence."""
@@ -7,7 +7,7 @@ import pytest
 import torch
 from gsa_helpers import GATE_REGIMES, assert_rows_close, problem, step_by_step
 
-from abc_fairseq.ops.gated import GSAState, causal_gsa, reference_causal_gsa
+from abc_fairseq.ops.gsa import GSAState, causal_gsa, reference_causal_gsa
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

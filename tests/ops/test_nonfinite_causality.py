@@ -7,7 +7,7 @@ import torch
 from ops_helpers import random_inputs, step_by_step
 
 from abc_fairseq.ops import causal_abc
-from abc_fairseq.ops.nonfinite import zero_safe_matmul
+from abc_fairseq.ops.utils import zero_safe_matmul
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
 
 pytestmark = pytest.mark.usefixtures("one_thread")

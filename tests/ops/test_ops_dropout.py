@@ -7,7 +7,7 @@ import torch
 from ops_helpers import random_inputs
 
 from abc_fairseq.ops import abc, abc_memory, abc_read, causal_abc, reference_abc, reference_causal_abc
-from abc_fairseq.ops.dropout import dropout_keep_mask
+from abc_fairseq.ops.utils import dropout_keep_mask
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

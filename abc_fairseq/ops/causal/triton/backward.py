@@ -22,9 +22,7 @@ P' = P * keep / (1 - p) the read weights (P' = P without dropout), out_t = sum_{
 import triton
 import triton.language as tl
 
-from .causal_exact import exact_columns, exact_mix, exact_read
-from .causal_forward import chunk_scores
-from .causal_tiles import (
+from .common import (
     causal,
     chunk_factors,
     chunk_program,
@@ -38,6 +36,8 @@ from .causal_tiles import (
     store_memory_tile,
     store_row_tile,
 )
+from .exact import exact_columns, exact_mix, exact_read
+from .forward import chunk_scores
 
 
 @triton.jit

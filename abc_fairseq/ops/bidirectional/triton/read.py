@@ -12,7 +12,7 @@ registers without atomics.
 import triton
 import triton.language as tl
 
-from .layout import head_columns, sequence_program
+from ...triton.layout import head_columns, sequence_program
 
 
 @triton.jit

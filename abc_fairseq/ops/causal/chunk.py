@@ -15,13 +15,9 @@ from typing import List, Optional, Tuple, Union
 
 import torch
 
-from ._checks import check_backend, check_qkv_phi, default_scale
+from ..utils import compute_dtype, default_workspace
 from .chunk_math import ReverseCarry, block_backward, block_forward
-from .dropout import dropout_keep_mask
-from .recurrent import compute_dtype
 from .state import ABCState
-from .triton.dispatch import kernel_chunk, run_kernels, use_triton
-from .workspace import default_workspace
 
 DEFAULT_CHUNK_SIZE = 64
 # Rows (over batch x heads x positions) processed at once: bounds the scratch memory to about
@@ -140,107 +136,22 @@ class _CausalABC(torch.autograd.Function):
         return (*grads, None, None, None, None, None, None, None, None, None)
 
 
-def _check_state(state: ABCState, B: int, H: int, n: int, d: int, dv: int) -> None:
-    expected = ((B, H, n, d), (B, H, n, dv), (B, H, n))
-    if tuple(tuple(t.shape) for t in state) != expected:
-        raise ValueError(
-            "initial_state does not match the inputs: got shapes "
-            f"{[tuple(t.shape) for t in state]}, expected {list(expected)}")
+def chunk_causal_abc(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
+                     scale: float, chunk_size: int, block_size: Optional[int], tile_rows: Optional[int],
+                     initial_state: Optional[ABCState], return_state: bool,
+                     keep_mask: Optional[torch.Tensor], keep_scale: float
+                     ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
+    """``causal_abc`` on the PyTorch path, its arguments checked (``causal.op``) and N, B, H > 0.
 
-
-def _empty_result(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, logits: torch.Tensor,
-                  initial_state: Optional[ABCState], return_state: bool):
-    """No rows (N = 0) or no sequences (B or H = 0): an empty output, and the state unchanged."""
-    # [B, H, N, dv] with no element, on the autograd graph of every input like a real output
-    # (their gradients are zeros, not None).
-    out = v.clone()
-    for other in (q, k, logits):
-        out = out + other.sum().to(out.dtype)
-    if not return_state:
-        return out
-    B, H, _, d = q.shape
-    n, work = logits.shape[-1], compute_dtype(q.dtype)
-    if initial_state is None:
-        return out, ABCState.empty(B, H, n, d, v.shape[-1], device=q.device, dtype=work)
-    return out, ABCState(*(t.detach().to(work) for t in initial_state))
-
-
-def causal_abc(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    phi_logits: torch.Tensor,
-    scale: Optional[float] = None,
-    chunk_size: int = DEFAULT_CHUNK_SIZE,
-    block_size: Optional[int] = None,
-    tile_rows: Optional[int] = None,
-    initial_state: Optional[ABCState] = None,
-    return_state: bool = False,
-    dropout_p: float = 0.0,
-    dropout_mask: Optional[torch.Tensor] = None,
-    backend: str = "auto",
-) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
-    """Causal ABC_MLP (Peng et al., Eq. 4 and 12 with the prefix normaliser of Appendix B.1).
-
-    Row t writes k_t and v_t into n slots with weights exp(l_t) and reads its own prefix memory:
-        K~_t = sum_{i<=t} exp(l_i) k_i / sum_{i<=t} exp(l_i)   (per slot; likewise V~_t)
-        out_t = V~_t^T softmax(scale * K~_t q_t)
-
-    Args:
-        q, k: [B, H, N, d]; v: [B, H, N, dv]; phi_logits: [B, H, N, n], the logits W_phi x before
-            exp (finite, of any magnitude).
-        scale: multiplies K~_t q_t; defaults to d ** -0.5.
-        chunk_size: rows per chunk C; intra-chunk work is O(C (d + n)) per row.
-        block_size: rows of one sequence processed at once (rounded down to a multiple of C);
-            default: the whole sequence, or ``tile_rows`` rows of it if it is longer.
-        tile_rows: rows over the whole batch (sequences x block_size) processed at once; with
-            block_size it bounds the scratch memory, whatever the batch size and length.
-            Default: ``default_tile_rows(q.device)``.
-        initial_state: memory of an earlier prefix to continue from, e.g. a prompt processed
-            before. It is a constant: no gradient flows into it. Default: an empty memory.
-        return_state: also return the ABCState after the last row, to continue decoding with
-            ``causal_abc_step`` or another ``causal_abc`` call.
-        dropout_p: attention dropout on the probabilities over the slots, in [0, 1): the output
-            reads V~_t^T (P_t * M_t / (1 - p)) (see ``ops.dropout``). Pass 0 in evaluation.
-        dropout_mask: bool [B, H, N, n], True = keep: the mask M (only with dropout_p > 0);
-            drawn from torch's RNG when dropout_p > 0 and none is given.
-        backend: "auto" (the Triton kernels for CUDA tensors when Triton imports, else PyTorch),
-            "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1). The kernels ignore
-            block_size and tile_rows; shapes they cannot take fall back to PyTorch (logged once).
-
-    Returns:
-        out [B, H, N, dv] in q's dtype (and the final ABCState if ``return_state``). Normalisers,
-        memories and products are computed in fp32 (fp64 for fp64 inputs) whatever q's dtype.
+    q, k: [B, H, N, d]; v: [B, H, N, dv]; phi_logits: [B, H, N, n]; keep_mask: bool [B, H, N, n]
+    (True = kept) or None; keep_scale = 1 / (1 - p); tile_rows None: ``default_tile_rows``.
+    Returns out [B, H, N, dv] in q's dtype (and the ABCState after the last row).
     """
-    check_qkv_phi(q, k, v, phi_logits, same_length=True)
-    check_backend(backend)
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    if block_size is not None and block_size < 1:
-        raise ValueError(f"block_size must be >= 1, got {block_size}")
-    if tile_rows is None:
-        tile_rows = default_tile_rows(q.device)
-    if tile_rows < 1:
-        raise ValueError(f"tile_rows must be >= 1, got {tile_rows}")
+    tile_rows = default_tile_rows(q.device) if tile_rows is None else tile_rows
     B, H, N, d = q.shape
     n, dv = phi_logits.shape[-1], v.shape[-1]
     Z = B * H
     work = compute_dtype(q.dtype)
-    scale = default_scale(scale, d)
-
-    if initial_state is not None:
-        _check_state(initial_state, B, H, n, d, dv)
-    keep_mask = dropout_keep_mask(dropout_p, dropout_mask, (B, H, N, n), q.device)
-    if N == 0 or Z == 0:
-        return _empty_result(q, k, v, phi_logits, initial_state, return_state)
-    if use_triton(backend, q, v, phi_logits, chunk_size):
-        from .triton.causal_function import triton_causal_abc
-        return run_kernels(
-            "causal_abc", backend,
-            lambda: triton_causal_abc(q, k, v, phi_logits, scale, kernel_chunk(chunk_size, N), initial_state,
-                                      return_state, keep_mask, 1.0 / (1.0 - dropout_p), backend),
-            lambda: causal_abc(q, k, v, phi_logits, scale, chunk_size, block_size, tile_rows, initial_state,
-                               return_state, dropout_p, keep_mask, backend="torch"))
 
     chunk = min(chunk_size, N)
     pad = (-N) % chunk
@@ -264,8 +175,7 @@ def causal_abc(
 
     out, carry_k, carry_v, g_last = _CausalABC.apply(
         q_flat.contiguous(), k_flat.contiguous(), v_flat.contiguous(), logits.contiguous(),
-        carry_k, carry_v, g_before, scale, chunk, block, tile_rows,
-        keep_mask, 1.0 / (1.0 - dropout_p))
+        carry_k, carry_v, g_before, scale, chunk, block, tile_rows, keep_mask, keep_scale)
     out = out[:, :N].reshape(B, H, N, dv).to(q.dtype)
     if not return_state:
         return out

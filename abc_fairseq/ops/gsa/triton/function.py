@@ -9,15 +9,15 @@ and chains the gradients of l and g to the log gates here:
     d log_gate_m = -dl_m a_m / (1 - a_m) - sum_{i>=m} (dl_i + dg_i)
 """
 
+from functools import partial
 from typing import Optional, Tuple, Union
 
 import torch
 
-from ..gated.state import GSAState
-from .causal_function import backward_kernels, flatten_heads, forward_kernels
-from .causal_geometry import ChunkNormalisers, gated_normalisers
-from .dispatch import recompute_grads
-from .sizes import device_chunk
+from ...causal.triton.function import backward_kernels, flatten_heads, forward_kernels
+from ...causal.triton.geometry import ChunkNormalisers, gated_normalisers
+from ...triton.sizes import device_chunk
+from ..state import GSAState
 
 
 def _gate_grads(log_gates: torch.Tensor, dl: torch.Tensor, dg: torch.Tensor) -> torch.Tensor:
@@ -32,17 +32,29 @@ def _gate_grads(log_gates: torch.Tensor, dl: torch.Tensor, dg: torch.Tensor) -> 
     return write - later
 
 
+def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
+    """The Function's forward on the PyTorch path (``ctx.guard.torch_op``, ``chunk_causal_gsa``),
+    on the Function's own [Z, N, *] inputs viewed as [Z, 1, N, *]."""
+    d = q.shape[-1]
+    state = GSAState(carry[:, None, :, :d], carry[:, None, :, d:])
+    mask = None if keep is None else keep.bool()[:, None]
+    out = ctx.guard.torch_op(q[:, None], k[:, None], v[:, None], log_gates[:, None], ctx.scale, None, None,
+                             state, False, mask, ctx.keep_scale)
+    return out[:, 0]
+
+
 class TritonCausalGSA(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; log_gates: [Z, N, n]; keep: int8 [Z, N, n] or None (no
-    dropout); carry [Z, n, d + dv]: the fp32 memories before row 0 (a constant). Returns out
+    dropout); carry [Z, n, d + dv]: the fp32 memories before row 0 (a constant); guard: the
+    ``ops.backend.KernelGuard`` running the backward (None: failures raise). Returns out
     [Z, N, dv] in q's dtype and the memories after the last row [Z, n, d + dv] fp32."""
 
     @staticmethod
-    def forward(ctx, q, k, v, log_gates, keep, carry, scale, keep_scale, chunk, backend):
+    def forward(ctx, q, k, v, log_gates, keep, carry, scale, keep_scale, chunk, guard):
         logits, norm = gated_normalisers(log_gates, chunk)
         out, final, mem = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
         ctx.save_for_backward(q, k, v, log_gates, logits, keep, carry, *norm, mem)
-        ctx.scale, ctx.keep_scale, ctx.chunk, ctx.backend = scale, keep_scale, chunk, backend
+        ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         ctx.mark_non_differentiable(final)
         return out, final
 
@@ -56,32 +68,26 @@ class TritonCausalGSA(torch.autograd.Function):
                                                   ctx.scale, ctx.keep_scale, ctx.chunk, prefix=False)
             return dq, dk, dv, _gate_grads(log_gates, dl, dg).to(log_gates.dtype)
 
-        def torch_forward(q, k, v, log_gates):
-            from ..gated import causal_gsa  # the PyTorch path of the same op, on [Z, 1, N, *]
-            d = q.shape[-1]
-            state = GSAState(carry[:, None, :, :d], carry[:, None, :, d:])
-            dropout_p = 0.0 if keep is None else 1.0 - 1.0 / ctx.keep_scale
-            mask = None if keep is None else keep.bool()[:, None]
-            return causal_gsa(q[:, None], k[:, None], v[:, None], log_gates[:, None], scale=ctx.scale,
-                              initial_state=state, dropout_p=dropout_p, dropout_mask=mask, backend="torch")[:, 0]
-
-        grads = recompute_grads("causal_gsa", ctx.backend, kernels, torch_forward, (q, k, v, log_gates),
-                                tuple(ctx.needs_input_grad[:4]), (grad_out,))
+        if ctx.guard is None:
+            grads = kernels()
+        else:
+            grads = ctx.guard.backward(kernels, partial(_torch_forward, ctx, carry, keep), (q, k, v, log_gates),
+                                       tuple(ctx.needs_input_grad[:4]), (grad_out,))
         return (*grads, None, None, None, None, None, None)
 
 
 def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_state: Optional[GSAState],
                       return_state: bool, keep: Optional[torch.Tensor], keep_scale: float,
-                      backend: str = "triton") -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
+                      guard=None) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
     """``causal_gsa`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; log_gates: [B, H, N, n];
     keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p); initial_state: already
-    checked against the inputs. ``backend``: "auto" lets a backward that fails to compile or launch
-    recompute on the PyTorch path (``dispatch``)."""
+    checked against the inputs. ``guard``: the ``ops.backend.KernelGuard`` that lets a backward
+    failing to compile or launch recompute on the PyTorch path (None: failures raise)."""
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     flat, keep, carry = flatten_heads(q, k, v, log_gates, keep, initial_state)
     chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
-    out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, backend)
+    out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard)
     out = out.reshape(B, H, N, dv)
     if not return_state:
         return out

@@ -20,19 +20,12 @@ from typing import Optional, Tuple, Union
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from .._checks import check_backend, check_qkv_phi, default_scale
-from ..dropout import dropout_keep_mask
-from ..nonfinite import zero_safe_matmul
-from ..recurrent import compute_dtype
-from ..triton.dispatch import kernel_chunk, kernels_apply, run_kernels, unsupported
+from ..utils import compute_dtype, zero_safe_matmul
 from .state import GSAState
 
 DEFAULT_CHUNK_SIZE = 16
 # Elements of one [blocks x chunks, C, C, n] scratch tensor (about five are alive at once).
 DEFAULT_TILE_ELEMENTS = 1 << 23
-# The Triton kernels' chunk (ABC's kernels, which GSA runs on: a [C, C] tile, no [C, C, n] decay),
-# shrunk for short sequences and then to what the device's architecture fits.
-KERNEL_CHUNK = 64
 
 
 def _between(C: int, device, dtype) -> torch.Tensor:
@@ -99,61 +92,17 @@ def _chunks(q, k, v, g, key_memory, value_memory, keep, scale: float, keep_scale
     return out, key_memory, value_memory
 
 
-def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
-               scale: Optional[float] = None, chunk_size: Optional[int] = None,
-               tile_elements: int = DEFAULT_TILE_ELEMENTS, initial_state: Optional[GSAState] = None,
-               return_state: bool = False, dropout_p: float = 0.0,
-               dropout_mask: Optional[torch.Tensor] = None,
-               backend: str = "auto") -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
-    """Causal gated slot attention (Zhang et al., 2024; equations in ``naive``).
-
-    Args:
-        q, k: [B, H, N, d]; v: [B, H, N, dv]; log_gates: [B, H, N, n], g = log a <= 0 (a in (0, 1];
-            g = 0 writes nothing and keeps the memory, as padding must).
-        scale: multiplies K~_t q_t; defaults to d ** -0.5.
-        chunk_size: rows per chunk C; intra-chunk work is O(C (d + n)) per row. Default:
-            ``DEFAULT_CHUNK_SIZE`` on the PyTorch path, ``KERNEL_CHUNK`` on the kernels (which
-            shrink it for short sequences and to what the device fits).
-        tile_elements: bounds the scratch of one block of chunks (elements of a [C, C, n] tensor
-            over the block and the batch); at least one chunk is processed at a time.
-        initial_state: memories of an earlier prefix to continue from (a constant: no gradient
-            flows into it). Default: empty memories.
-        return_state: also return the GSAState after the last row.
-        dropout_p, dropout_mask: attention dropout on the probabilities over the slots, as in
-            ``ops.dropout`` (mask bool [B, H, N, n], True = keep). Pass 0 in evaluation.
-        backend: "auto" (the Triton kernels for CUDA tensors when Triton imports, else PyTorch),
-            "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1), as for
-            ``causal_abc``; the kernels ignore tile_elements and take finite log gates (the
-            strategy's are).
-
-    Returns:
-        out [B, H, N, dv] in q's dtype (and the final GSAState if ``return_state``). Gates,
-        memories and products are computed in fp32 (fp64 for fp64 inputs).
-    """
-    check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
-    check_backend(backend)
-    if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    if tile_elements < 1:
-        raise ValueError(f"tile_elements must be >= 1, got {tile_elements}")
+def chunk_causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor, scale: float,
+                     chunk_size: Optional[int], tile_elements: Optional[int], initial_state: GSAState,
+                     return_state: bool, keep: Optional[torch.Tensor], keep_scale: float
+                     ) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
+    """``causal_gsa`` on the PyTorch path, its arguments checked (``gsa.op``): q, k [B, H, N, d];
+    v [B, H, N, dv]; log_gates [B, H, N, n]; keep bool [B, H, N, n] (True = kept) or None;
+    keep_scale = 1 / (1 - p); tile_elements None: ``DEFAULT_TILE_ELEMENTS``. Returns out
+    [B, H, N, dv] in q's dtype (and the final GSAState)."""
+    tile_elements = DEFAULT_TILE_ELEMENTS if tile_elements is None else tile_elements
     B, H, N, d = q.shape
     n, dv, Z, work = log_gates.shape[-1], v.shape[-1], B * H, compute_dtype(q.dtype)
-    scale = default_scale(scale, d)
-    keep = dropout_keep_mask(dropout_p, dropout_mask, (B, H, N, n), q.device)
-    if initial_state is None:
-        initial_state = GSAState.empty(B, H, n, d, dv, device=q.device, dtype=work)
-    elif not isinstance(initial_state, GSAState):
-        raise ValueError(f"initial_state must be a GSAState, got {type(initial_state).__name__}")
-    initial_state.check(B, H, n, d, dv)
-    kernels_chunk = kernel_chunk(chunk_size or KERNEL_CHUNK, N)
-    if N > 0 and Z > 0 and kernels_apply(backend, q.device, unsupported(q, v, log_gates, kernels_chunk), "causal_gsa"):
-        from ..triton.causal_gated import triton_causal_gsa
-        return run_kernels(
-            "causal_gsa", backend,
-            lambda: triton_causal_gsa(q, k, v, log_gates, scale, kernels_chunk, initial_state,
-                                      return_state, keep, 1.0 / (1.0 - dropout_p), backend),
-            lambda: causal_gsa(q, k, v, log_gates, scale, chunk_size, tile_elements, initial_state, return_state,
-                               dropout_p, keep, backend="torch"))
     key_memory, value_memory = (field.detach().to(work).reshape(Z, n, -1) for field in initial_state)
     if N == 0 or Z == 0:  # an empty output on the graph of every input, the state unchanged
         out = v.clone()
@@ -178,7 +127,7 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
     for start in range(0, M, per_block):
         part = slice(start, min(start + per_block, M))
         args = (q_c[:, part], k_c[:, part], v_c[:, part], g_c[:, part], key_memory, value_memory,
-                None if keep_c is None else keep_c[:, part], scale, 1.0 / (1.0 - dropout_p))
+                None if keep_c is None else keep_c[:, part], scale, keep_scale)
         if recompute:
             out, key_memory, value_memory = checkpoint(_chunks, *args, use_reentrant=False)
         else:

@@ -7,7 +7,7 @@ exclusive prefix of the per-chunk states. Time O(N (C (D + E) + D E)), memory O(
 linear in N, never the N x D x E of every S_t. Autograd differentiates it as written.
 
 Kernel attention uses it once (numerator); slot strategies twice: scores with (q, k, phi) and
-outputs with (p, phi, v) (see ``_slots``).
+outputs with (p, phi, v) (see ``strategies._slots``).
 """
 
 from typing import Optional, Tuple, Union
@@ -15,7 +15,7 @@ from typing import Optional, Tuple, Union
 import torch
 import torch.nn.functional as F
 
-from ..ops.nonfinite import zero_safe_matmul
+from ..utils import zero_safe_matmul
 
 DEFAULT_CHUNK = 64
 
@@ -57,9 +57,3 @@ def causal_linear_attention(
     if initial_state is not None:
         final = final + initial_state
     return out, final
-
-
-def linear_state_update(state: Optional[torch.Tensor], k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-    """S + k v^T for one token: state [B, H, D, E] or None; k [B, H, D]; v [B, H, E]."""
-    update = k[..., :, None] * v[..., None, :]
-    return update if state is None else state + update

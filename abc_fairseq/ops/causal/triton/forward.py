@@ -10,8 +10,7 @@
 import triton
 import triton.language as tl
 
-from .causal_exact import exact_mix, exact_read
-from .causal_tiles import (
+from .common import (
     causal,
     chunk_factors,
     chunk_program,
@@ -25,6 +24,7 @@ from .causal_tiles import (
     store_memory_tile,
     store_row_tile,
 )
+from .exact import exact_mix, exact_read
 
 
 @triton.jit

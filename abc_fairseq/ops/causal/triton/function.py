@@ -5,19 +5,19 @@ backward = 3 kernels (rows, reverse scan, columns). Saved for the backward: the 
 normalisers g [Z, N, n] and the memory entering each chunk [Z, N / C, n, d + dv] (fp32).
 """
 
+from functools import partial
 from typing import Optional, Tuple, Union
 
 import torch
 import triton
 
+from ...triton.sizes import causal_tiles, device_chunk
 from ..chunk_math import SAFE_EXPONENT
 from ..state import ABCState
-from .causal_backward import columns_kernel, rows_kernel
-from .causal_forward import chunk_sums_kernel, output_kernel
-from .causal_geometry import ChunkNormalisers, chunk_normalisers
-from .causal_scan import chunk_scan_kernel
-from .dispatch import recompute_grads
-from .sizes import causal_tiles, device_chunk
+from .backward import columns_kernel, rows_kernel
+from .forward import chunk_sums_kernel, output_kernel
+from .geometry import ChunkNormalisers, chunk_normalisers
+from .scan import chunk_scan_kernel
 
 SCAN_BLOCK = 256
 
@@ -75,17 +75,29 @@ def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_ou
     return dq, dk, dv_, (dl_parts[0] + dl_parts[1]).to(logits.dtype), d_norm
 
 
+def _torch_forward(ctx, carry, g_before, keep, q, k, v, logits):
+    """The Function's forward on the PyTorch path (``ctx.guard.torch_op``, ``chunk_causal_abc``),
+    on the Function's own [Z, N, *] inputs viewed as [Z, 1, N, *]."""
+    d = q.shape[-1]
+    state = ABCState(carry[:, None, :, :d], carry[:, None, :, d:], g_before[:, None])
+    mask = None if keep is None else keep.bool()[:, None]
+    out = ctx.guard.torch_op(q[:, None], k[:, None], v[:, None], logits[:, None], ctx.scale, ctx.chunk, None, None,
+                             state, False, mask, ctx.keep_scale)
+    return out[:, 0]
+
+
 class TritonCausalABC(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n]; keep: int8 [Z, N, n] or None (no
-    dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant).
+    dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant);
+    guard: the ``ops.backend.KernelGuard`` running the backward (None: failures raise).
     Returns out [Z, N, dv] in q's dtype, the memory after the last row and its normaliser."""
 
     @staticmethod
-    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, backend):
+    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, guard):
         norm = chunk_normalisers(logits, g_before, chunk)
         out, final, mem = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
         ctx.save_for_backward(q, k, v, logits, keep, carry, g_before, *norm, mem)
-        ctx.scale, ctx.keep_scale, ctx.chunk, ctx.backend = scale, keep_scale, chunk, backend
+        ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         g_last = norm.g[:, -1].clone()
         ctx.mark_non_differentiable(final, g_last)
         return out, final, g_last
@@ -99,19 +111,11 @@ class TritonCausalABC(torch.autograd.Function):
             return backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,
                                     ctx.scale, ctx.keep_scale, ctx.chunk, prefix=True)[:4]
 
-        def torch_forward(q, k, v, logits):
-            from ..causal import causal_abc  # the PyTorch path of the same op, on [Z, 1, N, *]
-            d = q.shape[-1]
-            state = ABCState(carry[:, None, :, :d], carry[:, None, :, d:], g_before[:, None])
-            dropout_p = 0.0 if keep is None else 1.0 - 1.0 / ctx.keep_scale
-            mask = None if keep is None else keep.bool()[:, None]
-            out = causal_abc(q[:, None], k[:, None], v[:, None], logits[:, None], scale=ctx.scale,
-                             chunk_size=ctx.chunk, initial_state=state, dropout_p=dropout_p,
-                             dropout_mask=mask, backend="torch")
-            return out[:, 0]
-
-        grads = recompute_grads("causal_abc", ctx.backend, kernels, torch_forward, (q, k, v, logits),
-                                tuple(ctx.needs_input_grad[:4]), (grad_out,))
+        if ctx.guard is None:
+            grads = kernels()
+        else:
+            grads = ctx.guard.backward(kernels, partial(_torch_forward, ctx, carry, g_before, keep), (q, k, v, logits),
+                                       tuple(ctx.needs_input_grad[:4]), (grad_out,))
         return (*grads, None, None, None, None, None, None, None)
 
 
@@ -133,12 +137,13 @@ def flatten_heads(q, k, v, control, keep: Optional[torch.Tensor], memories: Opti
 
 def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
                       initial_state: Optional[ABCState], return_state: bool,
-                      keep: Optional[torch.Tensor], keep_scale: float, backend: str = "triton"
+                      keep: Optional[torch.Tensor], keep_scale: float, guard=None
                       ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
     """``causal_abc`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; phi_logits:
     [B, H, N, n]; keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p);
-    initial_state: already checked against the inputs (``ops.causal``). ``backend``: "auto" lets
-    a backward that fails to compile or launch recompute on the PyTorch path (``dispatch``)."""
+    initial_state: already checked against the inputs (``causal.op``). ``guard``: the
+    ``ops.backend.KernelGuard`` that lets a backward failing to compile or launch recompute on the
+    PyTorch path (None: failures raise)."""
     B, H, N, d = q.shape
     n, dv = phi_logits.shape[-1], v.shape[-1]
     Z = B * H
@@ -149,7 +154,7 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
     chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
     out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale),
-                                               float(keep_scale), chunk, backend)
+                                               float(keep_scale), chunk, guard)
     out = out.reshape(B, H, N, dv)
     if not return_state:
         return out

@@ -1,7 +1,7 @@
 """Bidirectional ABC on Triton: the memory write and read as autograd Functions.
 
 ``memory_write(k, v, phi_logits, padding)`` -> (K~, V~) and ``memory_read(q, K~, V~, ...)`` match
-``ops.bidirectional.abc_memory`` / ``abc_read`` (same shapes, fp32 memories, output in q's dtype),
+``abc_memory`` / ``abc_read`` (same shapes, fp32 memories, output in q's dtype),
 with attention dropout on the slot probabilities. Inputs are read in place through their strides
 (fairseq's [T, B, C] projections viewed as [B, H, T, d] need no copy) as long as the last dimension
 is contiguous.
@@ -12,10 +12,9 @@ from typing import Optional, Tuple
 import torch
 import triton
 
-from .dispatch import recompute_grads
-from .memory_kernels import memory_write_bwd, memory_write_fwd
-from .read_kernels import memory_read_bwd, memory_read_fwd
-from .sizes import launch_rows, pad, precision
+from ...triton.sizes import launch_rows, pad, precision
+from .memory import memory_write_bwd, memory_write_fwd
+from .read import memory_read_bwd, memory_read_fwd
 
 # Rows per program, largest first: a device whose blocks lack the shared memory gets the next.
 ROWS = (64, 32, 16)
@@ -30,7 +29,7 @@ class MemoryWrite(torch.autograd.Function):
     -> (K~ [B, H, n, d], V~ [B, H, n, dv]) in fp32."""
 
     @staticmethod
-    def forward(ctx, k, v, logits, padding, backend):
+    def forward(ctx, k, v, logits, padding, guard):
         k, v, logits = (_unit_last_stride(x) for x in (k, v, logits))
         B, H, N, K = k.shape
         n, V = logits.shape[-1], v.shape[-1]
@@ -45,7 +44,7 @@ class MemoryWrite(torch.autograd.Function):
                     K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=block_s, HAS_PAD=padding is not None,
                     PREC=precision(k.dtype))
         ctx.save_for_backward(k, v, logits, padding, key_memory, value_memory, lse)
-        ctx.backend = backend
+        ctx.guard = guard
         return key_memory, value_memory
 
     @staticmethod
@@ -55,13 +54,14 @@ class MemoryWrite(torch.autograd.Function):
         def kernels():
             return _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse, grad_km, grad_vm)
 
-        def torch_forward(k, v, logits):
-            from ..bidirectional import abc_memory
-            mask = None if padding is None else padding.bool()
-            return abc_memory(k, v, logits, mask, backend="torch")
+        if ctx.guard is None:
+            return (*kernels(), None, None)
 
-        grads = recompute_grads("abc_memory", ctx.backend, kernels, torch_forward, (k, v, logits),
-                                tuple(ctx.needs_input_grad[:3]), (grad_km, grad_vm))
+        def torch_forward(k, v, logits):  # ``parallel_abc_memory``
+            return ctx.guard.torch_op(k, v, logits, None if padding is None else padding.bool(), False)
+
+        grads = ctx.guard.backward(kernels, torch_forward, (k, v, logits), tuple(ctx.needs_input_grad[:3]),
+                                   (grad_km, grad_vm))
         return (*grads, None, None)
 
 
@@ -89,7 +89,7 @@ class MemoryRead(torch.autograd.Function):
     None, keep_scale = 1 / (1 - p)) -> [B, H, M, dv] in q's dtype."""
 
     @staticmethod
-    def forward(ctx, q, key_memory, value_memory, scale, keep, keep_scale, backend):
+    def forward(ctx, q, key_memory, value_memory, scale, keep, keep_scale, guard):
         q = _unit_last_stride(q)
         key_memory = key_memory.float().contiguous()
         value_memory = value_memory.float().contiguous()
@@ -103,7 +103,7 @@ class MemoryRead(torch.autograd.Function):
                     ROWS, q.device, K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=pad(n, 256),
                     HAS_DROPOUT=keep is not None, PREC=precision(q.dtype))
         ctx.save_for_backward(q, key_memory, value_memory, keep, lse)
-        ctx.scale, ctx.keep_scale, ctx.backend = scale, keep_scale, backend
+        ctx.scale, ctx.keep_scale, ctx.guard = scale, keep_scale, guard
         return out
 
     @staticmethod
@@ -115,14 +115,16 @@ class MemoryRead(torch.autograd.Function):
             return _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, ctx.scale,
                                          ctx.keep_scale)
 
-        def torch_forward(q, key_memory, value_memory):
-            from ..bidirectional import abc_read
-            dropout_p = 0.0 if keep is None else 1.0 - 1.0 / ctx.keep_scale
-            return abc_read(q, key_memory, value_memory, ctx.scale, dropout_p,
-                            None if keep is None else keep.bool(), backend="torch")
+        if ctx.guard is None:
+            return (*kernels(), None, None, None, None)
 
-        grads = recompute_grads("abc_read", ctx.backend, kernels, torch_forward, (q, key_memory, value_memory),
-                                tuple(ctx.needs_input_grad[:3]), (grad_out,))
+        def torch_forward(q, key_memory, value_memory):  # ``parallel_abc_read``
+            dropout_p = 0.0 if keep is None else 1.0 - 1.0 / ctx.keep_scale
+            return ctx.guard.torch_op(q, key_memory, value_memory, ctx.scale, dropout_p,
+                                      None if keep is None else keep.bool())
+
+        grads = ctx.guard.backward(kernels, torch_forward, (q, key_memory, value_memory),
+                                   tuple(ctx.needs_input_grad[:3]), (grad_out,))
         return (*grads, None, None, None, None)
 
 
@@ -148,22 +150,22 @@ def _memory_read_backward(q, key_memory, value_memory, keep, lse, grad_out, scal
 
 
 def memory_write(k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
-                 key_padding_mask: Optional[torch.Tensor] = None,
-                 backend: str = "triton") -> Tuple[torch.Tensor, torch.Tensor]:
+                 key_padding_mask: Optional[torch.Tensor] = None, guard=None) -> Tuple[torch.Tensor, torch.Tensor]:
     """Triton ``abc_memory``: k, v [B, H, N, d]; phi_logits [B, H, N, n]; key_padding_mask [B, N]
-    bool, True at padding. Returns (K~, V~) [B, H, n, d] in fp32."""
+    bool, True at padding; guard: the ``ops.backend.KernelGuard`` of the backward (None: failures
+    raise). Returns (K~, V~) [B, H, n, d] in fp32."""
     padding = None
     if key_padding_mask is not None:
         padding = _unit_last_stride(key_padding_mask).view(torch.uint8)
-    return MemoryWrite.apply(k, v, phi_logits, padding, backend)
+    return MemoryWrite.apply(k, v, phi_logits, padding, guard)
 
 
 def memory_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.Tensor, scale: float,
-                dropout_p: float = 0.0, dropout_mask: Optional[torch.Tensor] = None,
-                backend: str = "triton") -> torch.Tensor:
+                dropout_p: float = 0.0, dropout_mask: Optional[torch.Tensor] = None, guard=None) -> torch.Tensor:
     """Triton ``abc_read``: q [B, H, M, d]; memories [B, H, n, d]; dropout_mask [B, H, M, n] bool
-    (True = keep) or None for no dropout. Returns [B, H, M, dv] in q's dtype."""
+    (True = keep) or None for no dropout; guard: as in ``memory_write``. Returns [B, H, M, dv] in
+    q's dtype."""
     keep = None
     if dropout_mask is not None:
         keep = _unit_last_stride(dropout_mask).view(torch.uint8)
-    return MemoryRead.apply(q, key_memory, value_memory, float(scale), keep, 1.0 / (1.0 - dropout_p), backend)
+    return MemoryRead.apply(q, key_memory, value_memory, float(scale), keep, 1.0 / (1.0 - dropout_p), guard)

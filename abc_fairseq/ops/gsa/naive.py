@@ -13,8 +13,7 @@ from typing import Optional
 
 import torch
 
-from .._checks import default_scale
-from ..dropout import drop, dropout_keep_mask
+from ..utils import default_scale, drop, dropout_keep_mask
 from .state import GSAState
 
 

@@ -12,9 +12,9 @@ import torch
 import triton
 import triton.language as tl
 
+from ...triton.layout import head_columns, sequence_program
+from ...triton.sizes import pad
 from ..state import ABCState
-from .layout import head_columns, sequence_program
-from .sizes import pad
 
 
 @triton.jit

@@ -15,7 +15,7 @@ Memories, normalisers and every product accumulate in fp32.
 import triton
 import triton.language as tl
 
-from .layout import head_columns, sequence_program
+from ...triton.layout import head_columns, sequence_program
 
 
 @triton.jit

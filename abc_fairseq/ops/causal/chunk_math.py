@@ -39,8 +39,7 @@ from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
-from .nonfinite import masked_product_sum, nonfinite_batches
-from .workspace import Workspace
+from ..utils import Workspace, masked_product_sum, nonfinite_batches
 
 # Largest exponent the fast (matmul) path takes: exp(60) * C * |q.k| stays far below fp32's max.
 SAFE_EXPONENT = 60.0

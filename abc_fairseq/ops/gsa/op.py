@@ -1,0 +1,99 @@
+"""Causal gated slot attention's public ops: their arguments checked once, then run by
+``ops.backend`` on ABC's causal Triton kernels (``gsa.triton``) or the PyTorch path
+(``gsa.chunk``, ``gsa.recurrent``)."""
+
+from typing import Optional, Tuple, Union
+
+import torch
+
+from ..backend import check_backend, dispatch, kernel_chunk, unsupported
+from ..utils import check_qkv_phi, compute_dtype, default_scale, dropout_keep_mask
+from .chunk import DEFAULT_TILE_ELEMENTS, chunk_causal_gsa
+from .recurrent import recurrent_causal_gsa_step
+from .state import GSAState
+
+# The Triton kernels' chunk (ABC's kernels, which GSA runs on: a [C, C] tile, no [C, C, n] decay),
+# shrunk for short sequences and then to what the device's architecture fits.
+KERNEL_CHUNK = 64
+
+
+def _state(state: Optional[GSAState], B: int, H: int, n: int, d: int, dv: int, q: torch.Tensor,
+           name: str) -> GSAState:
+    """``state`` checked against the inputs, or the empty state when None."""
+    if state is None:
+        return GSAState.empty(B, H, n, d, dv, device=q.device, dtype=compute_dtype(q.dtype))
+    if not isinstance(state, GSAState):
+        raise ValueError(f"{name} must be a GSAState, got {type(state).__name__}")
+    state.check(B, H, n, d, dv)
+    return state
+
+
+def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
+               scale: Optional[float] = None, chunk_size: Optional[int] = None,
+               tile_elements: int = DEFAULT_TILE_ELEMENTS, initial_state: Optional[GSAState] = None,
+               return_state: bool = False, dropout_p: float = 0.0,
+               dropout_mask: Optional[torch.Tensor] = None,
+               backend: str = "auto") -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
+    """Causal gated slot attention (Zhang et al., 2024; equations in ``naive``).
+
+    Args:
+        q, k: [B, H, N, d]; v: [B, H, N, dv]; log_gates: [B, H, N, n], g = log a <= 0 (a in (0, 1];
+            g = 0 writes nothing and keeps the memory, as padding must).
+        scale: multiplies K~_t q_t; defaults to d ** -0.5.
+        chunk_size: rows per chunk C; intra-chunk work is O(C (d + n)) per row. Default:
+            ``DEFAULT_CHUNK_SIZE`` on the PyTorch path, ``KERNEL_CHUNK`` on the kernels (which
+            shrink it for short sequences and to what the device fits).
+        tile_elements: bounds the scratch of one block of chunks (elements of a [C, C, n] tensor
+            over the block and the batch); at least one chunk is processed at a time.
+        initial_state: memories of an earlier prefix to continue from (a constant: no gradient
+            flows into it). Default: empty memories.
+        return_state: also return the GSAState after the last row.
+        dropout_p, dropout_mask: attention dropout on the probabilities over the slots, as in
+            ``ops.dropout`` (mask bool [B, H, N, n], True = keep). Pass 0 in evaluation.
+        backend: "auto" (the Triton kernels for CUDA tensors when Triton imports, else PyTorch),
+            "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1), as for
+            ``causal_abc``; the kernels ignore tile_elements and take finite log gates (the
+            strategy's are).
+
+    Returns:
+        out [B, H, N, dv] in q's dtype (and the final GSAState if ``return_state``). Gates,
+        memories and products are computed in fp32 (fp64 for fp64 inputs).
+    """
+    check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
+    check_backend(backend)
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    if tile_elements < 1:
+        raise ValueError(f"tile_elements must be >= 1, got {tile_elements}")
+    B, H, N, d = q.shape
+    n, dv = log_gates.shape[-1], v.shape[-1]
+    scale = default_scale(scale, d)
+    keep = dropout_keep_mask(dropout_p, dropout_mask, (B, H, N, n), q.device)
+    keep_scale = 1.0 / (1.0 - dropout_p)
+    initial_state = _state(initial_state, B, H, n, d, dv, q, "initial_state")
+    torch_path = lambda: chunk_causal_gsa(q, k, v, log_gates, scale, chunk_size, tile_elements,  # noqa: E731
+                                          initial_state, return_state, keep, keep_scale)
+    if N == 0 or B * H == 0:
+        return torch_path()
+    chunk = kernel_chunk(chunk_size or KERNEL_CHUNK, N)
+    reason = unsupported(q.dtype, chunk, N, head_dim=d, value_dim=dv, memory_size=n)
+    return dispatch("causal_gsa", backend, q.device, reason, chunk_causal_gsa, torch_path,
+                    "gsa.triton.function",
+                    lambda kernels, guard: kernels.triton_causal_gsa(
+                        q, k, v, log_gates, scale, chunk, initial_state, return_state, keep, keep_scale, guard))
+
+
+def causal_gsa_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
+                    state: Optional[GSAState] = None, scale: Optional[float] = None) -> Tuple[torch.Tensor, GSAState]:
+    """One decoding step of causal GSA (see ``naive`` for the equations); PyTorch only.
+
+    q, k: [B, H, 1, d]; v: [B, H, 1, dv]; log_gates: [B, H, 1, n] (log a <= 0; 0 at padding keeps
+    the state unchanged); state: the GSAState of the prefix, or None (empty). Returns the output
+    [B, H, 1, dv] in q's dtype and the new state (float32, float64 for float64 inputs).
+    """
+    check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
+    if q.shape[2] != 1:
+        raise ValueError(f"causal_gsa_step takes one token: q has shape {tuple(q.shape)}")
+    B, H, _, d = q.shape
+    state = _state(state, B, H, log_gates.shape[-1], d, v.shape[-1], q, "state")
+    return recurrent_causal_gsa_step(q, k, v, log_gates, state, default_scale(scale, d))
