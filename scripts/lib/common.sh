@@ -9,6 +9,7 @@
 #   answer_help ARGS...   if -h or --help is among ARGS (before a '--'), print usage and exit 0
 #   unknown_option ARG [HINT]  die naming ARG as an unknown option
 #   deprecated OLD NEW    warn that flag OLD is a deprecated alias of NEW (it still works)
+#   parse_flags SPEC ARGS...   the one option parser of every shell entry point (see below)
 #   posint FLAG VALUE     die unless VALUE is a positive integer
 #   nonneg_int FLAG VALUE die unless VALUE is an integer >= 0
 #   need_tool TOOL        die unless TOOL is on PATH
@@ -50,6 +51,74 @@ unknown_option() {  # ARG [HINT]
 
 deprecated() {  # OLD NEW
     warn "$1 is a deprecated alias of $2 (the launchers of scripts/lm, scripts/mt and scripts/roberta share $2)"
+}
+
+# parse_flags SPEC ARGS...: parse ARGS against the array named SPEC, one entry per flag:
+#   "FLAG VAR [WHAT...]"     FLAG takes a value, stored in $VAR; a missing or empty one, or one that
+#                            looks like an option ('-...'), is an error "FLAG needs WHAT"
+#   "FLAG VAR=VALUE"         a switch: sets $VAR to VALUE
+#   "FLAG !FUNCTION"         a switch: runs FUNCTION (e.g. a preset of several settings)
+#   "FLAG @FUNCTION"         FLAG takes a value, handed to FUNCTION (which checks it; empty if missing)
+#   "FLAG >NEW"              a deprecated alias of NEW: warns, then acts as NEW (errors name FLAG)
+#   "-- VAR [HINT...]"       the arguments after '--' go to the array VAR; HINT ends the error
+#                            of an unknown option. Without this entry '--' is an unknown option.
+#   "+ VAR"                  words that are no option go to the array VAR (without this entry
+#                            they are an error naming them)
+# -h or --help anywhere before '--' prints the help and exits 0 before anything is parsed.
+parse_flags() {  # SPEC ARGS...
+    local -n _flag_spec="$1"
+    shift
+    answer_help "$@"
+    local -A _flag_rule=()
+    local _entry _flag _rule _target _what _rest_var="" _hint="" _word_var=""
+    for _entry in "${_flag_spec[@]}"; do
+        read -r _flag _rule <<<"$_entry"
+        _flag_rule[$_flag]="$_rule"
+    done
+    [ -z "${_flag_rule[--]+set}" ] || read -r _rest_var _hint <<<"${_flag_rule[--]}"
+    if [ -n "${_flag_rule[+]+set}" ]; then
+        _word_var="${_flag_rule[+]}"
+        local -n _flag_words="$_word_var"
+    fi
+    while [ $# -gt 0 ]; do
+        _flag="$1"
+        if [ "$_flag" = -- ] && [ -n "$_rest_var" ]; then
+            shift
+            local -n _flag_rest="$_rest_var"
+            _flag_rest=("$@")
+            return 0
+        fi
+        if [[ "$_flag" != -* ]] && [ "$_flag" != + ]; then
+            [ -n "$_word_var" ] || die "unexpected argument '$_flag' (see --help)"
+            _flag_words+=("$_flag")
+            shift
+            continue
+        fi
+        if [ -z "${_flag_rule[$_flag]+set}" ] || [ "$_flag" = + ]; then
+            unknown_option "$_flag" ${_hint:+"$_hint"}
+        fi
+        _rule="${_flag_rule[$_flag]}"
+        if [[ "$_rule" == '>'* ]]; then
+            deprecated "$_flag" "${_rule#>}"
+            _rule="${_flag_rule[${_rule#>}]}"
+        fi
+        read -r _target _what <<<"$_rule"
+        if [[ "$_target" == '!'* ]]; then
+            "${_target#!}"
+            shift
+        elif [[ "$_target" == '@'* ]]; then
+            "${_target#@}" "${2:-}"
+            shift 2
+        elif [[ "$_target" == *=* ]]; then
+            printf -v "${_target%%=*}" '%s' "${_target#*=}"
+            shift
+        else
+            [ -n "${2:-}" ] || die "$_flag needs ${_what:-a value} (see --help)"
+            [[ "$2" != -* ]] || die "$_flag needs ${_what:-a value}, got the option-like '$2' (see --help)"
+            printf -v "$_target" '%s' "$2"
+            shift 2
+        fi
+    done
 }
 
 posint() {  # FLAG VALUE

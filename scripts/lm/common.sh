@@ -1,10 +1,9 @@
 # shellcheck shell=bash
 # Shared by the WikiText-103 scripts of scripts/lm (sourced, not executed): the experiments of
-# rows.tsv, on top of scripts/lib/launcher.sh (parse_flags) and scripts/lib/common.sh (die, log,
-# usage, locks).
+# rows.tsv, on top of scripts/lib/common.sh (parse_flags, die, log, usage, locks).
 
-# shellcheck source=scripts/lib/launcher.sh
-. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/launcher.sh"
+# shellcheck source=scripts/lib/common.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../lib" && pwd)/common.sh"
 
 TOKENS_PER_SAMPLE=512  # the paper's segment length (Baevski & Auli's 512-token setting)
 

@@ -40,8 +40,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 SCRIPT_NAME=evaluate.sh
-# shellcheck source=scripts/lib/launcher.sh
-. "$repo/scripts/lib/launcher.sh"
+# shellcheck source=scripts/lib/common.sh
+. "$repo/scripts/lib/common.sh"
 original_args=("$@")
 
 data="" save_dir="" split=test checkpoint="" avg=5 beam=5 lenpen=0.6 decode=auto batch=64 tag="" cpu=0 force=0 dry_run=0

@@ -25,8 +25,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SCRIPT_NAME=sweep_memory.sh
-# shellcheck source=scripts/lib/launcher.sh
-. "$here/../lib/launcher.sh"
+# shellcheck source=scripts/lib/common.sh
+. "$here/../lib/common.sh"
 
 data="" root="" configs="" dataset=wmt14 do_train=1 do_eval=1 cpu=0 dry_run=0
 train_extra=()

@@ -5,24 +5,24 @@
 #   bash scripts/mt/train.sh --dataset iwslt14_doc --data data-bin/iwslt14_es_en_doc/bin --save-dir ckpt/iwslt
 #   bash scripts/mt/train.sh --dataset tiny --data data-bin/bible_es_en/bin --save-dir /tmp/ck --cpu
 #
-# Launching (the same flags as scripts/lm/train_wiki103.sh and scripts/roberta/*.sh)
-#   - one process:          fairseq-train directly (1 GPU, or --cpu)
-#   - N GPUs of one node:   torchrun --nproc_per_node N (--nproc-per-node N; default: all visible GPUs)
-#   - several nodes:        submit scripts/mt/train.sbatch by hand, which runs this script once per
-#                           node under srun with --nnodes/--node-rank/--master-addr taken from SLURM
-#   - N CPU processes:      --cpu --nproc-per-node N (gloo backend; for testing the distributed path)
-# Every process gets its rank from torchrun's environment (fairseq 0.12 only infers it itself
-# on GPU nodes, so it is passed explicitly: --distributed-rank/--device-id/--distributed-world-size
-# with --distributed-init-method env://).
+# Launching: scripts/lib/launch.py, the launcher of every training recipe (its --help has the
+# details). One process runs fairseq-train; --nproc-per-node N > 1 runs torchrun on one node
+# (with --cpu, N CPU processes with gloo); --nnodes N > 1 runs srun + torchrun (c10d rendezvous)
+# inside a SLURM allocation: submit scripts/mt/train.sbatch with the same arguments (outside an
+# allocation the launcher refuses and prints the sbatch command; a dry run shows the command with
+# placeholders).
 #
-# Batch size: --update-freq is computed so that max_tokens x processes x update_freq reaches the
-# dataset's total tokens per update (below), whatever the number of GPUs.
+# Batch: the dataset's tokens per update (below; --total-tokens) are kept whatever the hardware
+# by the launchers' one rule, never refused:
+#   update_freq = ceil(total tokens / (processes x --max-tokens))
+# (an update holds at least the total; a note says when it holds more).
 #
 # Resuming: fairseq restores SAVE_DIR/checkpoint_last.pt (model, optimizer, scheduler, data
 # position) when it exists, so rerunning the same command continues an interrupted run.
 # SAVE_DIR is the run's own: one holding another model's run (SAVE_DIR/.run says which) or
 # files of something else is refused, and so is one in use by a live run (SAVE_DIR/.lock).
-# TensorBoard logs go to SAVE_DIR/tensorboard.
+# TensorBoard logs go to SAVE_DIR/tensorboard; SAVE_DIR/run.json records the model and
+# SAVE_DIR/train_command.txt the command.
 #
 # Hyperparameters (ABC paper Table 10 and Appendix C; "(ours)" = not given in the paper):
 #   all          Adam betas (0.9, 0.98) eps 1e-9 (Vaswani et al. 2017), inverse_sqrt schedule,
@@ -54,11 +54,11 @@
 #   --causal-memory N      memory size of decoder causal attention (default per dataset)
 #   --encoder-memory N     also use --model in the encoder, memory N (the "-all" variant, App. C.2)
 #   --arch ARCH            override the architecture; a non-ABC arch gets no ABC flags
-#   --nproc-per-node N     processes per node: GPUs (default: all visible), or with --cpu CPU
-#                          processes (default 1)
+#   --nproc-per-node N     processes per node (default: with --cpu 1, else the GPUs of
+#                          CUDA_VISIBLE_DEVICES, else of nvidia-smi -L)
+#   --nnodes N             nodes (default 1; more run inside a SLURM allocation: train.sbatch)
+#   --rdzv-port P          the rendezvous port on the first node (several nodes; default 29500)
 #   --cpu                  train on CPU
-#   --nnodes N --node-rank R --master-addr HOST --master-port P
-#                          multi-node (set by train.sbatch; default single node)
 #   --max-tokens N         tokens per process per step (default per dataset)
 #   --total-tokens N       tokens per update to reach (default per dataset)
 #   --lr X --warmup N --max-update N --seed N   override the defaults
@@ -68,7 +68,9 @@
 #   --dry-run              print the command instead of running it
 #   -- ARGS...             further arguments for fairseq-train
 #   -h, --help             this help
-# Deprecated aliases: --gpus and --nproc (--nproc-per-node).
+# Deprecated aliases (every launcher): --nodes (--nnodes), --gpus, --cpu-procs, --nproc
+# (--nproc-per-node); --master-port (--rdzv-port). --node-rank and --master-addr are gone: the
+# rendezvous gives the ranks and the first node of the allocation is the meeting point.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -76,30 +78,27 @@ repo="$(cd "$here/../.." && pwd)"
 SCRIPT_NAME=train.sh
 # shellcheck source=scripts/lib/launcher.sh
 . "$repo/scripts/lib/launcher.sh"
-original_args=("$@")
 
 dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_mem="" arch=""
-cpu=0 nproc="" nnodes=1 node_rank=0 master_addr=127.0.0.1 master_port=29500
-max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 dry_run=0 train_module=""
+max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 train_module=""
 extra=()
+per_node_flags() {  # --node-rank, --master-addr: the one multi-node path needs neither
+    die "--node-rank and --master-addr are gone: several nodes run through scripts/mt/train.sbatch (srun + torchrun, c10d rendezvous at the allocation's first node; --rdzv-port sets its port)"
+}
 flags=(
+    "${LAUNCH_FLAGS[@]}" "--master-port >--rdzv-port" "--node-rank @per_node_flags" "--master-addr @per_node_flags"
     "--dataset dataset a name" "--data data a directory" "--save-dir save_dir a directory"
     "--model model a name" "--cross-memory cross_mem a number" "--causal-memory causal_mem a number"
     "--encoder-memory encoder_mem a memory size" "--arch arch a name"
-    "--nproc-per-node nproc a number" "--gpus >--nproc-per-node" "--nproc >--nproc-per-node" "--cpu cpu=1"
-    "--nnodes nnodes a number" "--node-rank node_rank a number" "--master-addr master_addr a host"
-    "--master-port master_port a port" "--max-tokens max_tokens a number"
-    "--total-tokens total_tokens a number" "--lr lr" "--warmup warmup a number"
-    "--max-update max_update a number" "--seed seed a number"
-    "--train-module train_module a Python module name" "--dry-run dry_run=1"
+    "--max-tokens max_tokens a number" "--total-tokens total_tokens a number" "--lr lr"
+    "--warmup warmup a number" "--max-update max_update a number" "--seed seed a number"
+    "--train-module train_module a Python module name"
     "-- extra fairseq-train arguments go after --"
 )
 parse_flags flags "$@"
 [ -n "$dataset" ] || die "--dataset is required (wmt14, iwslt14_doc or tiny)"
 [ -n "$data" ] || die "--data is required (the recipe's DEST/bin directory)"
 [ -n "$save_dir" ] || die "--save-dir is required"
-[ -d "$data" ] || [ "$dry_run" = 1 ] || die "--data $data is not a directory"
-[ -f "$data/eval/prep.json" ] || [ "$dry_run" = 1 ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
 [[ "$model" =~ ^[a-z][a-z0-9-]*$ ]] || die "--model expects a name such as abc, random, linformer or softmax, got '$model'"
 
 # --- per-dataset settings ---------------------------------------------------------------------
@@ -133,24 +132,19 @@ cross_mem="${cross_mem:-$d_cross}" causal_mem="${causal_mem:-$d_causal}"
 lr="${lr:-$d_lr}" warmup="${warmup:-$d_warmup}" max_update="${max_update:-$d_max_update}"
 max_tokens="${max_tokens:-$d_max_tokens}" total_tokens="${total_tokens:-$d_total}"
 for pair in "--cross-memory:$cross_mem" "--causal-memory:$causal_mem" "--warmup:$warmup" \
-            "--max-update:$max_update" "--max-tokens:$max_tokens" "--total-tokens:$total_tokens" \
-            "--nnodes:$nnodes" "--master-port:$master_port"; do
+            "--max-update:$max_update" "--max-tokens:$max_tokens" "--total-tokens:$total_tokens"; do
     posint "${pair%%:*}" "${pair#*:}"
 done
 [ -z "$encoder_mem" ] || posint --encoder-memory "$encoder_mem"
-if ! [[ "$node_rank" =~ ^[0-9]+$ ]] || [ "$node_rank" -ge "$nnodes" ]; then
-    die "--node-rank must be in 0..$((nnodes - 1)), got '$node_rank'"
-fi
 
 # --- tools ------------------------------------------------------------------------------------
 find_tools fairseq-train "$repo"
-bindir="$BINDIR" py="$PY"
-train_prog=("$bindir/fairseq-train")
+py="$PY"
 if [ -n "$train_module" ]; then
     [[ "$train_module" =~ ^[A-Za-z_][A-Za-z0-9_.]*$ ]] || die "--train-module expects a module name such as pkg.module, got '$train_module'"
     (cd "$repo" && "$py" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec(sys.argv[1]) is None)' \
         "$train_module" 2>/dev/null) || die "--train-module $train_module: no such module (run from $repo)"
-    train_prog=("$py" -m "$train_module")
+    LAUNCH_OPTS+=(--train-module "$train_module")
 fi
 
 # ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer) is
@@ -187,73 +181,24 @@ elif [ "$model" != softmax ]; then
     die "--arch $arch is not an ABC architecture: only --model softmax can train it"
 fi
 
-# --- processes and batch ----------------------------------------------------------------------
-if [ "$cpu" = 1 ]; then
-    per_node="${nproc:-1}"
-elif [ -n "$nproc" ]; then
-    per_node="$nproc"
-else
-    per_node="$("$py" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)"
-    if [ "$per_node" = 0 ] && [ "$dry_run" = 1 ]; then
-        per_node=1
-        log "dry run: no GPU visible, showing one process per node (--nproc-per-node N sets it)"
-    fi
-    [ "$per_node" -gt 0 ] || die "no GPU visible; pass --cpu to train on CPU (or --nproc-per-node N)"
-fi
-posint --nproc-per-node "$per_node"
-world=$((per_node * nnodes))
-update_freq=$(( (total_tokens + max_tokens * world - 1) / (max_tokens * world) ))
-log "$world process(es) x $max_tokens tokens x update-freq $update_freq = $((world * max_tokens * update_freq)) tokens per update (target $total_tokens)"
-
-
+# --- launch -------------------------------------------------------------------------------------
 train_args=("$data" --arch "$arch" "${abc_args[@]}" "${common[@]}" "${d_args[@]}"
-            --lr "$lr" --warmup-updates "$warmup" --max-update "$max_update"
-            --max-tokens "$max_tokens" --update-freq "$update_freq" --seed "$seed"
+            --lr "$lr" --warmup-updates "$warmup" --max-update "$max_update" --seed "$seed"
             --save-dir "$save_dir" --tensorboard-logdir "$save_dir/tensorboard"
-            --log-format simple --log-interval 100 "${extra[@]}")
-[ "$cpu" = 0 ] || train_args+=(--cpu)
+            --log-format simple --log-interval 100)
+plan_launch tokens "$total_tokens" "$max_tokens" scripts/mt/train.sbatch "${train_args[@]}" -- "${extra[@]}"
 
-if [ "$world" -eq 1 ]; then
-    cmd=("${train_prog[@]}" "${train_args[@]}")
-else
-    if [ "$cpu" = 1 ]; then
-        train_args+=(--distributed-backend gloo --ddp-backend legacy_ddp)
-    fi
-    train_args+=(--distributed-world-size "$world" --distributed-init-method env:// --distributed-no-spawn)
-    # torchrun exports RANK / LOCAL_RANK / WORLD_SIZE to each process; sh forwards them.
-    # shellcheck disable=SC2016  # expanded by that sh, not here
-    cmd=("$bindir/torchrun" --nnodes "$nnodes" --node_rank "$node_rank" --nproc_per_node "$per_node"
-         --master_addr "$master_addr" --master_port "$master_port" --no-python
-         sh -c 'exec "$0" "$@" --distributed-rank "$RANK" --device-id "$LOCAL_RANK"'
-         "${train_prog[@]}" "${train_args[@]}")
-    [ -x "$bindir/torchrun" ] || cmd[0]="torchrun"
-fi
-
-if [ "$dry_run" = 1 ]; then
-    printf '%q ' "${cmd[@]}"
-    printf '\n'
-    exit 0
-fi
-run_json="{\"dataset\": \"$dataset\", \"model\": \"$model\", \"arch\": \"$arch\", \"cross_memory\": $([ "$model" != softmax ] && echo "$cross_mem" || echo null), \"causal_memory\": $([ "$model" != softmax ] && echo "$causal_mem" || echo null), \"encoder_memory\": ${encoder_mem:-null}, \"data\": \"$data\"}"
+[ -d "$data" ] || die "--data $data is not a directory"
+[ -f "$data/eval/prep.json" ] || die "--data $data has no eval/prep.json; is it a recipe's DEST/bin?"
 # The save dir is this run's own (SAVE_DIR/.run names the model; a dir of another model, or one
-# holding anything else, is refused) and one run at a time uses it (SAVE_DIR/.lock). Under
-# train.sbatch every node runs this script: the first node claims and locks for all.
+# holding anything else, is refused) and one run at a time uses it (SAVE_DIR/.lock).
 identity="dataset=$dataset model=$model arch=$arch cross=$cross_mem causal=$causal_mem encoder=${encoder_mem:--}"
 [ "$model" != softmax ] || identity="dataset=$dataset model=softmax arch=$arch"
-if [ "$node_rank" = 0 ]; then
-    # A save dir of this script from before the .run mark: its run.json says what it holds.
-    if [ ! -f "$save_dir/.run" ] && [ "$(cat "$save_dir/run.json" 2>/dev/null)" = "$run_json" ]; then
-        printf 'mt-train %s\n' "$identity" >"$save_dir/.run"
-    fi
-    claim_dir "$save_dir" mt-train "$identity"
-    take_lock "$save_dir" "${original_args[@]}"
-    # Recorded next to the checkpoints, for collect_results.py and for the record.
-    printf '%q ' "${cmd[@]}" >"$save_dir/train_command.txt"
-    printf '\n' >>"$save_dir/train_command.txt"
-    printf '%s\n' "$run_json" >"$save_dir/run.json"
-else
-    mkdir -p "$save_dir"
-fi
-[ ! -f "$save_dir/checkpoint_last.pt" ] || log "resuming from $save_dir/checkpoint_last.pt"
-cd "$repo"
-exec "${cmd[@]}"
+claim_launch "$save_dir" mt-train "$identity"
+# Recorded next to the checkpoints, for collect_results.py and for the record.
+printf '%s\n' "$LAUNCH" >"$save_dir/train_command.txt"
+memories=("cross_memory:=null" "causal_memory:=null")
+[ "$model" = softmax ] || memories=("cross_memory:=$cross_mem" "causal_memory:=$causal_mem")
+"$py" "$repo/scripts/lib/write_json.py" "$save_dir/run.json" "dataset=$dataset" "model=$model" "arch=$arch" \
+    "${memories[@]}" "encoder_memory:=${encoder_mem:-null}" "data=$data"
+exec_launch

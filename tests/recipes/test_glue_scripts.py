@@ -36,27 +36,33 @@ def test_finetuning_keeps_the_task_batch_on_several_gpus(task, gpus, max_sentenc
     assert per_gpu == (max_sentences or BATCH[task] // gpus)
     assert "--find-unused-parameters" in argv
     if gpus == 1:
-        assert argv[:3] == ["python", "-m", "fairseq_cli.train"]
+        assert argv[0] == "fairseq-train"  # the training program of every launcher
     else:
         assert argv[:4] == ["torchrun", "--standalone", "--nproc_per_node", str(gpus)]
 
 
-def test_a_batch_that_does_not_split_is_refused():
-    proc = finetune("RTE", "--nproc-per-node", "3", check=False)
+def test_a_batch_that_does_not_split_is_rounded_up_and_said():
+    """The launchers' one rule: update_freq = ceil(batch / (GPUs x per-GPU)), never refused."""
+    proc = finetune("RTE", "--nproc-per-node", "3")
+    argv = shlex.split(proc.stdout)
+    assert (value(argv, "--batch-size"), value(argv, "--update-freq")) == ("6", "1")  # 3 x 6 x 1 = 18 >= 16
+    assert "18 sentences per update (target 16)" in proc.stderr and "more than the target" in proc.stderr
+    proc = finetune("RTE", "--nproc-per-node", "2", "--max-sentences", "3")
+    argv = shlex.split(proc.stdout)
+    assert (value(argv, "--batch-size"), value(argv, "--update-freq")) == ("3", "3")  # 2 x 3 x 3 = 18 >= 16
+    proc = finetune("RTE", "--max-sentences", "0", check=False)
     assert proc.returncode != 0 and "--max-sentences" in proc.stderr
-    proc = finetune("RTE", "--nproc-per-node", "2", "--max-sentences", "3", check=False)
-    assert proc.returncode != 0 and "--max-sentences 3" in proc.stderr
 
 
 def test_finetune_flags_parse_and_report_the_glue_metrics():
     from fairseq import options
 
-    import abc_fairseq  # noqa: F401
+    import abc_fairseq.models  # noqa: F401
 
     for task, expected in (("STS-B", {"report_pearson_and_spearman": True, "regression_target": True}),
                            ("MNLI", {"valid_subset": "valid,valid1"}), ("CoLA", {"report_mcc": True})):
         argv = shlex.split(finetune(task, "--nproc-per-node", "2", "--cpu").stdout)
-        argv = argv[argv.index("fairseq_cli.train") + 1:]
+        argv = argv[argv.index("fairseq-train") + 1:]
         args = vars(options.parse_args_and_arch(options.get_training_parser(), argv))
         assert args["find_unused_parameters"] is True and args["update_freq"] == [1], task
         assert {k: args[k] for k in expected} == expected, task

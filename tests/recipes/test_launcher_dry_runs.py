@@ -1,8 +1,15 @@
 """Every launcher of scripts/lm, scripts/mt and scripts/roberta shares one set of flag names
 (--nnodes, --nproc-per-node, --dry-run), and its --dry-run prints a fairseq command that fairseq's
-own parser accepts, with the values the launcher promises. No data is needed for a dry run."""
+own parser accepts, with the values the launcher promises. No data is needed for a dry run.
+The launch itself is scripts/lib/launch.py's for every recipe: one launch shape, one
+--update-freq rule, one GPU count, one multi-node path (srun + torchrun, c10d rendezvous; the
+recipes' .sbatch files run under a faked SLURM job here)."""
 
+import math
+import os
+import shlex
 import subprocess
+from pathlib import Path
 
 import pytest
 from fairseq_helpers import ROOT, parse_command
@@ -26,8 +33,7 @@ def dry_run(*argv):
      {"update_freq": [2], "distributed_world_size": 2, "cpu": True}),
     (MT + ["--nproc-per-node", "4"], {"update_freq": [2], "decoder_cross_memory": 32, "decoder_self_memory": 8}),
     (MT + ["--cpu", "--nproc-per-node", "2"], {"update_freq": [4], "distributed_world_size": 2, "cpu": True}),
-    (MT + ["--nproc-per-node", "4", "--nnodes", "2", "--node-rank", "1", "--master-addr", "node0"],
-     {"update_freq": [1], "distributed_world_size": 8}),
+    (MT + ["--nproc-per-node", "4", "--nnodes", "2"], {"update_freq": [1], "distributed_world_size": 8}),
     (MLM + ["--nproc-per-node", "8", "--nnodes", "2"], {"update_freq": [8], "encoder_memory": 64}),
     (MLM + ["--cpu", "--nproc-per-node", "1"], {"update_freq": [128], "cpu": True}),
     (GLUE + ["--nproc-per-node", "2", "--nnodes", "1"], {"update_freq": [1], "batch_size": 8}),
@@ -68,10 +74,132 @@ def test_old_names_are_deprecated_aliases(launcher, old, new):
 
 
 def test_several_nodes_outside_slurm_name_the_sbatch_to_submit(tmp_path):
-    env = {"PATH": "/usr/bin:/bin"}
-    (tmp_path / "dict.txt").write_text("w 1\n")  # the LM launcher checks its data first
-    lm = LM + ["--data", str(tmp_path), "--nproc-per-node", "4", "--nnodes", "2", "--max-tokens", "4096"]
-    for argv, sbatch in ((lm, "scripts/lm/train_wiki103.sbatch"),
-                         (MLM + ["--nproc-per-node", "4", "--nnodes", "2"], "scripts/roberta/pretrain_mlm.sbatch")):
-        proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
-        assert proc.returncode != 0 and "--nnodes 2" in proc.stderr and sbatch in proc.stderr
+    env = {"PATH": "/usr/bin:/bin"}  # no venv: the launcher needs none to refuse
+    for argv, sbatch in ((LM, "scripts/lm/train_wiki103.sbatch"), (MLM, "scripts/roberta/pretrain_mlm.sbatch"),
+                         (GLUE, "scripts/roberta/finetune_glue.sbatch")):
+        proc = subprocess.run(argv + ["--nproc-per-node", "4", "--nnodes", "2"], cwd=ROOT, env=env,
+                              capture_output=True, text=True)
+        assert proc.returncode != 0 and "--nnodes 2" in proc.stderr
+        assert "sbatch --nodes 2 --ntasks-per-node 1 --gpus-per-node 4 %s" % sbatch in proc.stderr
+
+
+# --- one launcher: scripts/lib/launch.py ------------------------------------------------------------
+
+ROOT_PATH = Path(ROOT)
+RECIPES = {"lm": LM, "mt": MT, "mlm": MLM, "glue": GLUE}
+SBATCH = {"lm": "scripts/lm/train_wiki103.sbatch", "mt": "scripts/mt/train.sbatch",
+          "mlm": "scripts/roberta/pretrain_mlm.sbatch", "glue": "scripts/roberta/finetune_glue.sbatch"}
+RANKED = ["--no-python", "sh", "-c", 'exec "$0" "$@" --distributed-rank "$RANK" --device-id "$LOCAL_RANK"',
+          "fairseq-train"]
+
+
+def launch_shape(line):
+    """The words of a printed command up to the training program (fairseq-train) included."""
+    words = shlex.split(line)
+    return words[:words.index("fairseq-train") + 1]
+
+
+def dry_run_env(recipe, *flags, env=None):
+    proc = subprocess.run([*RECIPES[recipe], *flags, "--dry-run"], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_every_recipe_launches_two_nodes_of_four_gpus_alike(recipe):
+    """The done-when check of the one launcher: on 2 nodes x 4 GPUs every training recipe prints
+    srun + torchrun with a c10d rendezvous, then the same ranked fairseq-train; outside an
+    allocation the job id and first node are placeholders and the sbatch to submit is named."""
+    proc = dry_run_env(recipe, "--nnodes", "2", "--nproc-per-node", "4")
+    [line] = proc.stdout.splitlines()
+    assert launch_shape(line) == [
+        "srun", "--nodes", "2", "--ntasks-per-node", "1", "torchrun", "--nnodes", "2", "--nproc_per_node", "4",
+        "--rdzv_backend", "c10d", "--rdzv_id", "JOB_ID", "--rdzv_endpoint", "FIRST_NODE:29500", *RANKED]
+    assert "sbatch --nodes 2 --ntasks-per-node 1 --gpus-per-node 4 %s" % SBATCH[recipe] in proc.stderr
+    tool, args = parse_command(line)
+    assert tool == "train" and args.distributed_world_size == 8 and args.distributed_no_spawn
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+@pytest.mark.parametrize("flags,shape", [
+    (["--nproc-per-node", "1"], ["fairseq-train"]),
+    (["--nproc-per-node", "4"], ["torchrun", "--standalone", "--nproc_per_node", "4", *RANKED]),
+    (["--cpu", "--nproc-per-node", "2"], ["torchrun", "--standalone", "--nproc_per_node", "2", *RANKED]),
+])
+def test_one_node_launch_shape_is_every_recipes(recipe, flags, shape):
+    line = dry_run_env(recipe, *flags).stdout.strip()
+    assert launch_shape(line) == shape
+    args = parse_command(line)[1]
+    if "--cpu" in flags:
+        assert args.cpu and args.distributed_backend == "gloo" and args.ddp_backend == "legacy_ddp"
+
+
+# (recipe, flags, batch flag, target): the rule is update_freq = ceil(target / (processes x per process))
+@pytest.mark.parametrize("recipe,flags,per,target", [
+    ("lm", ["--nproc-per-node", "3"], 8192, 32768),
+    ("lm", ["--nproc-per-node", "8", "--max-tokens", "1024", "--batch-tokens", "10240"], 1024, 10240),
+    ("mt", ["--nproc-per-node", "3"], 4096, 32768),
+    ("mt", ["--nproc-per-node", "16"], 4096, 32768),
+    ("mlm", ["--nproc-per-node", "3", "--max-sentences", "10", "--batch-seqs", "100"], 10, 100),
+    ("glue", ["--nproc-per-node", "3"], 6, 16),
+    ("glue", ["--nproc-per-node", "2", "--max-sentences", "3"], 3, 16),
+])
+def test_one_update_freq_rule_rounds_up_and_says_so(recipe, flags, per, target):
+    proc = dry_run_env(recipe, *flags)
+    args = parse_command(proc.stdout.strip())[1]
+    processes = int(flags[flags.index("--nproc-per-node") + 1])
+    assert (args.max_tokens if recipe in ("lm", "mt") else args.batch_size) == per
+    assert args.update_freq == [math.ceil(target / (processes * per))]
+    reached = processes * per * args.update_freq[0]
+    assert "= %d %s per update (target %d)" % (reached, "tokens" if recipe in ("lm", "mt") else "sentences",
+                                                 target) in proc.stderr
+    assert ("more than the target" in proc.stderr) == (reached > target)
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_gpus_are_counted_one_way(recipe):
+    """Without --nproc-per-node: the GPUs of CUDA_VISIBLE_DEVICES (else nvidia-smi -L)."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0,1,2")
+    line = dry_run_env(recipe, env=env).stdout.strip()
+    assert launch_shape(line)[:4] == ["torchrun", "--standalone", "--nproc_per_node", "3"]
+
+
+@pytest.mark.parametrize("recipe", sorted(RECIPES))
+def test_sbatch_runs_the_recipe_on_every_node_of_the_job(recipe, tmp_path):
+    """Inside a (faked) two-node SLURM job the recipe's .sbatch runs the recipe once with the
+    allocation's nodes; srun + torchrun meet at the job's first node."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "scontrol").write_text("#!/bin/sh\nprintf 'node17\\nnode18\\n'\n")
+    (fake / "scontrol").chmod(0o755)
+    env = dict(os.environ, SLURM_JOB_ID="4242", SLURM_JOB_NODELIST="node[17-18]", SLURM_JOB_NUM_NODES="2",
+               SLURM_SUBMIT_DIR=str(ROOT), PATH=str(fake) + os.pathsep + os.environ.get("PATH", ""))
+    spool = tmp_path / "job.sbatch"  # sbatch runs a copy of the file, from the folder it was submitted in
+    spool.write_text((ROOT_PATH / SBATCH[recipe]).read_text())
+    argv = RECIPES[recipe][2:]  # the recipe's arguments, without "bash SCRIPT"
+    proc = subprocess.run(["bash", str(spool), *argv, "--nproc-per-node", "4", "--dry-run"], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert launch_shape(proc.stdout.strip()) == [
+        "srun", "--nodes", "2", "--ntasks-per-node", "1", "torchrun", "--nnodes", "2", "--nproc_per_node", "4",
+        "--rdzv_backend", "c10d", "--rdzv_id", "4242", "--rdzv_endpoint", "node17:29500", *RANKED]
+    assert "sbatch" not in proc.stderr  # inside the job: nothing to submit
+
+
+def test_sbatch_outside_slurm_says_how_to_submit():
+    proc = subprocess.run(["bash", "scripts/mt/train.sbatch", "--dataset", "tiny"], cwd=ROOT, capture_output=True,
+                          text=True)
+    assert proc.returncode != 0 and "sbatch" in proc.stderr and "scripts/mt/train.sh" in proc.stderr
+
+
+def test_launcher_states_its_rules_and_names_bad_flags():
+    launch = ["python3", "scripts/lib/launch.py"]
+    usage = subprocess.run([*launch, "--help"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert "update_freq = ceil(target / (processes x per_process))" in usage and "c10d" in usage
+    proc = subprocess.run([*launch, "--unit", "tokens", "--target", "0", "--", "data"], cwd=ROOT,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "--target" in proc.stderr
+    proc = subprocess.run([*launch, "--unit", "tokens", "--target", "8", "--cpu", "--nnodes", "2", "--", "data"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 1 and "--cpu" in proc.stderr and "--nnodes 2" in proc.stderr

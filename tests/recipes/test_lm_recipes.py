@@ -111,9 +111,13 @@ def test_scripts_explain_bad_arguments(tmp_path):
         assert code != 0 and "--bogus" in log
     code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "nope", check=False)
     assert code != 0 and "abc_n64" in log  # lists the rows
+    # 3 x 8192 tokens do not divide the 32768-token batch: update-freq is rounded up, and said so
     code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--nproc-per-node", "3", "--dry-run",
                     "--data", tmp_path, check=False)
-    assert code != 0 and "--max-tokens" in log
+    assert code == 0 and "--update-freq 2 " in log and "49152 tokens per update (target 32768)" in log
+    code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--max-tokens", "1000", "--dry-run",
+                    check=False)
+    assert code != 0 and "--max-tokens 1000" in log  # not a multiple of the 512-token segment
 
 
 def test_update_freq_keeps_the_paper_batch(prepared):
@@ -128,8 +132,10 @@ def test_update_freq_keeps_the_paper_batch(prepared):
     assert update_freq("--gpus", "2", "--max-tokens", "1024") == 16  # deprecated alias of --nproc-per-node
     code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--data", prepared / "bin",
                     "--dry-run", "--nproc-per-node", "4", "--nnodes", "2", "--max-tokens", "4096", check=False)
-    # outside SLURM several nodes are refused with the sbatch command to submit, as for MT and RoBERTa
-    assert code != 0 and "sbatch --nodes 2 --ntasks-per-node 1 --gpus-per-node 4 scripts/lm/train_wiki103.sbatch" in log
+    # outside SLURM a dry run of several nodes shows the job's id and first node as placeholders and
+    # names the sbatch command to submit, as for MT and RoBERTa (a real run is refused with it)
+    assert code == 0 and "sbatch --nodes 2 --ntasks-per-node 1 --gpus-per-node 4 scripts/lm/train_wiki103.sbatch" in log
+    assert "--rdzv_endpoint FIRST_NODE:29500" in log and "--update-freq 1 " in log
 
 
 def num_updates(checkpoint):

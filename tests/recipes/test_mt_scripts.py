@@ -59,11 +59,15 @@ def test_train_update_freq_keeps_the_total_batch(tmp_path, gpus, freq):
 def test_train_multinode_and_cpu_launch_commands(tmp_path):
     data = _fake_data(tmp_path)
     proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "iwslt14_doc", "--data", data, "--save-dir",
-                 tmp_path / "ck", "--nproc-per-node", "4", "--nnodes", "2", "--node-rank", "1",
-                 "--master-addr", "node0", "--dry-run"])
+                 tmp_path / "ck", "--nproc-per-node", "4", "--nnodes", "2", "--dry-run"])
     cmd = proc.stdout
-    assert "--nnodes 2 --node_rank 1 --nproc_per_node 4 --master_addr node0" in cmd
+    # several nodes: srun + torchrun with a c10d rendezvous, the launch of every recipe
+    assert cmd.startswith("srun --nodes 2 --ntasks-per-node 1 torchrun --nnodes 2 --nproc_per_node 4 "
+                          "--rdzv_backend c10d")
     assert "--distributed-world-size 8" in cmd and "--update-freq 1 " in cmd and "--distributed-rank" in cmd
+    proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "iwslt14_doc", "--data", data, "--save-dir",
+                 tmp_path / "ck", "--node-rank", "1", "--dry-run"], check=False)
+    assert proc.returncode != 0 and "--node-rank" in proc.stderr and "scripts/mt/train.sbatch" in proc.stderr
     assert "--warmup-updates 4000" in cmd and "--dropout 0.3" in cmd and "--decoder-cross-memory 128" in cmd
     proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "tiny", "--data", data, "--save-dir",
                  tmp_path / "ck", "--cpu", "--nproc-per-node", "2", "--model", "softmax", "--dry-run"])

@@ -31,7 +31,8 @@ SCRIPTS = {
     "scripts/roberta/finetune_glue.sh": ["SST-2"],
     "scripts/roberta/mini_table4.sh": [],
 }
-SBATCH = ["scripts/lm/train_wiki103.sbatch", "scripts/mt/train.sbatch", "scripts/roberta/pretrain_mlm.sbatch"]
+SBATCH = ["scripts/lm/train_wiki103.sbatch", "scripts/mt/train.sbatch", "scripts/roberta/pretrain_mlm.sbatch",
+          "scripts/roberta/finetune_glue.sbatch"]
 
 
 def run(cmd, cwd=REPO, timeout=120, **env):
@@ -54,7 +55,7 @@ def repo_status():
 
 def test_every_shell_entry_point_is_listed():
     found = {str(p.relative_to(REPO)) for p in (REPO / "scripts").rglob("*.sh")} - {
-        "scripts/lib/common.sh", "scripts/lib/launcher.sh", "scripts/lm/common.sh"}
+        "scripts/lib/common.sh", "scripts/lib/launcher.sh", "scripts/lib/sbatch.sh", "scripts/lm/common.sh"}
     assert found == set(SCRIPTS)
 
 
