@@ -9,31 +9,20 @@
 - ``abc_fairseq.models``: the options schema and the registered fairseq models (``abc_lm``,
   ``abc_transformer``, ``abc_roberta`` and their architectures). docs/architecture.md has the map.
 
-Importing the package (``--user-dir abc_fairseq`` does) registers the models, lets fairseq
-load checkpoints under torch's weights-only ``torch.load`` (``checkpoint_compat``), names the
-newest intact checkpoint when one is truncated (``checkpoint_integrity``), restores
-the one numpy 1.x alias fairseq 0.12 still needs (``numpy_compat``) and destroys a gloo process
-group before the interpreter exits (``process_group_exit``). Without fairseq (not installed,
-or not importable) only the plain PyTorch parts are available: ``ops``, ``strategies``, ``layers``.
+Loading the fairseq plugin means importing ``abc_fairseq.models``: that registers the models and
+calls ``abc_fairseq.plugin.install``, the one place that changes fairseq, torch and numpy (weights-only
+checkpoint loading: ``checkpoint_compat``; a truncated checkpoint named with the newest intact
+one: ``checkpoint_integrity``; the one numpy 1.x alias fairseq 0.12 still needs: ``numpy_compat``;
+a gloo process group destroyed before the interpreter exits: ``process_group_exit``).
+The rule: the plugin loads when ``abc_fairseq.models`` is imported, or when this package is
+imported while fairseq already is (``--user-dir abc_fairseq``: fairseq's ``import_user_module``
+imports the package after fairseq, then its ``models``). Otherwise importing ``ops``,
+``strategies`` or ``layers`` imports no fairseq and changes nothing outside the package. A process
+that imported one of them first and then hands ``--user-dir abc_fairseq`` to fairseq in the same
+process must import ``abc_fairseq.models`` itself: fairseq skips a user dir already imported.
 """
 
+import sys
 
-def _fairseq_importable() -> bool:
-    try:
-        import fairseq  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-if _fairseq_importable():
-    from . import models, modules  # noqa: F401 (registers the models)
-    from .checkpoint_compat import allow_fairseq_checkpoints
-    from .checkpoint_integrity import guard_checkpoint_loading
-    from .numpy_compat import restore_numpy_compat_long
-    from .process_group_exit import destroy_gloo_group_at_exit
-
-    allow_fairseq_checkpoints()
-    guard_checkpoint_loading()
-    restore_numpy_compat_long()
-    destroy_gloo_group_at_exit()
+if "fairseq" in sys.modules:  # loaded as fairseq's --user-dir (or after fairseq): load the plugin
+    from . import models  # noqa: F401 (registers the models; plugin.install)

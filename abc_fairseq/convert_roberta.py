@@ -44,7 +44,7 @@ class ConversionError(RuntimeError):
 
 def _load(path: str, trust: bool) -> dict:
     """The checkpoint as saved (no fairseq upgrade: the model applies the renames it needs)."""
-    import abc_fairseq  # noqa: F401 (registers the safe globals and the models)
+    import abc_fairseq.models  # noqa: F401 (registers the safe globals and the models)
 
     if not os.path.isfile(path):
         raise ConversionError(f"--input {path}: no such file")
@@ -112,7 +112,7 @@ def convert(state: dict, encoder_attn: str, encoder_memory: Optional[int], seed:
     """
     from fairseq import utils as fairseq_utils
 
-    import abc_fairseq  # noqa: F401
+    import abc_fairseq.models  # noqa: F401
 
     from .models.abc_options import ENCODER_SELF, abc_memory_size
     from .models.abc_roberta import ABCRobertaModel, RobertaCheckpointError

@@ -38,6 +38,7 @@ def destroy_gloo_group() -> bool:
 
 
 def destroy_gloo_group_at_exit() -> None:
-    """Registers ``destroy_gloo_group`` with ``atexit`` (the package's import does, once; a second
-    registration would only call it again, and it does nothing without a group)."""
+    """Registers ``destroy_gloo_group`` with ``atexit`` (``plugin.install`` does, once, when the
+    plugin loads; a second registration would only call it again, and it does nothing without a
+    group)."""
     atexit.register(destroy_gloo_group)

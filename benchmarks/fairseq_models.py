@@ -30,7 +30,7 @@ def fairseq_setup(argv: List[str], vocab: int):
     from fairseq.dataclass.utils import convert_namespace_to_omegaconf
     from fairseq.tasks import TASK_REGISTRY
 
-    import abc_fairseq  # noqa: F401  (registers the ABC architectures)
+    import abc_fairseq.models  # noqa: F401  (registers the ABC architectures)
 
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(options.get_training_parser(),
                                                                      ["<synthetic>", *argv]))

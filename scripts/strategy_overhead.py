@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from fairseq import options, tasks  # noqa: E402
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf  # noqa: E402
 
-import abc_fairseq  # noqa: E402,F401 (registers abc_lm)
+import abc_fairseq.models  # noqa: E402,F401 (registers abc_lm)
 from abc_fairseq.models import ATTENTION_CHOICES  # noqa: E402
 from abc_fairseq.modules import phi_parameter_overhead  # noqa: E402
 

@@ -10,6 +10,8 @@ import torch
 from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 
+import abc_fairseq.models  # noqa: F401 (--user-dir skips a package already imported: register here)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -44,7 +44,7 @@ def load(path: str, data: str, subset: str):
     from fairseq import checkpoint_utils
     from fairseq.data import data_utils
 
-    import abc_fairseq  # noqa: F401  registers the plugin's models and its checkpoint loading
+    import abc_fairseq.models  # noqa: F401  registers the plugin's models and its checkpoint loading
 
     models, _cfg, task = checkpoint_utils.load_model_ensemble_and_task([path], arg_overrides={"data": data})
     model = models[0].eval()

@@ -1,4 +1,5 @@
-"""fairseq models with ABC attention, registered on import.
+"""fairseq models with ABC attention, registered on import; the import also loads the plugin's
+fairseq fixes (``abc_fairseq.plugin.install``).
 
 - ``abc_options``: the options schema (flags, dataclass fields, defaults) and its reading.
 - ``attention_specs``: options -> the ``ABCAttentionSpec`` each attention position's layers share.
@@ -6,6 +7,7 @@
 - ``abc_lm``, ``abc_transformer``, ``abc_roberta``: the registered models and architectures.
 """
 
+from ..plugin import install
 from . import (
     abc_lm,  # noqa: F401 (registers abc_lm and its architectures)
     abc_lm_presets,  # noqa: F401 (registers the WikiText-103 abc_lm architectures)
@@ -37,6 +39,8 @@ from .abc_options import (
 from .abc_transformer import MT_POSITIONS, ABCTransformerModel
 from .attention_specs import abc_attention_spec
 from .build_helpers import wrap_layer
+
+install()  # the checkpoint, numpy and process-group fixes: loading the models loads the plugin
 
 __all__ = [
     "ATTENTION_CHOICES",

@@ -105,7 +105,7 @@ def checkpoint_statistics(path: Path, data: Path, split: str, max_sentences: int
                           fresh: bool = False) -> Dict[str, dict]:
     from fairseq import checkpoint_utils
 
-    import abc_fairseq  # noqa: F401  (registers the models)
+    import abc_fairseq.models  # noqa: F401  (registers the models)
 
     models, cfg, task = checkpoint_utils.load_model_ensemble_and_task(
         [str(path)], arg_overrides={"data": str(data)})

@@ -137,7 +137,7 @@ def model_args(row):
     fairseq-train --arch ARCH FLAGS would set them."""
     from fairseq.models import ARCH_CONFIG_REGISTRY
 
-    import abc_fairseq  # noqa: F401 (registers the abc_lm architectures)
+    import abc_fairseq.models  # noqa: F401 (registers the abc_lm architectures)
 
     if row["arch"] not in ARCH_CONFIG_REGISTRY:
         raise SystemExit("make_configs: ERROR: rows.tsv row %s: unknown architecture %s" % (row["row"], row["arch"]))

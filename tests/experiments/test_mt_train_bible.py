@@ -75,7 +75,7 @@ def _random_tiny_model(tmp_path):
     torch = pytest.importorskip("torch")
     from fairseq import options, tasks
 
-    import abc_fairseq  # noqa: F401  (registers the architectures)
+    import abc_fairseq.models  # noqa: F401  (registers the architectures)
 
     words = ["w%d" % i for i in range(60)] + ["<sep>"]
     for lang in ("es", "en"):

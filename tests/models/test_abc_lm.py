@@ -13,7 +13,7 @@ from fairseq_helpers import fairseq, parse_error
 from fairseq_helpers import parse as parse_args
 from omegaconf import OmegaConf
 
-import abc_fairseq  # noqa: F401 (registers abc_lm)
+import abc_fairseq.models  # noqa: F401 (registers abc_lm)
 from abc_fairseq.modules import ABCMultiheadAttention, phi_parameter_overhead
 from abc_fairseq.strategies import PhiProjection
 

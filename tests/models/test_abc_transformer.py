@@ -12,7 +12,7 @@ from fairseq_helpers import parse_error
 from omegaconf import OmegaConf
 from transformer_helpers import ALL_SOFTMAX, DIMS, ENCODER_ABC, TINY, build, log_probs, parse, sources, targets
 
-import abc_fairseq  # noqa: F401 (registers abc_transformer)
+import abc_fairseq.models  # noqa: F401 (registers abc_transformer)
 from abc_fairseq.models import ABCTransformerModel
 from abc_fairseq.modules import ABCMultiheadAttention, ABCTransformerEncoderLayer, phi_parameter_overhead
 from abc_fairseq.strategies import PhiProjection

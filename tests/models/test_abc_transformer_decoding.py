@@ -18,7 +18,7 @@ from transformer_helpers import (
     teacher_forced_scores,
 )
 
-import abc_fairseq  # noqa: F401 (registers abc_transformer)
+import abc_fairseq.models  # noqa: F401 (registers abc_transformer)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

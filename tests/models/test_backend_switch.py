@@ -12,7 +12,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq_helpers import build, parse, parse_error
 from omegaconf import OmegaConf
 
-import abc_fairseq  # noqa: F401 (registers the models)
+import abc_fairseq.models  # noqa: F401 (registers the models)
 import abc_fairseq.strategies.abc_mlp as abc_mlp
 import abc_fairseq.strategies.gsa as gsa
 from abc_fairseq.strategies import Strategy

@@ -17,7 +17,7 @@ from fairseq.modules import MultiheadAttention
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf, open_dict
 
-import abc_fairseq  # noqa: F401 (registers the models, as common.user_dir does)
+import abc_fairseq.models  # noqa: F401 (registers the models, as common.user_dir does)
 from abc_fairseq.modules import ABCMultiheadAttention
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -29,7 +29,7 @@ run = run_module
 
 
 def load(path):
-    import abc_fairseq  # noqa: F401 (safe globals for argparse.Namespace)
+    import abc_fairseq.models  # noqa: F401 (safe globals for argparse.Namespace)
 
     return torch.load(path, map_location="cpu")
 
@@ -117,7 +117,7 @@ def test_finetune_sentence_prediction(roberta_data, restored_abc):
 def _tiny(**overrides):
     from fairseq.data import Dictionary
 
-    import abc_fairseq  # noqa: F401
+    import abc_fairseq.models  # noqa: F401
     from abc_fairseq.models.abc_roberta import ABCRobertaModel, abc_roberta_tiny
 
     class Task:

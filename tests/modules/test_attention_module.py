@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 from attention_helpers import E, H, check_cross_attention, future_mask, make_attention, step_by_step
 
-import abc_fairseq  # noqa: F401 (registers the fairseq side)
+import abc_fairseq.models  # noqa: F401 (registers the fairseq side)
 from abc_fairseq.modules import (
     ABCMultiheadAttention,
     ABCTransformerDecoderLayer,

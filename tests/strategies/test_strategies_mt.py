@@ -8,7 +8,7 @@ import torch
 from fairseq_helpers import build as build_model
 from fairseq_helpers import parse, parse_error
 
-import abc_fairseq  # noqa: F401 (registers abc_transformer)
+import abc_fairseq.models  # noqa: F401 (registers abc_transformer)
 from abc_fairseq.modules import ABCMultiheadAttention
 from abc_fairseq.strategies import STRATEGIES
 
