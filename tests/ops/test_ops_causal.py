@@ -5,6 +5,7 @@ import torch
 from ops_helpers import random_inputs, step_by_step
 
 from abc_fairseq.ops import causal_abc, reference_causal_abc
+from abc_fairseq.ops.causal import chunk as causal_chunk
 from abc_fairseq.ops.causal.chunk_math import SAFE_EXPONENT, _linear_scan_
 
 # (B, H, N, d, n, chunk, block, tile_rows): N = 1, N < n, N not a multiple of the chunk, n not a
@@ -35,8 +36,12 @@ def _grads(fn, inputs, weight):
     return out.detach(), grads
 
 
+@pytest.mark.parametrize("keep_chunk_states", [False, True])
 @pytest.mark.parametrize("B,H,N,d,n,chunk,block,tile_rows", SHAPES)
-def test_float64_matches_reference_values_and_gradients(B, H, N, d, n, chunk, block, tile_rows):
+def test_float64_matches_reference_values_and_gradients(B, H, N, d, n, chunk, block, tile_rows, keep_chunk_states,
+                                                        monkeypatch):
+    """Both backwards: the chunk memories recomputed (the default) or kept by the forward."""
+    monkeypatch.setattr(causal_chunk, "KEEP_CHUNK_STATES", keep_chunk_states)
     inputs = random_inputs(B, H, N, d, n, dv=d + 2, seed=N)
     weight = torch.randn(B, H, N, d + 2, dtype=torch.float64)
     out, grads = _grads(lambda *x: causal_abc(*x, chunk_size=chunk, block_size=block,

@@ -4,11 +4,12 @@ The sequence is cut into blocks of rows (a multiple of ``chunk_size``; by defaul
 of ``tile_rows`` rows allows, so a sequence that fits is one block). Inside a block all chunks are
 processed at once with batched matmuls (see ``chunk_math``); between blocks
 only the bounded memory is carried: [B, H, n, d + dv] plus the normaliser [B, H, n]. The forward
-saves its inputs, that memory at each block boundary and the memory entering each chunk
-([B, H, N / C, n, d + dv]: N (d + dv) n / C floats, as much as k and v for n = C); the backward
-walks the blocks in reverse, recomputes the rest of each block's forward (the intra-chunk C x C
-products, scores and probabilities) and hands the reverse memory to the block before. Peak memory
-is O(B H (N (d + n + n (d + dv) / C) + block_size (n + C + n d / C))), never O(B H N n d).
+saves its inputs and that memory at each block boundary (and, with ``KEEP_CHUNK_STATES``, the
+memory entering each chunk: N (d + dv) n / C floats, as much as k and v for n = C); the backward
+walks the blocks in reverse, recomputes the rest of each block's forward (the chunk memories, the
+intra-chunk C x C products, scores and probabilities) and hands the reverse memory to the block
+before. Peak memory is O(B H N (d + n) + tile_rows (n + C + n d / C)), never O(B H N n d): below
+fused softmax attention's at 32k tokens x 8 heads (docs/benchmarks.md).
 """
 
 from typing import List, Optional, Tuple, Union
@@ -22,10 +23,16 @@ from .state import ABCState
 DEFAULT_CHUNK_SIZE = 64
 # Rows (over batch x heads x positions) processed at once: bounds the scratch memory to about
 # 20 x tile_rows x max(n, C) floats, whatever the batch and the length. On CPU a tile that stays
-# near the caches is fastest; on a GPU every tile costs a fixed train of kernel launches, so tiles
-# are as large as a few hundred MiB of scratch allows (8x fewer launches at 32k tokens x 8 heads).
-DEFAULT_TILE_ROWS = 16384
+# near the caches is fastest (4,096 rows take the same time as 16,384 at 512-8,192 tokens, with a
+# quarter of the scratch); on a GPU every tile costs a fixed train of kernel launches, so tiles are
+# as large as a few hundred MiB of scratch allows (8x fewer launches at 32k tokens x 8 heads).
+DEFAULT_TILE_ROWS = 4096
 DEFAULT_TILE_ROWS_ACCELERATOR = 131072
+# Whether the forward keeps the memory entering each chunk for the backward ([Z, N / C, n, d + dv]
+# fp32: as much as q and k together at n = C). Kept, it spares the backward two products and a scan
+# per block; recomputed, the op's peak memory stays below fused softmax attention's (the paper's
+# Table 4 claim), which is what the PyTorch path is held to.
+KEEP_CHUNK_STATES = False
 
 
 def default_tile_rows(device: torch.device) -> int:
@@ -73,7 +80,7 @@ class _CausalABC(torch.autograd.Function):
         Z, N, _ = q.shape
         dv = v.shape[-1]
         out = q.new_empty(Z, N, dv)
-        keep = any(ctx.needs_input_grad[:4])
+        keep = KEEP_CHUNK_STATES and any(ctx.needs_input_grad[:4])
         # Per (group, block): the memory entering it, then (if kept) the memories entering each of
         # its chunks, which spares the backward two of the forward's products and its scan.
         boundaries = []
