@@ -1,8 +1,9 @@
 """The fairseq plugin's fixes to fairseq 0.12, installed in one place: ``install()``.
 
 Loading the plugin (``--user-dir abc_fairseq``, or ``import abc_fairseq.models``, whose import
-calls ``install``) changes four things outside the package, each a fix for fairseq 0.12 on
-today's torch and numpy:
+calls ``install``) names the models' switches in the ops' kernel-fallback warning
+(``ops.backend.switch_hint``: the ops know only their ``backend`` argument) and changes four things
+outside the package, each a fix for fairseq 0.12 on today's torch and numpy:
 
 - ``checkpoint_compat.allow_fairseq_checkpoints``: adds the data-holder classes fairseq checkpoints
   hold to torch's weights-only allowlist (``torch.serialization.add_safe_globals``);
@@ -18,6 +19,9 @@ Nothing else in the package does any of these on import: the plain PyTorch parts
 """
 
 _installed = False
+# How a fairseq user turns the kernels off or makes their failure an error.
+SWITCH_HINT = ("--abc-backend torch (or --model-overrides \"{'abc_backend': 'torch'}\" for a trained model, "
+               "or ABC_BACKEND=torch) skips the kernels; --abc-backend triton makes this an error.")
 
 
 def install() -> bool:
@@ -29,12 +33,14 @@ def install() -> bool:
     from .checkpoint_compat import allow_fairseq_checkpoints
     from .checkpoint_integrity import guard_checkpoint_loading
     from .numpy_compat import restore_numpy_compat_long
+    from .ops import backend
     from .process_group_exit import destroy_gloo_group_at_exit
 
     allow_fairseq_checkpoints()
     guard_checkpoint_loading()
     restore_numpy_compat_long()
     destroy_gloo_group_at_exit()
+    backend.switch_hint = SWITCH_HINT
     _installed = True
     return True
 

@@ -38,7 +38,8 @@ fairseq = sorted(m for m in sys.modules if m.split(".")[0] in ("fairseq", "fairs
 from fairseq import checkpoint_utils  # imported only now, to see whether its loader was wrapped
 from fairseq.models import ARCH_MODEL_REGISTRY
 import abc_fairseq.plugin
-print(json.dumps({{"before": before, "after": after, "fairseq": fairseq, "registered": registered,
+from abc_fairseq.ops import backend
+print(json.dumps({{"switch_hint": backend.switch_hint, "before": before, "after": after, "fairseq": fairseq, "registered": registered,
                   "guarded": getattr(checkpoint_utils.load_checkpoint_to_cpu, "abc_fairseq_guarded", False),
                   "installed": abc_fairseq.plugin.installed(), "abc_lm": "abc_lm" in ARCH_MODEL_REGISTRY,
                   "numpy_long": getattr(getattr(np, "compat", None), "long", None) is int}}))
@@ -62,6 +63,7 @@ def test_plain_parts_import_no_fairseq_and_change_nothing(module):
     assert result["after"] == result["before"], f"importing {module} changed numpy, torch or atexit"
     # fairseq imported afterwards is fairseq as shipped: no wrapped loader, no models, no plugin
     assert not result["guarded"] and not result["abc_lm"] and not result["installed"]
+    assert "--abc-backend" not in result["switch_hint"] and "backend='torch'" in result["switch_hint"]
 
 
 # how the plugin gets loaded: fairseq's own --user-dir import, the models' import, and the package
@@ -84,6 +86,7 @@ def test_loading_the_plugin_installs_every_fix(load):
     assert result["numpy_long"], "np.compat.long missing (numpy_compat)"
     assert result["registered"].count(HOOK) == 1, result["registered"]  # process_group_exit
     assert result["after"]["torch_load"] == result["before"]["torch_load"]  # the allowlist, not a new torch.load
+    assert "--abc-backend torch" in result["switch_hint"], "the ops' fallback warning names no flag"
 
 
 def test_install_is_idempotent():

@@ -113,7 +113,7 @@ def test_auto_falls_back_to_torch_and_triton_raises(case, kernels_on_cpu, monkey
     assert len(messages) == 1, messages
     name = case.split()[0]
     assert messages[0].startswith(f"{name}:") and "OutOfResources" in messages[0]
-    assert "backend='torch' skips the kernels" in messages[0]
+    assert sys.modules[BACKEND].switch_hint in messages[0]  # the ops' own, or the fairseq plugin's
     for got, want in zip(out + list(grads), expected + list(expected_grads)):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
     # Once failed, auto skips the kernels: no second warning.
