@@ -28,9 +28,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CORPUS_FILES=(train.es train.en train.doc valid.es valid.en valid.doc test.es test.en test.doc)
 
 check=0
-parse_options "--check:check=1" "$@"
-[ "${#POSITIONAL[@]}" -le 1 ] || die "expected at most one argument (OUT_DIR), got ${#POSITIONAL[@]}"
-out_dir="${POSITIONAL[0]:-}"
+flags=("--check check=1" "+ words") words=()
+parse_flags flags "$@"
+[ "${#words[@]}" -le 1 ] || die "expected at most one argument (OUT_DIR), got ${#words[@]}"
+out_dir="${words[0]:-}"
 [ -z "$out_dir" ] || refuse_existing "$out_dir" "${CORPUS_FILES[@]}"  # fail before downloading
 
 for tool in apt-get dpkg sha256sum python3; do

@@ -35,9 +35,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SPLIT_FILES=(train.txt valid.txt test.txt)
 
 check=0
-parse_options "--check:check=1" "$@"
-[ "${#POSITIONAL[@]}" -le 1 ] || die "expected at most one argument (OUT_DIR), got ${#POSITIONAL[@]}"
-out_dir="${POSITIONAL[0]:-}"
+flags=("--check check=1" "+ words") words=()
+parse_flags flags "$@"
+[ "${#words[@]}" -le 1 ] || die "expected at most one argument (OUT_DIR), got ${#words[@]}"
+out_dir="${words[0]:-}"
 [ -z "$out_dir" ] || refuse_existing "$out_dir" "${SPLIT_FILES[@]}"  # fail before downloading
 
 for tool in apt-get dpkg dpkg-deb sha256sum python3; do

@@ -26,10 +26,11 @@ repo="$(cd "$here/../.." && pwd)"
 # shellcheck source=data_prep/lib/common.sh
 . "$repo/data_prep/lib/common.sh"
 
-parse_options "" "$@"
-[ "${#POSITIONAL[@]}" -le 1 ] || die "expected at most one argument (DEST), got ${#POSITIONAL[@]}: ${POSITIONAL[*]}"
+flags=("+ words") words=()
+parse_flags flags "$@"
+[ "${#words[@]}" -le 1 ] || die "expected at most one argument (DEST), got ${#words[@]}: ${words[*]}"
 src="${DEFAULT_CORPUS_DIR:-$here}"
-dest="${POSITIONAL[0]:-$repo/data-bin/default_corpus}"
+dest="${words[0]:-$repo/data-bin/default_corpus}"
 workers="${PREPROCESS_WORKERS:-2}"
 posint PREPROCESS_WORKERS "$workers"
 

@@ -44,9 +44,12 @@ repo="$(cd "$here/../.." && pwd)"
 dest="$repo/data-bin/iwslt14_es_en_doc" downloads="" mirror="${ABC_DATA_MIRROR:-}"
 url="https://wit3.fbk.eu/archive/2014-01/texts/en/es/en-es.tgz"
 bpe_size=30000 window=4 workers="$(nproc 2>/dev/null || echo 1)" download_only=0
-parse_options "--dest:dest --downloads:downloads --mirror:mirror --url:url --bpe-size:bpe_size --window:window
-    --workers:workers --download-only:download_only=1" "$@"
-no_positional
+flags=(
+    "--dest dest a value" "--downloads downloads a value" "--mirror mirror a value"
+    "--url url a value" "--bpe-size bpe_size a value" "--window window a value"
+    "--workers workers a value" "--download-only download_only=1"
+)
+parse_flags flags "$@"
 posint --bpe-size "$bpe_size"
 posint --window "$window"
 posint --workers "$workers"

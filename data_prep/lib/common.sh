@@ -1,12 +1,11 @@
 # shellcheck shell=bash
 # Helpers of the data_prep recipes (sourced, never executed). The pieces every shell entry point
 # needs come from scripts/lib/common.sh, sourced below: log/warn/die, usage (the script's header
-# comment, its --help text), unknown_option, posint FLAG VALUE, find_tool NAME REPO, lock_dir DIR.
+# comment, its --help text), parse_flags (the one option parser of every shell entry point),
+# posint FLAG VALUE, find_tool NAME REPO, lock_dir DIR.
 # This file adds only what is data_prep's own; each function is documented where it is defined.
 #
 #   PROG                      name in messages (default: <folder>/<script>, e.g. wikitext/prepare)
-#   parse_options SPEC ARGS   the one option parser: --help, unknown options, missing values
-#   require_arg FLAG VALUE    a flag's value is present and does not look like an option
 #   claim_dest DIR KNOWN...   make DIR this recipe's output directory, or refuse naming what is in it
 #   refuse_existing DIR FILE... / copy_new SRC DST FILE...   never overwrite a file
 #   publish_corpus SRC CORPUS OUT CHECK FILE...  the corpus makers' compare-or-write step
@@ -21,60 +20,11 @@
 #   - every stage is built aside and moved into place when complete, so a rerun resumes.
 
 PROG="${PROG:-$(basename "$(dirname "$0")")/$(basename "$0" .sh)}"
-OWNER_MARK=".data_prep_owner"
 STAGE_STAMP=".stage_key"
 SCRIPT_NAME="$PROG"
 # shellcheck source=scripts/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
-
-# require_arg FLAG VALUE: dies unless VALUE is given and does not start with '-' (so that a
-# forgotten value never swallows the next option, and an option is never taken as a path).
-require_arg() {
-    [ -n "${2-}" ] || die "$1 needs a value (see --help)"
-    case "$2" in -*) die "$1 needs a value, got the option-like '$2' (see --help)" ;; esac
-}
-
-# parse_options SPEC ARGS...: parse ARGS against SPEC, a space-separated list of
-#   --flag:var          the flag takes a value, stored in $var
-#   --flag:var=value    a switch: sets $var to value
-# -h/--help prints usage and exits 0; an unknown option (anything starting with '-') is an error
-# naming it; other words are collected in the array POSITIONAL (after '--' everything is).
-parse_options() {
-    local spec="$1" item flag target matched
-    shift
-    POSITIONAL=()
-    while [ $# -gt 0 ]; do
-        case "$1" in
-            -h|--help) usage; exit 0 ;;
-            --) shift; POSITIONAL+=("$@"); return 0 ;;
-        esac
-        matched=0
-        for item in $spec; do
-            flag="${item%%:*}" target="${item#*:}"
-            [ "$1" = "$flag" ] || continue
-            matched=1
-            if [[ "$target" == *=* ]]; then
-                printf -v "${target%%=*}" '%s' "${target#*=}"
-                shift
-            else
-                require_arg "$1" "${2-}"
-                printf -v "$target" '%s' "$2"
-                shift 2
-            fi
-            break
-        done
-        [ "$matched" = 1 ] && continue
-        case "$1" in
-            -*) unknown_option "$1" ;;
-            *) POSITIONAL+=("$1"); shift ;;
-        esac
-    done
-}
-
-# no_positional: dies naming the first positional argument, for scripts that take none.
-no_positional() {
-    [ "${#POSITIONAL[@]}" -eq 0 ] || die "unexpected argument '${POSITIONAL[0]}' (see --help)"
-}
+OWNER_MARK=".data_prep_owner"  # the owner mark of claim_dir (scripts/lib/common.sh), as in dest.py
 
 # hash_key WORD... -> a sha256 of the words (one per line)
 hash_key() { printf '%s\n' "$@" | sha256sum | cut -d' ' -f1; }
@@ -91,34 +41,20 @@ files_key() {
 # stage_key DIR -> the key of a completed stage (empty if DIR is not a completed stage)
 stage_key() { cat "$1/$STAGE_STAMP" 2>/dev/null || true; }
 
-# claim_dest DIR KNOWN...: make DIR (created if absent) this recipe's output directory.
-#   Accepted: an absent or empty DIR (it gets the owner mark), a DIR marked by this recipe
-#   ($PROG), or an unmarked DIR whose every entry is one of KNOWN (a build made before the mark
-#   existed; it gets the mark). Anything else is an error naming DIR and what is in it: a recipe
-#   never writes into, let alone replaces, a directory holding files it did not create.
-#   A recipe run by another on the same DIR (IWSLT -> mt/prepare_doc_corpus.sh) inherits the
-#   claim through DATA_PREP_CLAIMED_DIR.
-claim_dest() {
-    local dir="$1" owner entry base foreign=()
+# claim_dest DIR KNOWN...: make DIR (created if absent) this recipe's output directory, by the
+#   owner rule of every script (claim_dir, with $PROG as the owner and this file's mark): absent,
+#   empty or marked by this recipe is accepted, an unmarked DIR whose every entry is one of KNOWN
+#   (a build made before the mark existed) is adopted; anything else is an error naming DIR and
+#   what is in it. A recipe run by another on the same DIR (IWSLT -> mt/prepare_doc_corpus.sh)
+#   inherits the claim through DATA_PREP_CLAIMED_DIR.
+claim_dest() {  # DIR KNOWN...
+    local dir="$1"
     shift
     [ ! -e "$dir" ] || [ -d "$dir" ] || die "$dir exists and is not a directory; choose another destination"
     mkdir -p "$dir" || die "cannot create $dir"
     dir="$(cd "$dir" && pwd)"
     [ "${DATA_PREP_CLAIMED_DIR:-}" != "$dir" ] || return 0
-    if [ -f "$dir/$OWNER_MARK" ]; then
-        owner="$(head -n1 "$dir/$OWNER_MARK")"
-        [ "$owner" = "$PROG" ] || die "$dir belongs to another recipe ($owner, see $dir/$OWNER_MARK); choose another destination"
-    else
-        while IFS= read -r entry; do
-            [ -n "$entry" ] || continue
-            base="${entry#.}" base="${base%.tmp.*}" base="${base%.old.*}"  # run_stage's leftovers
-            case " $* .lock " in *" $entry "* | *" $base "*) ;; *) foreign+=("$entry") ;; esac
-        done < <(ls -A "$dir")
-        [ "${#foreign[@]}" -eq 0 ] || die "$dir already holds files this recipe did not create" \
-            "(${foreign[*]:0:5}$([ "${#foreign[@]}" -le 5 ] || echo " ..."));" \
-            "refusing to write there: choose another destination, or an empty one"
-        printf '%s\n' "$PROG" >"$dir/$OWNER_MARK"
-    fi
+    claim_dir "$dir" "$PROG" "" "$@"
     export DATA_PREP_CLAIMED_DIR="$dir"
 }
 

@@ -47,9 +47,13 @@ repo="$(cd "$here/../.." && pwd)"
 PUBLIC_ARCHIVE=wikitext-103-raw-v1.zip
 train="" valid="" public="" dest="" shards=20 seed=1 workers=2 bpe_dir="" mirror="${ABC_DATA_MIRROR:-}" checksum_file=""
 url="https://wikitext.smerity.com/$PUBLIC_ARCHIVE"
-parse_options "--train:train --valid:valid --public-corpus:public --dest:dest --shards:shards --seed:seed
-    --workers:workers --bpe-dir:bpe_dir --mirror:mirror --url:url --checksum-file:checksum_file" "$@"
-no_positional
+flags=(
+    "--train train a value" "--valid valid a value" "--public-corpus public a value"
+    "--dest dest a value" "--shards shards a value" "--seed seed a value"
+    "--workers workers a value" "--bpe-dir bpe_dir a value" "--mirror mirror a value"
+    "--url url a value" "--checksum-file checksum_file a value"
+)
+parse_flags flags "$@"
 [ -n "$dest" ] || die "--dest is required (see --help)"
 case "$public" in
     "") [ -n "$train" ] || die "--train (or --public-corpus) is required (see --help)"

@@ -39,9 +39,12 @@ repo="$(cd "$here/../.." && pwd)"
 . "$repo/data_prep/lib/mt.sh"
 
 raw="" dest="" src=es tgt=en bpe_size=30000 window=4 sep="<sep>" workers="$(nproc 2>/dev/null || echo 1)"
-parse_options "--raw:raw --dest:dest --src:src --tgt:tgt --bpe-size:bpe_size --window:window --sep:sep
-    --workers:workers" "$@"
-no_positional
+flags=(
+    "--raw raw a value" "--dest dest a value" "--src src a value" "--tgt tgt a value"
+    "--bpe-size bpe_size a value" "--window window a value" "--sep sep a value"
+    "--workers workers a value"
+)
+parse_flags flags "$@"
 [ -n "$raw" ] || die "--raw is required (see --help)"
 [ -n "$dest" ] || die "--dest is required (see --help)"
 [ -d "$raw" ] || die "--raw $raw is not a directory"

@@ -20,9 +20,10 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 . "$here/../lib/common.sh"
 FILES=(train.tsv valid.tsv test.tsv plots.txt)
 check=0
-parse_options "--check:check=1" "$@"
-[ "${#POSITIONAL[@]}" -le 1 ] || die "expected at most one argument (OUT_DIR), got ${#POSITIONAL[@]}"
-out_dir="${POSITIONAL[0]:-}"
+flags=("--check check=1" "+ words") words=()
+parse_flags flags "$@"
+[ "${#words[@]}" -le 1 ] || die "expected at most one argument (OUT_DIR), got ${#words[@]}"
+out_dir="${words[0]:-}"
 [ -z "$out_dir" ] || refuse_existing "$out_dir" "${FILES[@]}"  # fail before downloading
 command -v python3 >/dev/null 2>&1 || die "python3 not found"
 work="$(mktemp -d)"

@@ -41,8 +41,11 @@ CHECKSUMS="$here/SHA256SUMS"
 dest="$repo/data-bin/wikitext-103" mirror="${ABC_DATA_MIRROR:-}"
 url="https://wikitext.smerity.com/$ARCHIVE" sha256=""
 workers="$(nproc 2>/dev/null || echo 1)" download_only=0
-parse_options "--dest:dest --mirror:mirror --url:url --sha256:sha256 --workers:workers --download-only:download_only=1" "$@"
-no_positional
+flags=(
+    "--dest dest a value" "--mirror mirror a value" "--url url a value" "--sha256 sha256 a value"
+    "--workers workers a value" "--download-only download_only=1"
+)
+parse_flags flags "$@"
 posint --workers "$workers"
 [[ -z "$sha256" || "$sha256" = record || "$sha256" =~ ^[0-9a-fA-F]{64}$ ]] || die "--sha256 expects 64 hex digits or 'record', got '$sha256'"
 [ "$(basename "$url")" = "$ARCHIVE" ] || die "--url must name $ARCHIVE (the mirror and the checks use that name), got '$url'"

@@ -59,10 +59,14 @@ ARCHIVES=(
 dest="$repo/data-bin/wmt14_en_de" downloads="" mirror="${ABC_DATA_MIRROR:-}" checksum_file=""
 src=en tgt=de bpe_size=32768 spm_sentences=4000000 max_len=250 ratio=1.5
 workers="$(nproc 2>/dev/null || echo 1)" download_only=0
-parse_options "--dest:dest --downloads:downloads --mirror:mirror --checksum-file:checksum_file --src:src --tgt:tgt
-    --bpe-size:bpe_size --spm-sentences:spm_sentences --max-len:max_len --ratio:ratio --workers:workers
-    --download-only:download_only=1" "$@"
-no_positional
+flags=(
+    "--dest dest a value" "--downloads downloads a value" "--mirror mirror a value"
+    "--checksum-file checksum_file a value" "--src src a value" "--tgt tgt a value"
+    "--bpe-size bpe_size a value" "--spm-sentences spm_sentences a value"
+    "--max-len max_len a value" "--ratio ratio a value" "--workers workers a value"
+    "--download-only download_only=1"
+)
+parse_flags flags "$@"
 posint --bpe-size "$bpe_size"
 posint --max-len "$max_len"
 posint --workers "$workers"

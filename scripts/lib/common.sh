@@ -18,7 +18,7 @@
 #   take_lock DIR CMD...  refuse to share DIR with a live run (see below); CMD is recorded
 #   release_lock          mark the lock free at a normal end
 #   lock_dir DIR          take_lock for a whole script run, inherited by a nested run on DIR
-#   claim_dir DIR KIND ID refuse a DIR that holds another run's output (see below)
+#   claim_dir DIR KIND ID [KNOWN...]  the one owner rule of output folders (see below)
 #
 # NAME is $SCRIPT_NAME, by default the basename of the script that sourced this file.
 
@@ -208,21 +208,36 @@ lock_dir() {  # DIR
     export DATA_PREP_LOCKED_DIR="$dir"
 }
 
-# claim_dir DIR KIND ID: DIR holds the output of one run, named by the file DIR/.run (KIND and ID:
-# what the run is, e.g. "lm-train" and its row and model flags). A DIR that is absent or empty is
-# claimed; one that is ours (same KIND and ID) is used as it is (resume); anything else is an
-# error that names what DIR holds, so that nothing of another run is overwritten.
-claim_dir() {  # DIR KIND ID
-    local dir="$1" want="$2 $3" have
-    if [ -f "$dir/.run" ]; then
-        have="$(cat "$dir/.run")"
-        [ "$have" = "$want" ] || die "$dir holds another run ($have), not this one ($want); choose another folder"
+# claim_dir DIR KIND ID [KNOWN...]: DIR holds the output of one run, named by its owner mark
+# DIR/$OWNER_MARK (.run; the data_prep recipes keep .data_prep_owner, shared with their Python
+# twin data_prep/lib/dest.py), which holds "KIND ID": what made it (e.g. "lm-train --row abc_n64";
+# ID may be empty). The one rule of every script that writes into a folder:
+#   - absent or empty (a lock file aside): claimed, the mark written;
+#   - marked with the same KIND ID: used as it is (resume);
+#   - marked by anything else: an error naming both;
+#   - unmarked, every entry one of KNOWN (an output from before the mark; run_stage's leftovers
+#     .NAME.tmp.* and .NAME.old.* count as NAME): adopted, the mark written;
+#   - anything else: an error naming DIR and what it holds; nothing in it is touched.
+OWNER_MARK=.run
+claim_dir() {  # DIR KIND ID [KNOWN...]
+    local dir="$1" want="$2${3:+ $3}" have entry base foreign=()
+    shift 3
+    [ ! -e "$dir" ] || [ -d "$dir" ] || die "$dir exists and is not a directory; choose another folder"
+    if [ -f "$dir/$OWNER_MARK" ]; then
+        have="$(head -n 1 "$dir/$OWNER_MARK")"
+        [ "$have" = "$want" ] || die "$dir holds another run ($have, see $dir/$OWNER_MARK), not this one ($want); choose another folder"
         return 0
     fi
-    if [ -d "$dir" ] && [ -n "$(ls -A "$dir" | grep -v '^\.lock$' || true)" ]; then
-        die "$dir is not empty and was not created by $SCRIPT_NAME (no $dir/.run); refusing to write into it: \
-choose another folder (if it holds an earlier run of this very command, resume it with: echo '$want' > $dir/.run)"
+    if [ -d "$dir" ]; then
+        while IFS= read -r entry; do
+            base="${entry#.}" base="${base%.tmp.*}" base="${base%.old.*}"
+            case " $* .lock " in *" $entry "* | *" $base "*) ;; *) foreign+=("$entry") ;; esac
+        done < <(ls -A "$dir")
     fi
+    [ "${#foreign[@]}" -eq 0 ] || die "$dir is not empty and was not created by $SCRIPT_NAME (no $OWNER_MARK;" \
+        "it holds ${foreign[*]:0:5}$([ "${#foreign[@]}" -le 5 ] || echo " ...")); refusing to write into it:" \
+        "choose another folder (if it holds an earlier run of this very command, resume it with:" \
+        "echo '$want' > $dir/$OWNER_MARK)"
     mkdir -p "$dir" || die "cannot create $dir"
-    printf '%s\n' "$want" >"$dir/.run"
+    printf '%s\n' "$want" >"$dir/$OWNER_MARK"
 }

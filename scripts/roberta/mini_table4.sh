@@ -43,35 +43,24 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 SCRIPT_NAME=mini_table4
 # shellcheck source=scripts/lib/common.sh
 . "$repo/scripts/lib/common.sh"
-answer_help "$@"
 original_args=("$@")
 
 out="$repo/work_dirs/roberta_mini" P=500 C=125 E=3 layers=4 dim=64 heads=4 ffn="" memory=8 tps=64
 batch=32 ft_batch=32 mlm_lr=1e-3 ft_lr=5e-4 vocab=12000 max_train=0 max_eval=0 ft_max_train=0 seed=1 threads=2
-need() { [ $# -ge 2 ] || die "$1 needs a value"; }
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --tiny) P=8 C=4 E=1 layers=2 dim=32 heads=2 memory=4 tps=32 batch=8 ft_batch=8 vocab=2000
-                max_train=200 max_eval=40 mlm_lr=1e-3 ft_lr=1e-3; shift; continue ;;
-        --out|--pretrain-updates|--continue-updates|--finetune-epochs|--layers|--dim|--heads|--ffn|--memory|\
---tokens-per-sample|--batch-seqs|--finetune-batch|--mlm-lr|--finetune-lr|--vocab|--max-train|--max-eval|--seed|\
---threads|--finetune-max-train) need "$@" ;;
-        *) unknown_option "$1" ;;
-    esac
-    case "$1" in
-        --out) out="$2" ;;                      --pretrain-updates) P="$2" ;;
-        --continue-updates) C="$2" ;;           --finetune-epochs) E="$2" ;;
-        --layers) layers="$2" ;;                --dim) dim="$2" ;;
-        --heads) heads="$2" ;;                  --ffn) ffn="$2" ;;
-        --memory) memory="$2" ;;                --tokens-per-sample) tps="$2" ;;
-        --batch-seqs) batch="$2" ;;             --finetune-batch) ft_batch="$2" ;;
-        --mlm-lr) mlm_lr="$2" ;;                --finetune-lr) ft_lr="$2" ;;
-        --vocab) vocab="$2" ;;                  --max-train) max_train="$2" ;;
-        --max-eval) max_eval="$2" ;;            --seed) seed="$2" ;;
-        --threads) threads="$2" ;;             --finetune-max-train) ft_max_train="$2" ;;
-    esac
-    shift 2
-done
+tiny() {  # --tiny: the CI-sized run
+    P=8 C=4 E=1 layers=2 dim=32 heads=2 memory=4 tps=32 batch=8 ft_batch=8 vocab=2000
+    max_train=200 max_eval=40 mlm_lr=1e-3 ft_lr=1e-3
+}
+flags=(
+    "--tiny !tiny" "--out out a directory" "--pretrain-updates P a number" "--continue-updates C a number"
+    "--finetune-epochs E a number" "--layers layers a number" "--dim dim a number" "--heads heads a number"
+    "--ffn ffn a number" "--memory memory a number" "--tokens-per-sample tps a number"
+    "--batch-seqs batch a number" "--finetune-batch ft_batch a number" "--mlm-lr mlm_lr a number"
+    "--finetune-lr ft_lr a number" "--vocab vocab a number" "--max-train max_train a number"
+    "--max-eval max_eval a number" "--seed seed a number" "--threads threads a number"
+    "--finetune-max-train ft_max_train a number"
+)
+parse_flags flags "$@"
 posint --dim "$dim"
 ffn="${ffn:-$((4 * dim))}"
 for pair in --pretrain-updates:$P --continue-updates:$C --finetune-epochs:$E --layers:$layers \

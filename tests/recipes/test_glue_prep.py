@@ -239,15 +239,18 @@ def test_collect_glue_table4_layout(tmp_path):
 def test_recipe_scripts_dry_run_and_errors():
     cmd = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a:b", "--restore", "model.pt",
               "--nproc-per-node", "4", "--nnodes", "2", "--dry-run").stdout
-    assert cmd.startswith("torchrun --nnodes 2 --nproc_per_node 4")
+    # several nodes: srun + torchrun with a c10d rendezvous, the launch of every recipe (scripts/lib/launch.py)
+    assert cmd.startswith("srun --nodes 2 --ntasks-per-node 1 torchrun --nnodes 2 --nproc_per_node 4 "
+                          "--rdzv_backend c10d")
     assert "--update-freq 16" in cmd and "--batch-size 16" in cmd  # 16 x 8 x 16 = 2048 sequences
     assert "--restore-file model.pt --reset-optimizer --reset-dataloader --reset-meters" in cmd
     assert "--tensorboard-logdir" in cmd and "--encoder-attn abc --encoder-memory 64" in cmd
     one = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a", "--nproc-per-node", "1", "--dry-run").stdout
-    assert one.startswith("python -m fairseq_cli.train") and "--update-freq 128" in one
+    assert one.startswith("fairseq-train ") and "--update-freq 128" in one
     for task, lr, bsz, total, warmup in (("MNLI", "1e-5", 32, 123873, 7432), ("RTE", "2e-5", 16, 2036, 122)):
         ft = run("bash", "scripts/roberta/finetune_glue.sh", task, "--checkpoint", "c.pt", "--dry-run").stdout
-        assert f"--lr {lr} --total-num-update {total} --warmup-updates {warmup} --batch-size {bsz}" in ft
+        assert f"--lr {lr} --total-num-update {total} --warmup-updates {warmup}" in ft
+        assert f"--batch-size {bsz} --update-freq 1 " in ft  # the launcher's batch flags, after the data
     bad = run("bash", "scripts/roberta/finetune_glue.sh", "SST2", "--checkpoint", "c.pt", check=False)
     assert bad.returncode == 1 and "SST-2" in bad.stderr
     bad = run("bash", "scripts/roberta/pretrain_mlm.sh", "--data", "a", "--memory", "0", check=False)

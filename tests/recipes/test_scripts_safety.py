@@ -288,3 +288,30 @@ def test_python_entry_points_answer_help_and_name_unknown_options(script):
     proc = run([sys.executable, REPO / script, "--bogus-flag"])
     assert proc.returncode != 0 and "--bogus-flag" in proc.stderr
     assert repo_status() == before
+
+
+# --- the one owner rule (claim_dir of scripts/lib/common.sh; data_prep's claim_dest uses it) ------
+
+def claim(directory, kind, ident, *known):
+    return run(["bash", "-c", '. "$1"; shift; claim_dir "$@" && echo claimed', "x", COMMON, directory, kind, ident,
+                *known])
+
+
+def test_one_owner_rule_claims_resumes_adopts_and_refuses(tmp_path):
+    new = tmp_path / "new"
+    assert "claimed" in claim(new, "mt-train", "model=abc").stdout
+    assert (new / ".run").read_text() == "mt-train model=abc\n"
+    assert claim(new, "mt-train", "model=abc").returncode == 0  # its own: resumed
+    proc = claim(new, "mt-train", "model=softmax")
+    assert proc.returncode != 0 and "model=abc" in proc.stderr and "model=softmax" in proc.stderr
+    old = tmp_path / "old"  # an output from before the mark: only entries the run creates
+    old.mkdir()
+    (old / "bin").mkdir()
+    (old / ".bin.tmp.x1").mkdir()  # a stage left half built
+    assert claim(old, "prep", "", "bin").returncode == 0 and (old / ".run").read_text() == "prep\n"
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "thesis.tex").write_text("years")
+    proc = claim(foreign, "prep", "", "bin")
+    assert proc.returncode != 0 and "thesis.tex" in proc.stderr and "echo 'prep' >" in proc.stderr
+    assert sorted(p.name for p in foreign.iterdir()) == ["thesis.tex"]
