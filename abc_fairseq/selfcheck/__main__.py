@@ -1,13 +1,15 @@
 """Check the Triton kernels of ABC against the PyTorch path on this machine's GPU: run this first
 on a new GPU, before training with ``--abc-backend auto`` or ``triton``.
 
-    python -m abc_fairseq.selfcheck                 # CUDA: fp32, fp16, bf16 at N up to 8192
+    python -m abc_fairseq.selfcheck                 # CUDA: fp32, fp16, bf16; d, n in {64, 128}; N up to 8192
     python -m abc_fairseq.selfcheck --json out.json --no-timing
 
-Every Triton op (``causal_abc``, ``causal_abc_step``, ``abc_memory``, ``abc_read``) is compared
-with the PyTorch path on the same device: values and gradients within the tolerance of the input
-precision (see ``checks.TOLERANCE``), no output row changed by later rows, a state carried from
-a prefix continuing the sequence as the full pass does, and padding that writes nothing. On CUDA
+Every Triton op (``causal_abc``, ``causal_gsa``, ``causal_abc_step``, ``abc_memory``,
+``abc_read``) is compared with the PyTorch path on the same device, at every pairing of head dim
+and memory size 64 and 128 (and one pair that is not a power of two): values and gradients within
+the tolerance of the input precision (see ``checks.TOLERANCE``), no output row changed by later
+rows, a state carried from a prefix continuing the sequence as the full pass does, and padding
+that writes nothing. On CUDA
 it also times causal ABC forward + backward against ``scaled_dot_product_attention`` and, when
 installed, flash-linear-attention's ``chunk_abc``. Without CUDA the same checks run under Triton's
 interpreter (TRITON_INTERPRET=1) at small sizes, in fp32 and fp16 (the interpreter's bf16
@@ -36,11 +38,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _sizes(cuda: bool, quick: bool):
+# Head dims and memory sizes the checks cover on CUDA: every padded tile width the launchers take
+# from 64 up (64 and 128, in every pairing), and one pair of widths that are not powers of two
+# (their tiles are masked). Narrower tiles are the interpreter's sizes, run in CI.
+CUDA_WIDTHS = ((64, 64), (64, 128), (128, 64), (128, 128), (40, 24))
+
+
+def _cases(cuda: bool, quick: bool):
+    """(size, dtype) pairs of the checks. On CUDA every pair of ``CUDA_WIDTHS`` at 1,000 rows (not
+    a multiple of any chunk) in fp32 and bf16 (fp16 shares bf16's code path: each width compiles
+    every kernel once more), then longer sequences at d = n = 64 in fp32, fp16 and bf16. Under the
+    interpreter (no bf16) a few chunks of 16 rows in fp32 and fp16."""
+    import torch
+
     from .checks import Size
 
     if not cuda:  # the interpreter runs every program in NumPy: a few chunks of 16 rows
-        return [Size(1, 2, 40, 16, 8), Size(1, 1, 36, 32, 16)]
+        sizes = [Size(1, 2, 40, 16, 8), Size(1, 1, 36, 32, 16), Size(1, 1, 20, 8, 32)]
+        return [(size, dtype) for size in sizes for dtype in (torch.float32, torch.float16)]
+    lengths = (2048,) if quick else (2048, 8192)
+    widths = [(Size(2, 4, 1000, d, n), dtype) for d, n in CUDA_WIDTHS for dtype in (torch.float32, torch.bfloat16)]
+    return widths + [(Size(max(1, 16384 // N), 4, N, 64, 64), dtype) for N in lengths
+                     for dtype in (torch.float32, torch.float16, torch.bfloat16)]
+
+
+def _timing_sizes(quick: bool):
+    """The timed sizes (CUDA): 8,192 tokens at N = 512 .. 8,192, d = 64 and 128, n = 64."""
+    from .checks import Size
+
     lengths = (512, 2048) if quick else (512, 2048, 8192)
     return [Size(max(1, 8192 // N), 4, N, d, 64) for N in lengths for d in (64, 128)]
 
@@ -88,22 +113,20 @@ def main(argv=None) -> int:
     from .checks import CHECKS
 
     device = "cuda" if cuda else "cpu"
-    dtypes = (torch.float32, torch.float16, torch.bfloat16) if cuda else (torch.float32, torch.float16)
     results = []
-    for size in _sizes(cuda, args.quick):
-        for dtype in dtypes:
-            for check in CHECKS:
-                for result in check(size, dtype, device):
-                    results.append(result)
-                    print(f"{'PASS' if result.passed else 'FAIL'}  {result.op:16s} {result.check:40s} "
-                          f"{result.dtype:9s} {result.size:28s} error {result.error:.2e} <= {result.tolerance:.0e}",
-                          flush=True)
+    for size, dtype in _cases(cuda, args.quick):
+        for check in CHECKS:
+            for result in check(size, dtype, device):
+                results.append(result)
+                print(f"{'PASS' if result.passed else 'FAIL'}  {result.op:16s} {result.check:40s} "
+                      f"{result.dtype:9s} {result.size:28s} error {result.error:.2e} <= {result.tolerance:.0e}",
+                      flush=True)
     timings = []
     if cuda and not args.no_timing:
         from .timing import time_causal
 
         print("\ncausal ABC forward + backward, ms (median of 5)")
-        for size in _sizes(cuda, args.quick):
+        for size in _timing_sizes(args.quick):
             for dtype in (torch.float16, torch.bfloat16):
                 row = dict(size=str(size), dtype=str(dtype).replace("torch.", ""), **time_causal(size, dtype))
                 timings.append(row)
