@@ -4,17 +4,16 @@ on a new GPU, before training with ``--abc-backend auto`` or ``triton``.
     python -m abc_fairseq.selfcheck                 # CUDA: fp32, fp16, bf16; d, n in {64, 128}; N up to 8192
     python -m abc_fairseq.selfcheck --json out.json --no-timing
 
-Every Triton op (``causal_abc``, ``causal_gsa``, ``causal_abc_step``, ``abc_memory``,
-``abc_read``) is compared with the PyTorch path on the same device, at every pairing of head dim
-and memory size 64 and 128 (and one pair that is not a power of two): values and gradients within
-the tolerance of the input precision (see ``checks.TOLERANCE``), no output row changed by later
-rows, a state carried from a prefix continuing the sequence as the full pass does, and padding
-that writes nothing. On CUDA
-it also times causal ABC forward + backward against ``scaled_dot_product_attention`` and, when
-installed, flash-linear-attention's ``chunk_abc``. Without CUDA the same checks run under Triton's
-interpreter (TRITON_INTERPRET=1) at small sizes, in fp32 and fp16 (the interpreter's bf16
-``tl.dot`` is wrong). Prints PASS/FAIL per check and a table, writes JSON, and exits 1 on any
-mismatch (0 when everything passes).
+Every Triton op (``causal_abc``, ``causal_gsa``, ``causal_abc_step``, ``abc_memory``, ``abc_read``)
+is compared with the PyTorch path on the same device, at every pairing of head dim and memory size
+64 and 128 (and one pair that is not a power of two): values and gradients within the tolerance of
+the input precision (see ``checks.TOLERANCE``), no output row changed by later rows, a state
+carried from a prefix continuing the sequence as the full pass does, and padding that writes
+nothing. On CUDA it also times causal ABC forward + backward against
+``scaled_dot_product_attention`` and, when installed, flash-linear-attention's ``chunk_abc``.
+Without CUDA the same checks run under Triton's interpreter (TRITON_INTERPRET=1) at small sizes, in
+fp32 and fp16 (the interpreter's bf16 ``tl.dot`` is wrong). Prints PASS/FAIL per check and a table,
+writes JSON, and exits 1 on any mismatch (0 when everything passes).
 """
 
 import argparse
