@@ -9,6 +9,7 @@ import math
 import os
 import shlex
 import subprocess
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -203,3 +204,32 @@ def test_launcher_states_its_rules_and_names_bad_flags():
     proc = subprocess.run([*launch, "--unit", "tokens", "--target", "8", "--cpu", "--nnodes", "2", "--", "data"],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 1 and "--cpu" in proc.stderr and "--nnodes 2" in proc.stderr
+
+
+def test_a_new_recipe_is_a_thin_wrapper(tmp_path):
+    """A further recipe (an uptraining one, say) is its flags and its fairseq arguments: the shared
+    flags, the batch rule, the launch and the save dir's claim come from scripts/lib/launcher.sh."""
+    recipe = tmp_path / "uptrain.sh"
+    recipe.write_text(textwrap.dedent("""\
+        #!/usr/bin/env bash
+        # Uptrain a checkpoint (a recipe of this test).
+        set -euo pipefail
+        . "$LAUNCHER"
+        restore="" extra=()
+        flags=("${LAUNCH_FLAGS[@]}" "--restore restore a file" "-- extra fairseq flags go after --")
+        parse_flags flags "$@"
+        plan_launch tokens 32768 4096 scripts/lm/uptrain.sbatch data-bin/x --restore-file "$restore" \\
+            --task language_modeling --arch transformer_lm -- "${extra[@]}"
+        claim_launch "$SAVE" lm-uptrain "restore=$restore"
+        exec_launch
+        """))
+    env = dict(os.environ, LAUNCHER=str(ROOT_PATH / "scripts/lib/launcher.sh"), SAVE=str(tmp_path / "save"))
+    proc = subprocess.run(["bash", str(recipe), "--restore", "a.pt", "--nnodes", "2", "--nproc-per-node", "4",
+                           "--dry-run", "--", "--max-update", "9"], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert launch_shape(proc.stdout)[:13] == ["srun", "--nodes", "2", "--ntasks-per-node", "1", "torchrun", "--nnodes",
+                                             "2", "--nproc_per_node", "4", "--rdzv_backend", "c10d", "--rdzv_id"]
+    args = parse_command(proc.stdout.strip())[1]
+    assert args.restore_file == "a.pt" and args.update_freq == [1] and args.max_update == 9
+    assert "scripts/lm/uptrain.sbatch --restore a.pt --nnodes 2 --nproc-per-node 4 -- --max-update 9" in proc.stderr
+    assert not (tmp_path / "save").exists()  # a dry run claims nothing
