@@ -1,0 +1,122 @@
+"""The cost model of causal ABC on the Triton kernels: per launch of one forward + backward, the
+programs it starts, the sequential steps of each program, its multiply-adds and the bytes it moves.
+
+Counted from the equations each launch computes (the kernels' docstrings in
+``abc_fairseq/ops/causal/triton``), with every tensor read or written once; the compiled code may
+reload a tile, so bytes are a lower bound. Per sequence and head (Z = B * H of them), with chunk C,
+nc = ceil(N / C) chunks, head dims d (keys) and dv (values), n slots, P bytes per input element and
+F = 4 (fp32: normalisers, chunk memories, the backward's row terms):
+
+    launch         programs          steps  multiply-adds per chunk            bytes per chunk
+    normalisers    (PyTorch)         -      0                                  C n (P + 5F)
+    chunk sums     Z nc              1      C n (d + dv)                       C (d + dv + n) P + n (d + dv + 1) F
+    scan           Z [n(d+dv)/256]   nc     0                                  n (2 (d + dv) + 1) F
+    output         Z nc              1      C^2 (d + dv + 2n) + C n (d + dv)   C (2d + 2dv + n) P + C n F + n (d + dv) F
+    rows           Z nc              1      C^2 (2d + dv + 3n) + 2C n (d + dv) C (3d + 2dv + n) P + 4C n F
+                                                                               + n (2d + 2dv + 1) F
+    reverse scan   Z [n(d+dv+1)/256] nc     0                                  n (2 (d + dv + 1) + 1) F
+    columns (x 2)  2 Z nc            1      C^2 (2d + 2dv + 2n) + 2C n (d + dv) C (3d + 3dv + n) P + 6C n F
+                                                                               + n (d + dv + 1) F
+    dl sum         (PyTorch)         -      0                                  C n (2F + P)
+
+At d = dv = n = C = 64 the forward is 2Cd + 2Cn + 4nd multiply-adds per row (32,768), causal
+softmax about N d / 2 (flash attention skips the masked half): ABC does less arithmetic from
+N = 1,024. ``estimate`` turns a row into microseconds at a device's peak tensor throughput and
+memory bandwidth and a latency per sequential step (the largest of the three, plus a launch each),
+and ``table`` writes the model for one size; ``tools.kernel_profile`` sets it beside the measured
+kernel times.
+"""
+
+import math
+from typing import Dict, List, NamedTuple, Optional
+
+F = 4  # fp32 bytes
+SCAN_BLOCK = 256  # elements of a chunk memory per scan program (ops.causal.triton.function)
+LAUNCH_US = 4.0  # a kernel launch and its tail on a busy stream, roughly
+STEP_US = 0.5  # one dependent step of a sequential loop: a global-memory round trip, roughly
+
+# Dense half-precision tensor throughput (multiply-adds per second: half the FLOPs quoted) and
+# memory bandwidth (bytes per second), from the vendors' data sheets.
+PEAKS = {
+    "H100": (989e12 / 2, 3.35e12),
+    "H200": (989e12 / 2, 4.8e12),
+    "A100": (312e12 / 2, 2.0e12),
+}
+
+
+class Launch(NamedTuple):
+    name: str  # the kernel (or "PyTorch: ..." for the glue between kernels)
+    launches: int
+    programs: int
+    steps: int  # sequential steps of one program
+    macs: float  # multiply-adds, all programs
+    bytes: float  # bytes read and written, all programs
+
+
+def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int) -> List[Launch]:
+    """The launches of one causal ABC forward + backward on the kernels (see the module docstring)."""
+    nc = math.ceil(N / C)
+    chunks = Z * nc
+    width = d + dv
+    scan = lambda w: Z * math.ceil(n * w / SCAN_BLOCK)  # noqa: E731
+    return [
+        Launch("PyTorch: normalisers", 5, 0, 0, 0, chunks * C * n * (P + 5 * F)),
+        Launch("chunk_sums_kernel", 1, chunks, 1, chunks * C * n * width,
+               chunks * (C * (width + n) * P + n * (width + 1) * F)),
+        Launch("chunk_scan_kernel (forward)", 1, scan(width), nc, 0, chunks * n * (2 * width + 1) * F),
+        Launch("output_kernel", 1, chunks, 1, chunks * (C * C * (width + 2 * n) + C * n * width),
+               chunks * (C * (2 * d + 2 * dv + n) * P + C * n * F + n * width * F)),
+        Launch("rows_kernel", 1, chunks, 1, chunks * (C * C * (2 * d + dv + 3 * n) + 2 * C * n * width),
+               chunks * (C * (3 * d + 2 * dv + n) * P + 4 * C * n * F + n * (2 * width + 1) * F)),
+        Launch("chunk_scan_kernel (reverse)", 1, scan(width + 1), nc, 0, chunks * n * (2 * (width + 1) + 1) * F),
+        Launch("columns_kernel", 1, 2 * chunks, 1, chunks * (C * C * (2 * width + 2 * n) + 2 * C * n * width),
+               chunks * (C * (3 * width + n) * P + 6 * C * n * F + n * (width + 1) * F)),
+        Launch("PyTorch: dl sum", 1, 0, 0, 0, chunks * C * n * (2 * F + P)),
+    ]
+
+
+def peaks(device_name: str) -> Optional[tuple]:
+    """(multiply-adds / s, bytes / s) of a device named like ``torch.cuda.get_device_name``."""
+    return next((value for key, value in PEAKS.items() if key in device_name), None)
+
+
+def estimate(launch: Launch, device_peaks: Optional[tuple]) -> Optional[float]:
+    """Microseconds at the device's peaks: the slowest of arithmetic, memory and the sequential
+    steps' latency, plus the launches."""
+    if device_peaks is None:
+        return None
+    macs_per_s, bytes_per_s = device_peaks
+    return (max(1e6 * launch.macs / macs_per_s, 1e6 * launch.bytes / bytes_per_s, STEP_US * launch.steps)
+            + LAUNCH_US * launch.launches)
+
+
+def table(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int, device_name: str = "H100",
+          measured: Optional[Dict[str, float]] = None) -> List[dict]:
+    """The model's rows at one size, each with its estimate on ``device_name`` and, when given,
+    the measured microseconds (``measured``: kernel name -> us)."""
+    device_peaks = peaks(device_name)
+    rows = []
+    for launch in causal_launches(Z, N, d, dv, n, C, P):
+        row = dict(launch._asdict(), model_us=estimate(launch, device_peaks))
+        if measured is not None:
+            row["measured_us"] = measured.get(launch.name)
+        rows.append(row)
+    return rows
+
+
+def markdown(rows: List[dict]) -> str:
+    """The rows as a Markdown table with a total line."""
+    has_measured = any("measured_us" in row for row in rows)
+    head = "| launch | launches | programs | steps | multiply-adds (G) | MB moved | model us |"
+    head += " measured us |" if has_measured else ""
+    lines = [head, "|" + "---|" * (8 if has_measured else 7)]
+    fmt = lambda x: "-" if x is None else f"{x:,.0f}"  # noqa: E731
+    for row in rows:
+        line = (f"| {row['name']} | {row['launches']} | {row['programs']:,} | {row['steps']} | "
+                f"{row['macs'] / 1e9:.2f} | {row['bytes'] / 1e6:,.0f} | {fmt(row['model_us'])} |")
+        lines.append(line + (f" {fmt(row.get('measured_us'))} |" if has_measured else ""))
+    total = lambda key: sum(row[key] or 0 for row in rows)  # noqa: E731
+    line = (f"| total | {total('launches')} | | | {total('macs') / 1e9:.2f} | {total('bytes') / 1e6:,.0f} | "
+            f"{fmt(total('model_us') if rows[0]['model_us'] is not None else None)} |")
+    lines.append(line + (f" {fmt(total('measured_us'))} |" if has_measured else ""))
+    return "\n".join(lines)
