@@ -18,7 +18,6 @@ from ..modules import log_phi_parameter_overhead
 from .abc_decoder import ABCTransformerDecoder
 from .abc_options import (
     DECODER_SELF,
-    AttentionChoice,
     BackendChoice,
     attn_field,
     backend_field,
@@ -33,7 +32,7 @@ from .build_helpers import NoHubModels
 
 @dataclass
 class _ABCLanguageModelOptions(TransformerLanguageModelConfig):
-    decoder_self_attn: AttentionChoice = attn_field(DECODER_SELF)
+    decoder_self_attn: str = attn_field(DECODER_SELF)  # choices: the registry's, at parsing
     decoder_self_memory: int = memory_field(DECODER_SELF)
     untie_phi: bool = untie_field()
     abc_backend: BackendChoice = backend_field()

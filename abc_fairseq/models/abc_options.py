@@ -1,11 +1,14 @@
 """The options of bounded-memory attention, one schema for every model, and their reading.
 
 Each attention position of a transformer has two options, ``--{position}-attn`` (``softmax`` or a
-strategy of ``abc_fairseq.strategies`` that supports the position's mode: ``abc``, ``abc-relu``,
-``linformer``, ``window``, ...) and ``--{position}-memory`` (slots n, a positive int; the window
-length or the kernel feature size for those strategies). The settings strategies declare
+strategy of the registry that supports the position's mode: ``abc``, ``abc-relu``, ``linformer``,
+``window``, ...) and ``--{position}-memory`` (slots n, a positive int; the window length or the
+kernel feature size for those strategies). The settings strategies declare
 (``Strategy.settings``: ``--linformer-max-positions``, ``--compressive-ratio``, ...) are one flag
-each, shared by all positions, generated from the registry. ``--untie-phi`` (off: the paper's
+each, shared by all positions, typed and checked by their ``Setting``. Choices and setting flags
+are read from the registry when a parser is built (models' ``add_args``, which fairseq calls after
+importing ``--user-dir``), never copied at import: a strategy registered by the user's own module
+is a choice like the built-in ones. ``--untie-phi`` (off: the paper's
 model) gives every layer its own W_phi (or Linformer matrix) instead of one per position.
 ``--abc-backend`` (``auto``, ``torch``, ``triton``) picks what runs the ABC ops; the environment
 variable ``ABC_BACKEND`` wins over it and over a checkpoint's value (``read_backend``).
@@ -21,21 +24,20 @@ validated strategy class, memory size and the strategy's own settings (errors na
 import argparse
 import logging
 import os
-from dataclasses import field, make_dataclass
+from dataclasses import field
 from typing import Iterable, NamedTuple, Optional, Tuple, Type
 
 from fairseq.dataclass import ChoiceEnum
 from fairseq.utils import safe_getattr
 
-from ..ops.triton.dispatch import BACKENDS, backend_unavailable
+from ..ops.backend import BACKENDS, backend_unavailable
 from ..strategies import STRATEGIES, Setting, Strategy, StrategyOptions, all_settings, get_strategy
-from ..strategies.base import check_setting
+from .setting_fields import with_setting_fields  # noqa: F401 (part of the schema: dataclass models' settings)
 
 logger = logging.getLogger(__name__)
 
-ATTENTION_CHOICES = ("abc", "softmax") + tuple(name for name in STRATEGIES if name != "abc")
-AttentionChoice = ChoiceEnum(list(ATTENTION_CHOICES))
 DEFAULT_MEMORY_SIZE = 64
+MEMORY = Setting("memory", "memory slots", "")  # how --{position}-memory parses and checks
 UNTIE_KEY, UNTIE_FLAG = "untie_phi", "--untie-phi"
 UNTIE_HELP = ("give every layer its own W_phi (and every other module a strategy ties across layers, "
               "e.g. the Linformer matrix) instead of one per attention position shared by all its "
@@ -84,8 +86,24 @@ class AttentionPosition(NamedTuple):
 
     @property
     def choices(self) -> Tuple[str, ...]:
-        """softmax and the strategies that support this position's mode, in flag order."""
-        return tuple(c for c in ATTENTION_CHOICES if c == "softmax" or self.mode in STRATEGIES[c].modes)
+        """softmax and the strategies registered now that support this position's mode, in flag order."""
+        return tuple(c for c in attention_choices() if c == "softmax" or self.mode in STRATEGIES[c].modes)
+
+
+def attention_choices() -> Tuple[str, ...]:
+    """Every ``--{position}-attn`` value as the registry stands now: abc, softmax, then the other
+    strategies in registration order."""
+    return ("abc", "softmax") + tuple(name for name in STRATEGIES if name != "abc")
+
+
+def __getattr__(name: str):
+    """``ATTENTION_CHOICES`` and ``AttentionChoice`` (read now, not at import) for code written
+    before the choices were read from the registry at parsing."""
+    if name == "ATTENTION_CHOICES":
+        return attention_choices()
+    if name == "AttentionChoice":
+        return ChoiceEnum(list(attention_choices()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 DECODER_SELF = AttentionPosition("decoder_self", "self_attn_phi", "decoder (causal) self attention",
@@ -111,7 +129,9 @@ def _memory_help(position: AttentionPosition) -> str:
 
 
 def attn_field(position: AttentionPosition, default: str = "abc"):
-    """Dataclass field for ``{position}_attn``; annotate it with ``AttentionChoice``."""
+    """Dataclass field for ``{position}_attn``, annotated ``str``: the choices are the registry's
+    when the parser is built (``harden_abc_flags``), and a config or checkpoint naming a strategy
+    registered after import passes through omegaconf (``read_attention`` checks it)."""
     return field(default=default, metadata={"help": _attn_help(position)})
 
 
@@ -130,32 +150,7 @@ def backend_field():
     return field(default="auto", metadata={"help": BACKEND_HELP})
 
 
-def with_setting_fields(name: str, base: type) -> type:
-    """``base`` (a model's config dataclass) extended with one field per registered strategy
-    setting, so that a new strategy's setting needs no change to any model."""
-    fields = [(s.key, Optional[int] if s.default is None else int, field(default=s.default, metadata={"help": s.help}))
-              for s in all_settings()]
-    config = make_dataclass(name, fields, bases=(base,))
-    config.__module__ = base.__module__
-    return config
-
-
-def _positive(what: str):
-    """argparse type for a positive count of ``what``; argparse prefixes the error with the flag."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a positive number of {what}, got {text!r}")
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"must be a positive number of {what}, got {value}")
-        return value
-
-    return parse
-
-
-positive_int = _positive("memory slots")
+positive_int = MEMORY.parse  # argparse type of --{position}-memory
 
 
 def _backend_problem(value: str) -> Optional[str]:
@@ -203,14 +198,14 @@ def add_abc_args(parser: argparse.ArgumentParser, positions: Iterable[AttentionP
             parser.add_argument(position.memory_flag, type=positive_int, metavar="N", help=_memory_help(position))
     for setting in all_settings():
         if _action(parser, setting.flag) is None:
-            parser.add_argument(setting.flag, type=_positive(setting.unit), metavar=setting.metavar,
-                                help=setting.help)
+            parser.add_argument(setting.flag, type=setting.parse, metavar=setting.metavar, help=setting.help)
 
 
 def harden_abc_flags(parser: argparse.ArgumentParser, positions: Iterable[AttentionPosition]) -> None:
-    """For flags a dataclass generated: ``--{position}-attn`` offers only the strategies of the
-    position's mode, ``--{position}-memory`` and the settings reject values < 1, and
-    ``--abc-backend`` refuses a backend that cannot run here, at parsing."""
+    """For flags a dataclass generated: ``--{position}-attn`` offers the strategies registered now
+    that support the position's mode, ``--{position}-memory`` rejects values < 1, every setting
+    parses and checks as its ``Setting`` says, and ``--abc-backend`` refuses a backend that cannot
+    run here, at parsing."""
     backend = _action(parser, BACKEND_FLAG)
     if backend is not None:
         backend.type = parse_backend
@@ -223,7 +218,7 @@ def harden_abc_flags(parser: argparse.ArgumentParser, positions: Iterable[Attent
     for setting in all_settings():
         action = _action(parser, setting.flag)
         if action is not None:
-            action.type = _positive(setting.unit)
+            action.type = setting.parse
 
 
 def set_abc_defaults(args, position: AttentionPosition, attn: str = "abc",
@@ -266,7 +261,7 @@ def _flags(position: AttentionPosition) -> dict:
             **{setting.key: setting.flag for setting in all_settings()}}
 
 
-def _setting_value(cfg, setting: Setting, position: AttentionPosition) -> Optional[int]:
+def _setting_value(cfg, setting: Setting, position: AttentionPosition):
     value = safe_getattr(cfg, setting.key, None)
     if value is None and setting.default_is_max_positions:
         found = (safe_getattr(cfg, key, None) for key in position.max_positions_keys)
@@ -287,7 +282,7 @@ def read_attention(cfg, position: AttentionPosition) -> Optional[AttentionOption
     for setting in all_settings():  # a bad value fails whichever strategy reads it, as at parsing
         value = safe_getattr(cfg, setting.key, None)
         if value is not None:
-            check_setting(setting, value, setting.flag)
+            setting.check(value)
     memory = safe_getattr(cfg, position.memory_key, None)
     memory = DEFAULT_MEMORY_SIZE if memory is None else memory
     options = StrategyOptions(flags, **{s.key: _setting_value(cfg, s, position) for s in strategy.settings})

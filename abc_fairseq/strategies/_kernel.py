@@ -20,9 +20,10 @@ from typing import ClassVar, Optional, Tuple
 import torch
 import torch.nn as nn
 
+from ..ops.linear import causal_linear_attention, linear_state_update
 from ._common import all_valid, compute_dtype
-from ._linear import causal_linear_attention, linear_state_update
 from .base import Memory, State, Strategy
+from .reference import reference_kernel_bidirectional, reference_kernel_causal
 
 EPS = 1e-6  # added to positive denominators (a prefix of padding only has z = 0)
 
@@ -53,6 +54,20 @@ class KernelAttention(Strategy):
     @classmethod
     def applies_dropout(cls) -> bool:
         return False  # no probabilities over slots (module docstring); the attention module warns
+
+    def naive_features(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor):
+        """(f(q), f(k), the values written) written from the strategy's paper, for ``naive``."""
+        raise NotImplementedError
+
+    def naive(self, q, k, v, x, valid, keep=None, p=0.0):
+        """sum_i (f(q) . f(k_i)) v_i (/ sum_i f(q) . f(k_i)) over the prefix or the whole sequence, token
+        by token. No dropout (no probabilities over slots)."""
+        assert keep is None, "kernel attentions apply no attention dropout"
+        fq, fk, values = self.naive_features(q, k, v)
+        if valid is not None:
+            fk, values = fk * valid[:, None, :, None], values * valid[:, None, :, None]
+        form = reference_kernel_causal if self.mode == "causal" else reference_kernel_bidirectional
+        return form(fq, fk, values, self.normalized, self.denominator)
 
     def query_features(self, q: torch.Tensor) -> torch.Tensor:
         """q [B, H, M, d] -> f(q) [B, H, M, D]."""

@@ -13,7 +13,7 @@ s_t = sum_{i<=t} (q_t . k_i) phi_i, and outputs o_t = sum_{i<=t} (w_t . phi_i) v
 two chunked passes of ``causal_linear_attention``, linear time and memory in N.
 
 Attention dropout (training): p_t is multiplied by a keep mask over the n slots and divided by
-1 - rate (``ops.dropout.drop``) before it reads the values; slot j of the mask is slot j of the
+1 - rate (``ops.utils.drop``) before it reads the values; slot j of the mask is slot j of the
 memory (mask [B, H, M, n], row t, slot j).
 """
 
@@ -21,10 +21,11 @@ from typing import ClassVar, Optional, Tuple
 
 import torch
 
-from ..ops.dropout import drop
+from ..ops.linear import causal_linear_attention, linear_state_update
+from ..ops.utils import drop
 from ._common import all_valid, compute_dtype, masked_softmax, token_ranks
-from ._linear import causal_linear_attention, linear_state_update
 from .base import Memory, State, Strategy
+from .reference import phi_by_token, reference_slot_bidirectional, reference_slot_causal
 
 
 def _normalised(scores: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
@@ -111,6 +112,18 @@ class SlotStrategy(Strategy):
         of their sequence), ``valid`` [B, N] and keys k [B, H, N, d]; in ``dtype`` unless the
         strategy needs its work dtype."""
         raise NotImplementedError
+
+    def naive_phi(self, rank: int, key: torch.Tensor) -> torch.Tensor:
+        """phi of one real token [H, n] from the strategy's definition, given its rank among the real
+        tokens of its sequence and its key [H, d]: what ``naive`` writes token by token."""
+        raise NotImplementedError
+
+    def naive(self, q, k, v, x, valid, keep=None, p=0.0):
+        """Eq. 3-5 with phi built token by token by ``naive_phi``."""
+        phi = phi_by_token(lambda b, t, rank: self.naive_phi(rank, k[b, :, t]), valid, k.shape, self.memory_size,
+                           q.dtype)
+        form = reference_slot_causal if self.mode == "causal" else reference_slot_bidirectional
+        return form(q, k, v, phi, self.scale, self.normalize, self.mask_empty, keep, p)
 
     def written(self, k: torch.Tensor, phi: torch.Tensor) -> None:
         """Called after a full pass wrote keys k with control phi (training-time updates)."""

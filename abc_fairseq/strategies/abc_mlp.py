@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from ..ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
+from . import reference
 from ._common import PAD_LOGIT
 from .base import Memory, State, Strategy
 from .phi import PhiProjection, SlotControl
@@ -39,6 +40,8 @@ class ABCMLP(SlotControl, Strategy):
     paper = "§4, Eq. 12 (Table 1: ABC_MLP)"
     projection = PhiProjection
 
+    dropout_through_keep_mask = False  # causal_abc and abc_read draw the mask (tested in tests/ops)
+
     @classmethod
     def applies_dropout(cls) -> bool:
         return True  # over the slot probabilities, in causal_abc and abc_read (training only)
@@ -53,6 +56,13 @@ class ABCMLP(SlotControl, Strategy):
         if valid is not None:
             logits = logits.masked_fill(~valid[:, None, :, None], pad_value)
         return logits
+
+    def naive(self, q, k, v, x, valid, keep=None, p=0.0):
+        """Eq. 12 over the prefix (causal) or the whole sequence: alpha_i = f(W_phi x_i)."""
+        B, N = x.shape[:2]
+        logits = self.shared(x).view(B, N, self.num_heads, self.memory_size).permute(0, 2, 1, 3)
+        return reference.naive_abc(q, k, v, self.log_alpha(logits), valid, self.scale, self.mode == "causal",
+                                   keep, p)
 
     def causal(self, q, k, v, x, valid):
         return causal_abc(q, k, v, self.control_logits(x, valid, PAD_LOGIT), scale=self.scale,

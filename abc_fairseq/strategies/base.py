@@ -17,13 +17,13 @@ Modes: ``causal`` (decoder self attention: each row reads the memory of its pref
 (bidirectional self attention) and ``cross`` (encoder-decoder attention: queries and keys differ).
 """
 
-from dataclasses import dataclass
-from typing import ClassVar, Dict, FrozenSet, Mapping, Optional, Tuple
+from typing import ClassVar, Dict, FrozenSet, Optional, Tuple
 
 import torch
 import torch.nn as nn
 
-from ..ops.dropout import dropout_keep_mask
+from ..ops.utils import dropout_keep_mask
+from .settings import Setting, StrategyOptions, check_memory_size
 
 State = Dict[str, torch.Tensor]
 Memory = Dict[str, torch.Tensor]
@@ -34,69 +34,6 @@ MODES = ("causal", "encoder", "cross")
 class ControlModule:
     """Marker for modules whose parameters exist only because of a memory-control strategy
     (W_phi, the Linformer matrix, T2R's MLP, ...): the parameter overhead over softmax attention."""
-
-
-@dataclass(frozen=True)
-class Setting:
-    """A setting a strategy declares besides the memory size: one command-line flag shared by
-    every attention position (``--`` + key with dashes), a positive int.
-
-    key: the config attribute and the ``StrategyOptions`` key, e.g. ``compressive_ratio``.
-    unit: what the number counts, for help and errors.
-    default: used when the setting is not given; None with ``default_is_max_positions``: the
-        position's maximum sequence length.
-    """
-
-    key: str
-    unit: str
-    help: str
-    default: Optional[int] = None
-    default_is_max_positions: bool = False
-    metavar: str = "N"
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.key.replace("_", "-")
-
-
-class StrategyOptions:
-    """The settings of one strategy (keys of its ``Setting`` declarations) and the command-line
-    flags errors should name (``{"memory_size": "--decoder-self-memory"}``; without one an error
-    names the setting). Settings another strategy declares are ignored."""
-
-    def __init__(self, flags: Optional[Mapping[str, str]] = None, **values: Optional[int]):
-        self.values: Dict[str, Optional[int]] = dict(values)
-        self.flags: Dict[str, str] = dict(flags or {})
-
-    def flag(self, key: str) -> str:
-        return self.flags.get(key, key)
-
-    def get(self, setting: Setting) -> Optional[int]:
-        value = self.values.get(setting.key)
-        return setting.default if value is None else value
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, StrategyOptions) and (self.values, self.flags) == (other.values, other.flags)
-
-    def __repr__(self) -> str:
-        return f"StrategyOptions({self.values}, flags={self.flags})"
-
-
-def is_positive_int(value) -> bool:
-    """Whether ``value`` is a positive int (bool excluded): the one test of sizes and settings."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def check_memory_size(memory_size, flag: str) -> None:
-    """ValueError naming ``flag`` unless ``memory_size`` is a positive int."""
-    if not is_positive_int(memory_size):
-        raise ValueError(f"{flag} must be a positive number of memory slots, got {memory_size!r}")
-
-
-def check_setting(setting: Setting, value, flag: str) -> None:
-    """ValueError naming ``flag`` unless ``value`` is a positive int."""
-    if not is_positive_int(value):
-        raise ValueError(f"{flag} must be a positive integer ({setting.unit}), got {value!r}")
 
 
 class Strategy(nn.Module, ControlModule):
@@ -121,6 +58,11 @@ class Strategy(nn.Module, ControlModule):
     modes: ClassVar[FrozenSet[str]] = frozenset(MODES)
     uses_control_input: ClassVar[bool] = False  # whether x (not only k, v) shapes the memory
     settings: ClassVar[Tuple[Setting, ...]] = ()  # its own settings besides the memory size
+    # Modes added after the strategy first shipped: checkpoints older than that use softmax there.
+    added_modes: ClassVar[FrozenSet[str]] = frozenset()
+    # Whether the forms that apply dropout draw their mask with ``keep_mask`` (a test can then fix
+    # it); False where the ops draw it themselves (ABC_MLP).
+    dropout_through_keep_mask: ClassVar[bool] = True
 
     def __init__(self, num_heads: int, head_dim: int, memory_size: int, mode: str,
                  shared: Optional[nn.Module] = None, scale: Optional[float] = None,
@@ -152,7 +94,7 @@ class Strategy(nn.Module, ControlModule):
                 f"(it supports: {', '.join(m for m in MODES if m in cls.modes)})")
         check_memory_size(memory_size, options.flag("memory_size"))
         for setting in cls.settings:
-            check_setting(setting, options.get(setting), options.flag(setting.key))
+            setting.check(options.get(setting), options.flag(setting.key))
 
     @classmethod
     def applies_dropout(cls) -> bool:
@@ -170,6 +112,20 @@ class Strategy(nn.Module, ControlModule):
         layout per strategy (its docstring says which slot is which), and map it onto whatever
         blocks they compute; tests replace it to give a fixed mask."""
         return dropout_keep_mask(self.read_dropout(), None, shape, device)
+
+    def use_evaluation_draws(self) -> None:
+        """Make the training forms draw what evaluation draws (for strategies whose control is
+        random in training, as ``random``), so that training can be compared with ``naive``;
+        attention dropout is untouched. Nothing to do for the others."""
+
+    def naive(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, x: torch.Tensor,
+              valid: Optional[torch.Tensor], keep: Optional[torch.Tensor] = None, p: float = 0.0) -> torch.Tensor:
+        """The oracle: this strategy in its mode written straight from its paper's equations, token
+        by token (``reference`` holds the shared pieces); O(N^2) or worse, for tests on small
+        inputs. Same shapes as ``causal`` (causal) or ``encode`` / ``read(memory(...))`` (encoder,
+        cross); rows of padding queries are unspecified. ``keep`` [B, H, M, n] (the slot layout of
+        ``keep_mask``) and ``p``: attention dropout, the read probabilities times keep / (1 - p)."""
+        raise NotImplementedError(f"{self.name} has no naive form")
 
     @property
     def shared(self) -> Optional[nn.Module]:

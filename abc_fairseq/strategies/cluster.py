@@ -47,6 +47,12 @@ class Clustering(SlotStrategy):
         unit = F.normalize(k.to(self.centroids.dtype), dim=-1)
         return torch.matmul(unit, self.centroids.transpose(-1, -2)[None]).argmax(dim=-1)
 
+    def naive_phi(self, rank, key):
+        """e_j, j the centroid of highest cosine similarity with the key, per head (the mean over
+        members comes from ``normalize``)."""
+        similarity = torch.einsum("hnd,hd->hn", self.centroids.to(key.dtype), key / key.norm(dim=-1, keepdim=True))
+        return F.one_hot(similarity.argmax(dim=-1), self.memory_size)
+
     def control(self, ranks, valid, k, dtype):
         phi = F.one_hot(self.assign(k), self.memory_size).to(compute_dtype(k.dtype))  # needs no rank
         return phi * valid[:, None, :, None].to(phi.dtype)

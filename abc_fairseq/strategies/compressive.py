@@ -28,8 +28,8 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 
-from ..ops.dropout import drop
-from ..ops.nonfinite import zero_safe_matmul
+from ..ops.utils import drop, zero_safe_matmul
+from . import reference
 from ._band import pad_rows, with_neighbours
 from ._common import all_valid, compute_dtype, masked_softmax, on_real_rows, token_ranks, zero_padding_rows
 from ._slots import slot_memory, slot_read
@@ -98,6 +98,13 @@ class CompressiveMeanPool(Strategy):
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, ratio={self.ratio}"
+
+    def naive(self, q, k, v, x, valid, keep=None, p=0.0):
+        """Eq. 14's pooled blocks (causal: a FIFO of n) or the n slot means (encoder, cross), token by token."""
+        if self.mode == "causal":
+            return reference.reference_compressive_causal(q, k, v, valid, self.memory_size, self.ratio, self.scale,
+                                                          keep, p)
+        return reference.reference_compressive_bidirectional(q, k, v, valid, self.memory_size, self.scale, keep, p)
 
     def causal(self, q, k, v, x, valid):
         def attend(q, k, v, lengths, keep):

@@ -13,6 +13,9 @@ class ELUAttention(KernelAttention):
     name = "elu"
     paper = "kernel baseline, Table 2b (ELU; Katharopoulos et al. 2020)"
 
+    def naive_features(self, q, k, v):
+        return F.elu(q) + 1, F.elu(k) + 1, v
+
     def query_features(self, q):
         return F.elu(q) + 1.0
 

@@ -12,6 +12,7 @@ yet (t < n) are left out of the softmax.
 Training O(N (C d + d n)); decoding state per head: K~, V~ [n, d], occupancy [n], a counter.
 """
 
+import torch
 import torch.nn.functional as F
 
 from ._slots import SlotStrategy
@@ -25,6 +26,13 @@ class GlobalTokens(SlotStrategy):
     name = "global"
     paper = "Appendix A.1 (Table 1: L2G pattern)"
     mask_empty = True
+
+    def naive_phi(self, rank, key):
+        """e_rank for the first n real tokens, 0 after."""
+        phi = torch.zeros(self.num_heads, self.memory_size, dtype=key.dtype)
+        if rank < self.memory_size:
+            phi[:, rank] = 1.0
+        return phi
 
     def control(self, ranks, valid, k, dtype):
         n = self.memory_size

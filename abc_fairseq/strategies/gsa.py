@@ -9,11 +9,11 @@ of the position like W_phi; ``--untie-phi`` unties it) and the temperature tau (
     o_t = V~_t^T softmax(scale * K~_t q_t)
 The paper's layer adds feature maps, norms and output gates around this op: those are model
 choices, left out; the op is the part above. Padding gets the log gate 0 (a = 1): it writes
-nothing and keeps the memory. tau is an integer flag (the paper and flash-linear-attention use 8;
-an integer keeps the one setting type the registry has).
+nothing and keeps the memory. tau is a positive real (the paper and flash-linear-attention use 8;
+a checkpoint that stored it as an integer loads as that number).
 
 Causal training: the chunked ``causal_gsa`` op, O(N (n + C)) memory; on GPUs it runs ABC's Triton
-kernels with GSA's weights (``ops/triton/causal_gated.py``). Decoding state per head:
+kernels with GSA's weights (``ops/gsa/triton/function.py``). Decoding state per head:
 K~ [n, d] and V~ [n, dv], nothing else.
 """
 
@@ -22,14 +22,16 @@ from typing import Optional, Tuple
 import torch
 import torch.nn.functional as F
 
-from ..ops.gated import GSAState, causal_gsa, causal_gsa_step
+from ..ops.gsa import GSAState, causal_gsa, causal_gsa_step
+from . import reference
 from .base import Setting, State, Strategy
 from .phi import SlotControl, SlotProjection
 from .registry import register
 
 TEMPERATURE = Setting("gsa_temperature", "temperature",
                       "gsa: tau, the gate temperature, a_t = sigmoid(W_alpha x_t) ** (1 / tau): a higher tau keeps "
-                      "the gates nearer 1 (longer memory); 8 as in the paper", default=8, metavar="TAU")
+                      "the gates nearer 1 (longer memory); 8 as in the paper", default=8.0, metavar="TAU",
+                      kind=float)
 
 
 class GateProjection(SlotProjection):
@@ -52,8 +54,8 @@ class GatedSlotAttention(SlotControl, Strategy):
         return True  # over the slot probabilities, in the parallel form (training only)
 
     @property
-    def temperature(self) -> int:
-        return self.options.get(TEMPERATURE)
+    def temperature(self) -> float:
+        return float(self.options.get(TEMPERATURE))
 
     def log_gates(self, x: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor:
         """x [B, N, C] -> g = log a [B, H, N, n] in fp32 (fp64 stays), 0 at padding."""
@@ -61,6 +63,16 @@ class GatedSlotAttention(SlotControl, Strategy):
         if valid is not None:
             gates = gates.masked_fill(~valid[:, None, :, None], 0.0)
         return gates
+
+    def naive(self, q, k, v, x, valid, keep=None, p=0.0):
+        """The recurrence of the module docstring row by row, log a = log(sigmoid(W_alpha x) ** (1 / tau)),
+        0 at padding."""
+        B, N = x.shape[:2]
+        logits = self.shared(x).view(B, N, self.num_heads, self.memory_size).permute(0, 2, 1, 3)
+        log_gates = F.logsigmoid(logits) / self.temperature
+        if valid is not None:
+            log_gates = log_gates.masked_fill(~valid[:, None, :, None], 0.0)
+        return reference.reference_causal_gsa(q, k, v, log_gates, self.scale, dropout_p=p, dropout_mask=keep)
 
     def causal(self, q, k, v, x, valid):
         keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)  # [B, H, N, n]: row, slot

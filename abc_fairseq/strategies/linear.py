@@ -25,6 +25,9 @@ class LinearAttention(KernelAttention):
     paper = "de Brebisson & Vincent, §3 (C = sum h h^T)"
     normalized = False
 
+    def naive_features(self, q, k, v):
+        return q * self.scale, k, v
+
     def query_features(self, q):
         return q * self.scale
 
@@ -41,6 +44,10 @@ class GatedLinearAttention(LinearAttention):
         super().__init__(*args, **kwargs)
         self.gate_weight, self.gate_bias = head_affine_parameters(self.num_heads, self.head_dim, self.head_dim,
                                                                   random_bias=False)
+
+    def naive_features(self, q, k, v):
+        gate = torch.sigmoid(torch.einsum("bhnd,hed->bhne", k, self.gate_weight) + self.gate_bias[:, None])
+        return q * self.scale, gate * k, gate * v  # g (.) k and g (.) v, g = sigmoid(W_g k + b_g)
 
     def key_features(self, k, v):
         gate = torch.sigmoid(head_affine(k, self.gate_weight, self.gate_bias))

@@ -64,6 +64,9 @@ class Linformer(SlotStrategy):
             raise ValueError(f"linformer needs a LinformerProjection of {num_heads} heads x {memory_size} slots "
                              f"as its shared module, got {type(shared).__name__}")
 
+    def naive_phi(self, rank, key):
+        return self.shared.weight[:, :, rank]  # column ``rank`` of every head's W^LF
+
     def control(self, ranks, valid, k, dtype):
         limit = self.shared.max_positions
         longest = int(ranks.masked_fill(~valid, -1).max()) + 1 if ranks.numel() else 0

@@ -43,13 +43,22 @@ class RandomSlots(SlotStrategy):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.register_buffer("slot_seed", torch.randint(0, _PRIME, ()), persistent=True)
+        self.fresh_draws = True  # False: training hashes as evaluation does (``use_evaluation_draws``)
+
+    def use_evaluation_draws(self) -> None:
+        self.fresh_draws = False
 
     def slots(self, ranks: torch.Tensor) -> torch.Tensor:
         """ranks [B, N] -> slot index [B, H, N]: fresh draws in training, a hash in eval."""
-        if self.training:
+        if self.training and self.fresh_draws:
             shape = (ranks.shape[0], self.num_heads, ranks.shape[1])
             return torch.randint(0, self.memory_size, shape, device=ranks.device)
         return hashed_slots(ranks, self.num_heads, self.memory_size, self.slot_seed)
+
+    def naive_phi(self, rank, key):
+        """e_{i_t}, i_t the hash of the token's rank (the evaluation draw)."""
+        slots = hashed_slots(torch.tensor([[rank]]), self.num_heads, self.memory_size, self.slot_seed)[0, :, 0]
+        return torch.nn.functional.one_hot(slots, self.memory_size)
 
     def control(self, ranks, valid, k, dtype):
         phi = torch.nn.functional.one_hot(self.slots(ranks), self.memory_size).to(dtype)

@@ -1,4 +1,5 @@
-"""Naive forms written straight from the equations, O(N^2) or worse: oracles for the tests.
+"""Naive forms written straight from the equations, O(N^2) or worse: the pieces of every strategy's
+oracle (``Strategy.naive``), for the tests.
 
 Each builds the memory of every step t explicitly (Eq. 3-5 of the paper) and reads it with
 Eq. 4, looping over positions; use them on small inputs only. ``keep`` (bool [B, H, M, n], in the
@@ -6,9 +7,12 @@ slot order each strategy's docstring gives) and ``p``: attention dropout, the re
 times keep / (1 - p).
 """
 
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import torch
+
+from ..ops import reference_abc, reference_causal_abc
+from ..ops.gsa import reference_causal_gsa  # noqa: F401 (GSA's oracle, beside the others)
 
 
 def _dropped(probs, keep, p):
@@ -157,3 +161,33 @@ def reference_compressive_bidirectional(q, k, v, valid, n, scale, keep=None, p=0
         V = torch.stack([v[b, :, groups[j]].mean(dim=1) for j in slots], dim=1)
         out[b] = _softmax_read(q[b], K, V, scale, _keep_rows(keep, b, slice(None), slots), p)
     return out
+
+
+def reference_kernel_bidirectional(fq, fk, values, normalized=True, denominator=None):
+    """out_m = sum_i (fq_m . fk_i) values_i (/ sum_i fq_m . fk_i, through ``denominator``); fq [B, H, M, D]."""
+    weights = torch.einsum("bhmd,bhid->bhmi", fq, fk)
+    out = torch.einsum("bhmi,bhid->bhmd", weights, values)
+    return out / denominator(weights.sum(dim=-1, keepdim=True)) if normalized else out
+
+
+def naive_abc(q, k, v, logits, valid, scale, causal: bool, keep=None, p=0.0):
+    """ABC_MLP (Eq. 12) from its control logits log alpha [B, H, N, n]: padding gets alpha = 0 (in
+    causal rows that have seen only padding that is 0 / 0, unspecified); keep [B, H, M, n]."""
+    if not causal:
+        return reference_abc(q, k, v, logits, None if valid is None else ~valid, scale=scale, dropout_p=p,
+                             dropout_mask=keep)
+    if valid is not None:
+        logits = logits.masked_fill(~valid[:, None, :, None], float("-inf"))
+    return reference_causal_abc(q, k, v, logits, scale=scale, dropout_p=p, dropout_mask=keep)
+
+
+def phi_by_token(phi_of: Callable[[int, int, int], torch.Tensor], valid: Optional[torch.Tensor], shape,
+                 memory_size: int, dtype) -> torch.Tensor:
+    """phi [B, H, N, n], token by token: ``phi_of(b, t, rank)`` [H, n] for every real token t of
+    sequence b (rank: its index among the real tokens of b), 0 at padding. shape: k's [B, H, N, d]."""
+    B, H, N, _ = shape
+    phi = torch.zeros(B, H, N, memory_size, dtype=dtype)
+    for b in range(B):
+        for rank, t in enumerate(_real_positions(valid, b, N)):
+            phi[b, :, t] = phi_of(b, t, rank)
+    return phi

@@ -1,10 +1,13 @@
-"""Strategy registry: flag value -> Strategy class."""
+"""Strategy registry: flag value -> Strategy class. Everything that offers strategies (flag choices,
+setting flags, config fields) reads it when it needs it, so a strategy registered later, by the
+user's own module, is offered like a built-in one."""
 
-from typing import Dict, Tuple, Type
+from typing import Callable, Dict, List, Tuple, Type
 
 from .base import Setting, Strategy
 
 STRATEGIES: Dict[str, Type[Strategy]] = {}
+_SETTINGS_LISTENERS: List[Callable[[Tuple[Setting, ...]], None]] = []
 
 
 def register(cls: Type[Strategy]) -> Type[Strategy]:
@@ -15,8 +18,17 @@ def register(cls: Type[Strategy]) -> Type[Strategy]:
     for setting in cls.settings:
         if known.get(setting.key, setting) != setting:
             raise ValueError(f"{cls.name}: setting {setting.key!r} is already declared differently")
+    new = tuple(setting for setting in cls.settings if setting.key not in known)
+    for listener in _SETTINGS_LISTENERS if new else ():
+        listener(new)  # before the strategy is offered: a listener's ValueError refuses it
     STRATEGIES[cls.name] = cls
     return cls
+
+
+def on_new_settings(listener: Callable[[Tuple[Setting, ...]], None]) -> None:
+    """Call ``listener(settings)`` with the settings each later registration declares first: what
+    is built once from ``all_settings`` (the fairseq models' config fields) extends itself."""
+    _SETTINGS_LISTENERS.append(listener)
 
 
 def all_settings() -> Tuple[Setting, ...]:

@@ -43,6 +43,14 @@ class RandomFeatureAttention(KernelAttention):
         angles = scale * torch.matmul(x, self.omega.to(x.dtype).transpose(-1, -2)[None])
         return torch.cat([angles.sin(), angles.cos()], dim=-1) * (2.0 / self.memory_size) ** 0.5
 
+    def naive_features(self, q, k, v):
+        def features(x):  # sqrt(1 / m) [sin(s w_i . x), cos(s w_i . x)] of the unit vector x
+            angles = torch.einsum("bhnd,hmd->bhnm", x / x.norm(dim=-1, keepdim=True), self.omega.to(x.dtype))
+            angles = angles * self.log_inverse_sigma.exp()[:, None, None]
+            return torch.cat([angles.sin(), angles.cos()], dim=-1) / (self.memory_size / 2) ** 0.5
+
+        return features(q), features(k), v
+
     def query_features(self, q):
         return self._features(q)
 

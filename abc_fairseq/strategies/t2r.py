@@ -22,6 +22,12 @@ class T2RAttention(KernelAttention):
     def _features(self, x):
         return torch.relu(head_affine(x, self.feature_weight, self.feature_bias))
 
+    def naive_features(self, q, k, v):
+        def features(x):  # relu(W x + b) per head
+            return torch.relu(torch.einsum("bhnd,hmd->bhnm", x, self.feature_weight) + self.feature_bias[:, None])
+
+        return features(q), features(k), v
+
     def query_features(self, q):
         return self._features(q)
 

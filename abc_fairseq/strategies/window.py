@@ -31,8 +31,8 @@ from typing import Optional, Tuple
 
 import torch
 
-from ..ops.dropout import drop
-from ..ops.nonfinite import zero_safe_matmul
+from ..ops.utils import drop, zero_safe_matmul
+from . import reference
 from ._band import band_offsets, pad_rows, with_neighbours
 from ._common import all_valid, compaction, compute_dtype, gather_rows, masked_softmax, on_real_rows, zero_padding_rows
 from ._slots import slot_read
@@ -77,6 +77,7 @@ class SlidingWindow(Strategy):
 
     name = "window"
     paper = "§3.3, Eq. 9-11 (Table 1: Sliding-window)"
+    added_modes = frozenset({"cross"})  # issue 15: older checkpoints use softmax cross attention
 
     @classmethod
     def applies_dropout(cls) -> bool:
@@ -87,6 +88,12 @@ class SlidingWindow(Strategy):
             return banded_attention(q, k, v, lengths, self.scale, lo, hi, keep, self.read_dropout())
 
         return on_real_rows(q, k, v, valid, self.keep_mask((*q.shape[:3], self.memory_size), q.device), attend)
+
+    def naive(self, q, k, v, x, valid, keep=None, p=0.0):
+        """Softmax over the window of each mode (module docstring), token by token."""
+        form = {"causal": reference.reference_window_causal, "encoder": reference.reference_local_window,
+                "cross": reference.reference_window_cross}[self.mode]
+        return form(q, k, v, valid, self.memory_size, self.scale, keep, p)
 
     def causal(self, q, k, v, x, valid):
         return self._banded(q, k, v, valid, 0, self.memory_size - 1)

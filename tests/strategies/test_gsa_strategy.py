@@ -1,5 +1,6 @@
 """The ``gsa`` strategy (gated slot attention, causal only): the strategy equals the naive
-recurrence for every temperature and memory size, with padding; the gate projection is tied across
+recurrence for every temperature (a positive real; an integer from an old config loads) and memory
+size, with padding; the gate projection is tied across
 layers (``--untie-phi`` unties it); ``--gsa-temperature`` reaches every layer and bad values fail at
 parsing; encoder and cross positions refuse ``gsa`` at parsing; abc_lm and abc_transformer with GSA
 decode incrementally exactly as they score, and train (several tokens per incremental call: the
@@ -8,11 +9,10 @@ generic strategy tests)."""
 import pytest
 import torch
 from fairseq_helpers import build, parse, parse_error
-from strategies_helpers import gsa_log_gates, inputs, left_padded, make, steps
+from strategies_helpers import inputs, left_padded, make, real_rows, steps
 
-import abc_fairseq  # noqa: F401 (registers the models)
+import abc_fairseq.models  # noqa: F401 (registers the models)
 from abc_fairseq.modules import phi_parameter_overhead
-from abc_fairseq.ops.gated import reference_causal_gsa
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions
 from abc_fairseq.strategies.gsa import GateProjection
 
@@ -26,7 +26,7 @@ MT = ["--task", "translation", "-s", "src", "-t", "tgt", "--arch", "abc_transfor
       "--encoder-attention-heads", "4", "--decoder-attention-heads", "4", "--dropout", "0"]
 
 
-@pytest.mark.parametrize("temperature", [1, 8, 64])
+@pytest.mark.parametrize("temperature", [1, 2.5, 8, 64.0])
 @pytest.mark.parametrize("n", [1, 3, 4])
 @pytest.mark.parametrize("logit_scale", [1.0, 30.0])
 def test_strategy_equals_the_reference(temperature, n, logit_scale):
@@ -34,21 +34,25 @@ def test_strategy_equals_the_reference(temperature, n, logit_scale):
     strategy.shared.weight.data *= logit_scale  # 30: gates from ~exp(-150 / tau) to 1 - 1e-30
     q, k, v, x = inputs(3, 9, seed=n)
     valid = left_padded()
-    expected = reference_causal_gsa(q, k, v, gsa_log_gates_n(strategy, x, valid, n), scale=strategy.scale)
+    expected = real_rows(strategy.naive(q, k, v, x, valid), valid)
     got = strategy.causal(q, k, v, x, valid)
-    real = valid[:, None, :, None]
-    torch.testing.assert_close(got.masked_fill(~real, 0), expected.masked_fill(~real, 0), rtol=0, atol=1e-10)
+    torch.testing.assert_close(real_rows(got, valid), expected, rtol=0, atol=1e-10)
     torch.testing.assert_close(steps(strategy, q, k, v, x, valid)[0], got, rtol=0, atol=1e-10)
-    assert strategy.temperature == temperature
+    assert strategy.temperature == temperature and isinstance(strategy.temperature, float)
 
 
-def gsa_log_gates_n(strategy, x, valid, n):
-    if n == strategy.memory_size == 4:
-        return gsa_log_gates(strategy, x, valid)  # the shared helper (n = N_SLOTS)
-    B, N = x.shape[:2]
-    logits = strategy.shared(x).view(B, N, strategy.num_heads, n).permute(0, 2, 1, 3)
-    log_gates = torch.nn.functional.logsigmoid(logits) / strategy.temperature
-    return log_gates.masked_fill(~valid[:, None, :, None], 0.0)
+def test_naive_gates_are_the_papers():
+    """The oracle's gates: a = sigmoid(W_alpha x) ** (1 / tau), written out here once more."""
+    strategy = make("gsa", options=StrategyOptions(gsa_temperature=2.5))
+    q, k, v, x = inputs(1, 5)
+    a = torch.sigmoid(strategy.shared(x).view(1, 5, 2, 4).permute(0, 2, 1, 3)) ** (1 / 2.5)
+    key_memory = value_memory = torch.zeros(1, 2, 4, 4, dtype=torch.float64)
+    for t in range(5):
+        key_memory = a[:, :, t, :, None] * key_memory + (1 - a[:, :, t, :, None]) * k[:, :, t, None]
+        value_memory = a[:, :, t, :, None] * value_memory + (1 - a[:, :, t, :, None]) * v[:, :, t, None]
+        probs = torch.softmax(strategy.scale * torch.einsum("bhnd,bhd->bhn", key_memory, q[:, :, t]), dim=-1)
+        row = torch.einsum("bhn,bhnd->bhd", probs, value_memory)
+        torch.testing.assert_close(strategy.naive(q, k, v, x, None)[:, :, t], row, rtol=0, atol=1e-12)
 
 
 def test_only_causal_and_the_mode_error_names_the_flag():
@@ -68,11 +72,25 @@ def test_encoder_and_cross_positions_refuse_gsa_at_parsing(mt_dir, capsys, flag)
 def test_temperature_flag_reaches_every_layer(lm_dir, capsys):
     _, model = build([lm_dir, *LM])
     assert {layer.self_attn.strategy.temperature for layer in model.decoder.layers} == {8}  # the paper's
-    _, model = build([lm_dir, *LM, "--gsa-temperature", "3"])
-    assert {layer.self_attn.strategy.temperature for layer in model.decoder.layers} == {3}
-    for bad in ("0", "0.5"):
+    _, model = build([lm_dir, *LM, "--gsa-temperature", "0.5"])
+    assert {layer.self_attn.strategy.temperature for layer in model.decoder.layers} == {0.5}
+    for bad in ("0", "-2", "nan", "inf", "warm"):
         error = parse_error([lm_dir, *LM, "--gsa-temperature", bad], capsys)
-        assert "argument --gsa-temperature:" in error
+        assert "argument --gsa-temperature:" in error and "a positive number (temperature)" in error
+
+
+def test_an_integer_temperature_from_an_old_config_loads():
+    """Configs written when tau was an integer flag hold an int: it reads as that float."""
+    from argparse import Namespace
+
+    from abc_fairseq.models import DECODER_SELF, read_attention
+
+    args = Namespace(decoder_self_attn="gsa", decoder_self_memory=4, gsa_temperature=3)
+    options = read_attention(args, DECODER_SELF).options
+    strategy = make("gsa", options=options)
+    assert strategy.temperature == 3.0 and isinstance(strategy.temperature, float)
+    with pytest.raises(ValueError, match="--gsa-temperature must be a positive number"):
+        read_attention(Namespace(decoder_self_attn="gsa", gsa_temperature=0), DECODER_SELF)
 
 
 def test_gate_projection_is_tied_and_untie_phi_unties_it(lm_dir):

@@ -8,33 +8,23 @@ import logging
 import pytest
 import torch
 from attention_helpers import E, make_attention
-from strategies_helpers import (
-    BIDIRECTIONAL,
-    CAUSAL,
-    N_SLOTS,
-    inputs,
-    left_padded,
-    make,
-    naive_reference,
-    run_bidirectional,
-)
+from strategies_helpers import BIDIRECTIONAL, CAUSAL, N_SLOTS, inputs, left_padded, make, real_rows, run_bidirectional
 
 from abc_fairseq.modules import ABCMultiheadAttention, abc_attention
 from abc_fairseq.strategies import STRATEGIES
-from abc_fairseq.strategies.random_slots import hashed_slots
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 RATE = 0.3
-ABC_FAMILY = ("abc", "abc-relu", "abc-sigmoid")  # dropout inside the ops, tested in test_ops_dropout.py
 ALL = [(name, "causal") for name in CAUSAL] + BIDIRECTIONAL
-DROPPING = [(name, mode) for name, mode in ALL if STRATEGIES[name].applies_dropout() and name not in ABC_FAMILY]
+# Those whose mask a test can fix; the ABC_MLP ops draw their own (tested in tests/ops).
+DROPPING = [(name, mode) for name, mode in ALL
+            if STRATEGIES[name].applies_dropout() and STRATEGIES[name].dropout_through_keep_mask]
 
 
 def build(name, mode, dropout):
     strategy = make(name, mode, dropout=dropout)
-    if name == "random":  # training draws fresh slots: use the eval hash so that runs compare
-        strategy.slots = lambda ranks: hashed_slots(ranks, strategy.num_heads, N_SLOTS, strategy.slot_seed)
+    strategy.use_evaluation_draws()  # a control random in training (random's slots) draws as in eval
     return strategy
 
 
@@ -49,7 +39,7 @@ def problem(mode, seed=0):
 def forward(strategy, q, k, v, x, valid):
     out = strategy.causal(q, k, v, x, valid) if strategy.mode == "causal" else \
         run_bidirectional(strategy, q, k, v, x, valid)
-    return out if strategy.mode == "cross" else out.masked_fill(~valid[:, None, :, None], 0.0)
+    return out if strategy.mode == "cross" else real_rows(out, valid)
 
 
 def fixed_mask(strategy, q, seed=3):
@@ -69,12 +59,10 @@ def test_fixed_mask_equals_the_reference_with_that_mask(name, mode):
     strategy = build(name, mode, RATE).train()
     q, k, v, x, valid = problem(mode)
     keep = fixed_mask(strategy, q)
-    expected = naive_reference(name, strategy, q, k, v, x, valid, keep, RATE)  # before cluster's centroids move
-    undropped = naive_reference(name, strategy, q, k, v, x, valid)
+    rows = None if mode == "cross" else valid
+    expected = real_rows(strategy.naive(q, k, v, x, valid, keep, RATE), rows)  # before cluster's centroids move
+    undropped = real_rows(strategy.naive(q, k, v, x, valid), rows)
     got = forward(strategy, q, k, v, x, valid)
-    if mode != "cross":
-        expected = expected.masked_fill(~valid[:, None, :, None], 0.0)
-        undropped = undropped.masked_fill(~valid[:, None, :, None], 0.0)
     torch.testing.assert_close(got, expected, rtol=0, atol=1e-10)
     assert not torch.allclose(got, undropped)  # the mask did drop something
 
@@ -86,12 +74,10 @@ def test_evaluation_and_rate_zero_change_nothing(name, mode):
     assert torch.equal(forward(build(name, mode, 0.5).eval(), q, k, v, x, valid), plain)
     rng = torch.get_rng_state()
     assert torch.equal(forward(build(name, mode, 0.0).train(), q, k, v, x, valid), plain)
-    assert torch.equal(torch.get_rng_state(), rng) or name == "random"  # no mask drawn at rate 0
+    assert torch.equal(torch.get_rng_state(), rng)  # no mask drawn at rate 0
 
 
-@pytest.mark.parametrize("name, mode", [("window", "causal"), ("window", "encoder"), ("window", "cross"),
-                                        ("compressive", "causal"), ("compressive", "cross"), ("linformer", "causal"),
-                                        ("global", "cross")])
+@pytest.mark.parametrize("name, mode", DROPPING)
 def test_drawn_masks_are_unbiased(name, mode):
     """The mean over masks drawn from torch's RNG approaches the output without dropout (within 5
     standard errors, elementwise)."""
@@ -106,8 +92,7 @@ def test_drawn_masks_are_unbiased(name, mode):
     assert (error <= 5 * draws.std(0) / 300 ** 0.5 + 1e-12).all(), error.max()
 
 
-@pytest.mark.parametrize("name, mode", [("window", "causal"), ("window", "encoder"), ("window", "cross"),
-                                        ("compressive", "causal"), ("cluster", "causal"), ("global", "cross")])
+@pytest.mark.parametrize("name, mode", DROPPING)
 def test_gradients_with_a_fixed_mask(name, mode):
     strategy = build(name, mode, RATE).train()
     q, k, v, x, valid = problem(mode, seed=4)
@@ -117,15 +102,17 @@ def test_gradients_with_a_fixed_mask(name, mode):
     assert torch.autograd.gradcheck(lambda *qkv: forward(strategy, *qkv, x, valid), (q, k, v))
 
 
-def test_kernel_attentions_apply_none_and_say_so(monkeypatch, caplog):
-    kernels = [name for name, cls in STRATEGIES.items() if not cls.applies_dropout()]
-    assert kernels == ["elu", "rfa", "t2r", "linear", "gated-linear"]
-    for name in kernels:  # no probabilities to drop: training with a rate equals evaluation
-        q, k, v, x, valid = problem("causal", seed=5)
-        trained = forward(build(name, "causal", 0.5).train(), q, k, v, x, valid)
-        assert torch.equal(trained, forward(build(name, "causal", 0.5).eval(), q, k, v, x, valid))
+def test_strategies_without_dropout_apply_none_and_say_so(monkeypatch, caplog):
+    """The kernel attentions (``applies_dropout`` False: no probabilities to drop): training with a
+    rate equals evaluation, and the attention module warns exactly for those."""
+    for name in CAUSAL:
+        if not STRATEGIES[name].applies_dropout():
+            q, k, v, x, valid = problem("causal", seed=5)
+            trained = forward(build(name, "causal", 0.5).train(), q, k, v, x, valid)
+            assert torch.equal(trained, forward(build(name, "causal", 0.5).eval(), q, k, v, x, valid))
     with caplog.at_level(logging.WARNING, logger=abc_attention.logger.name):
-        for name, warns in (("window", False), ("cluster", False), ("elu", True)):
+        for name in CAUSAL:
+            warns = not STRATEGIES[name].applies_dropout()
             monkeypatch.setattr(abc_attention, "_warned_dropout", False)
             caplog.clear()
             spec = make_attention("causal", name, memory=N_SLOTS)[0].strategy_spec

@@ -9,9 +9,8 @@ import torch
 import torch.nn as nn
 from attention_helpers import E, H, check_cross_attention, future_mask, step_by_step
 
-import abc_fairseq  # noqa: F401 (registers the fairseq side)
+import abc_fairseq.models  # noqa: F401 (registers the fairseq side)
 from abc_fairseq.models import (
-    ATTENTION_CHOICES,
     DECODER_CROSS,
     DECODER_SELF,
     ENCODER_SELF,
@@ -20,6 +19,7 @@ from abc_fairseq.models import (
     attention_strategy,
     strategy_options,
 )
+from abc_fairseq.models.abc_options import attention_choices
 from abc_fairseq.modules import phi_parameter_overhead
 from abc_fairseq.strategies import STRATEGIES, ControlModule
 
@@ -37,8 +37,8 @@ def modes_of(mode):
 
 
 def test_choices_come_from_the_registry():
-    assert ATTENTION_CHOICES[:2] == ("abc", "softmax")
-    assert set(ATTENTION_CHOICES) == set(STRATEGIES) | {"softmax"}
+    assert attention_choices()[:2] == ("abc", "softmax")
+    assert set(attention_choices()) == set(STRATEGIES) | {"softmax"}
 
 
 @pytest.mark.parametrize("name", modes_of("causal"))
