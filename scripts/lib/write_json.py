@@ -6,7 +6,7 @@ SAVE_DIR/run.json), so that no shell builds JSON by pasting strings.
 
 KEY=TEXT stores TEXT as a string; KEY:=JSON stores a JSON value (32, null, true, [1, 2]). The keys
 keep their order. FILE is replaced as a whole (written aside, then renamed), so a reader never
-sees half of it.
+sees half of it; FILE '-' prints the object on stdout instead (for a flag that takes JSON).
 """
 
 import argparse
@@ -31,9 +31,12 @@ def field(text):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="write_json.py", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("file", help="the JSON file to write")
+    parser.add_argument("file", help="the JSON file to write ('-': stdout)")
     parser.add_argument("fields", nargs="+", type=field, metavar="KEY=TEXT|KEY:=JSON")
     args = parser.parse_args(argv)
+    if args.file == "-":
+        print(json.dumps(dict(args.fields)))
+        return 0
     tmp = "%s.tmp.%d" % (args.file, os.getpid())
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(dict(args.fields), f)

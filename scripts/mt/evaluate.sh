@@ -141,8 +141,8 @@ fi
 decode_s=$((SECONDS - t0))
 
 # --- 3. scoring -------------------------------------------------------------------------------
-info="$(printf '{"checkpoint": "%s", "beam": %s, "lenpen": %s, "decode": "%s", "decode_seconds": %s}' \
-    "$checkpoint" "$beam" "$lenpen" "$decode" "$decode_s")"
+info="$("$py" "$repo/scripts/lib/write_json.py" - "checkpoint=$checkpoint" "beam:=$beam" "lenpen:=$lenpen" \
+    "decode=$decode" "decode_seconds:=$decode_s")" || die "cannot record the evaluation settings"
 "$py" "$here/score.py" --data "$data" --split "$split" "${score_input[@]}" --out-dir "$out" \
     --save-dir "$save_dir" --info "$info" || die "scoring failed (see above)"
 printf '%s\n' "$stamp" >"$out/.stamp"
