@@ -51,6 +51,10 @@ class Strategy(nn.Module, ControlModule):
                                   ``extend`` takes several tokens (default: one step at a time).
     Bidirectional:                ``memory(k, v, x, valid) -> Memory``, ``read(q, memory) -> out``
                                   (cross attention caches the memory); ``encode`` = read(memory).
+    Oracle:                       ``naive(q, k, v, x, valid, keep, p)``, the paper's equations token
+                                  by token; the generic tests compare every form with it and read
+                                  the facts below (``added_modes``, ``dropout_through_keep_mask``,
+                                  ``applies_dropout``, ``use_evaluation_draws``), never a name.
     """
 
     name: ClassVar[str] = ""

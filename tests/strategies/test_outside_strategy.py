@@ -43,7 +43,8 @@ def example_module() -> str:
 @pytest.fixture(scope="module")
 def user_dir(tmp_path_factory):
     """The example as a ``--user-dir`` module, imported as fairseq-train imports it; afterwards the
-    registry, ``sys.modules`` and fairseq's record of imported user dirs as they were."""
+    registry, ``sys.modules`` and fairseq's record of imported user dirs as they were (abc_lm's config
+    keeps the unused ``skip_global_offset`` field it gained: config fields are never removed)."""
     folder = tmp_path_factory.mktemp("user") / MODULE
     folder.mkdir()
     (folder / "__init__.py").write_text(example_module())
