@@ -136,7 +136,8 @@ def _strategy(name: str, params: dict, device, backend: str = "auto") -> Case:
 
 
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
-    "abc": functools.partial(_abc, "auto"), "abc-torch": functools.partial(_abc, "torch"), "sdpa": _sdpa,
+    "abc": functools.partial(_abc, "auto"), "abc-torch": functools.partial(_abc, "torch"),
+    "abc-triton": functools.partial(_abc, "triton"), "sdpa": _sdpa,
     "fla-abc": functools.partial(_fla, "abc"), "fla-gsa": functools.partial(_fla, "gsa"),
     "gsa-torch": functools.partial(_strategy, "gsa", backend="torch"), "fairseq-mha": _fairseq_mha,
     "abc-module": _abc_module, **{name: functools.partial(_strategy, name) for name in STRATEGIES

@@ -5,6 +5,7 @@
 #
 #   bash scripts/gpu_checks.sh --out gpu_results            # everything
 #   bash scripts/gpu_checks.sh --out gpu_results --only selfcheck tests
+#   bash scripts/gpu_checks.sh --out toy_results --toy    # no GPU: every step at toy sizes (CI)
 #   bash scripts/gpu_checks.sh --help
 #
 # On an H100 the self-check and the tests take about 2 minutes each; each benchmark case starts a
@@ -12,7 +13,9 @@
 #
 # Steps, each under its own time limit so that one hung step cannot eat the rest; a failed step is
 # reported and the next one runs; the exit status is 1 if any step failed:
-#   selfcheck   python -m abc_fairseq.selfcheck (fp32, fp16, bf16; N up to 8,192) -> selfcheck.{json,log}
+#   selfcheck   python -m abc_fairseq.selfcheck (fp32, fp16, bf16; d, n in {64, 128}) -> selfcheck.{json,log}
+#   profile     every kernel of causal ABC fwd+bwd (torch.profiler) beside the cost model, fp16,
+#               N = 512, 4,096, 16,384 -> profile/kernel_profile.{json,md}
 #   tests       pytest tests/gpu (xdist workers when pytest-xdist is installed) -> tests.log
 #   attention   causal attention fwd+bwd, fp16 and bf16: abc, abc-torch, sdpa -> attention_<dtype>/ (the
 #               self-check times fla's chunk_abc: its autotuning would rerun in every fresh case process)
@@ -25,6 +28,9 @@
 #   --out DIR        where the results go; must not exist yet, or be empty
 #   --only STEP...   run only these steps (names above)
 #   --step-limit S   seconds each step may run (default 300)
+#   --toy            no GPU needed: every step on CPU at toy sizes, the kernels under Triton's
+#                    interpreter (TRITON_INTERPRET=1); checks the script itself (CI runs it), measures
+#                    nothing
 set -uo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,12 +39,13 @@ SCRIPT_NAME=gpu_checks
 . "$repo/scripts/lib/common.sh"
 answer_help "$@"
 
-ALL_STEPS=(selfcheck tests attention gsa decode encode generate)
-out="" limit=300 steps=()
+ALL_STEPS=(selfcheck profile tests attention gsa decode encode generate)
+out="" limit=300 steps=() toy=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) [ $# -ge 2 ] || die "--out needs a directory"; out="$2"; shift 2 ;;
         --step-limit) [ $# -ge 2 ] || die "--step-limit needs a number"; posint --step-limit "$2"; limit="$2"; shift 2 ;;
+        --toy) toy=1; shift ;;
         --only)
             shift
             while [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; do
@@ -55,8 +62,14 @@ if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ]; then
 fi
 PY="${PYTHON:-python3}"
 command -v "$PY" >/dev/null || die "no $PY on PATH (set PYTHON)"
-"$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
-    || die "$PY sees no CUDA device: this script is for GPU machines (the CPU checks are bash scripts/run_tests.sh)"
+if [ "$toy" = 1 ]; then
+    export TRITON_INTERPRET=1  # before any step imports Triton
+    device=cpu
+else
+    "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
+        || die "$PY sees no CUDA device: this script is for GPU machines (--toy checks it on CPU; the CPU tests are bash scripts/run_tests.sh)"
+    device=cuda
+fi
 mkdir -p "$out" || die "--out $out: cannot create it"
 out="$(cd "$out" && pwd)"
 cd "$repo"
@@ -65,7 +78,9 @@ cd "$repo"
     date -u '+%Y-%m-%d %H:%M:%S UTC'
     git rev-parse --short HEAD 2>/dev/null || true
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>/dev/null || true
-    "$PY" -c 'import torch, triton, platform; p = torch.cuda.get_device_properties(0); print("python", platform.python_version(), "torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__, "|", p.name, f"sm_{p.major}{p.minor}", p.multi_processor_count, "SMs")'
+    "$PY" -c 'import torch, triton, platform; print("python", platform.python_version(), "torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__, end=" | ")
+p = torch.cuda.get_device_properties(0) if torch.cuda.is_available() else None
+print(f"{p.name} sm_{p.major}{p.minor} {p.multi_processor_count} SMs" if p else "cpu, Triton interpreter (--toy)")'
 } >"$out/environment.txt" 2>&1
 cat "$out/environment.txt"
 
@@ -85,23 +100,46 @@ run_step() {  # NAME COMMAND... : run with the step limit, log to $out/NAME.log,
 xdist=()
 "$PY" -c 'import xdist' 2>/dev/null && xdist=(-n 4)
 bench=("$PY" -m benchmarks)
+# Sizes per step: the GPU run's, or toy sizes on CPU (--toy) where every case takes seconds.
+if [ "$toy" = 1 ]; then
+    xdist=()
+    attention_methods=(abc-triton abc-torch sdpa) gsa_methods=(gsa gsa-torch) dtypes=(float32)
+    profile_sizes=(--lengths 32 --tokens 64 --heads 2 --head-dim 16 --memory 8 --repeats 1 --dtype float32)
+    attention_sizes=(--lengths 32 --tokens 64 --heads 2 --head-dim 16 --memory 8 --repeats 1 --warmup 0)
+    gsa_sizes=("${attention_sizes[@]}")
+    decode_sizes=(--methods softmax abc --lengths 8 --batch 2 --vocab 64 --encoder-layers 1 --decoder-layers 1
+                  --embed-dim 32 --heads 2 --ffn-dim 64 --cross-memory 4 --causal-memory 4 --repeats 1
+                  --dtype float32)
+    encode_sizes=(--methods softmax abc --lengths 16 --batch 2 --memories 8 --vocab 64 --layers 1 --embed-dim 32
+                  --heads 2 --ffn-dim 64 --repeats 1 --warmup 0 --dtype float32)
+    generate_sizes=(--methods softmax abc --sizes tiny --beams 1 --greedy-sizes --long-sizes tiny --lengths 8
+                    --sentences 2 --repeats 1 --warmup 0 --dtype float32)
+    selfcheck_flags=(--no-timing)
+else
+    attention_methods=(abc abc-torch sdpa) gsa_methods=(gsa gsa-torch fla-gsa) dtypes=(float16 bfloat16)
+    profile_sizes=(--lengths 512 4096 16384 --dtype float16)
+    attention_sizes=(--repeats 10 --warmup 3)
+    gsa_sizes=(--lengths 512 2048 8192 --repeats 5 --warmup 2 --dtype bfloat16)
+    decode_sizes=(--methods softmax abc rfa t2r --lengths 512 1024 2048 --batch 16 --repeats 0 --dtype float16)
+    encode_sizes=(--repeats 5 --warmup 2 --dtype float16)
+    generate_sizes=(--repeats 3 --warmup 1 --dtype float16)
+    selfcheck_flags=()
+fi
 for step in "${steps[@]}"; do
     case "$step" in
-        selfcheck) run_step selfcheck "$PY" -m abc_fairseq.selfcheck --json "$out/selfcheck.json" ;;
+        selfcheck) run_step selfcheck "$PY" -m abc_fairseq.selfcheck --json "$out/selfcheck.json" "${selfcheck_flags[@]}" ;;
+        profile) run_step profile "$PY" -m tools.kernel_profile "${profile_sizes[@]}" --out-dir "$out/profile" ;;
         tests) run_step tests "$PY" -m pytest -q -p no:cacheprovider "${xdist[@]}" tests/gpu ;;
         attention)
-            for dtype in float16 bfloat16; do
-                run_step "attention_$dtype" "${bench[@]}" attention --device cuda --dtype "$dtype" \
-                    --methods abc abc-torch sdpa --repeats 10 --warmup 3 --out-dir "$out/attention_$dtype"
+            for dtype in "${dtypes[@]}"; do
+                run_step "attention_$dtype" "${bench[@]}" attention --device "$device" --dtype "$dtype" \
+                    --methods "${attention_methods[@]}" "${attention_sizes[@]}" --out-dir "$out/attention_$dtype"
             done ;;
-        gsa) run_step gsa "${bench[@]}" attention --device cuda --dtype bfloat16 --methods gsa gsa-torch fla-gsa \
-                --lengths 512 2048 8192 --repeats 5 --warmup 2 --out-dir "$out/gsa" ;;
-        decode) run_step decode "${bench[@]}" decode --device cuda --dtype float16 --methods softmax abc rfa t2r \
-                    --lengths 512 1024 2048 --batch 16 --repeats 0 \
-                    --out-dir "$out/decode" ;;
-        encode) run_step encode "${bench[@]}" encode --device cuda --dtype float16 --repeats 5 --warmup 2 \
-                    --out-dir "$out/encode" ;;
-        generate) run_step generate "${bench[@]}" generate --device cuda --dtype float16 --repeats 3 --warmup 1 \
+        gsa) run_step gsa "${bench[@]}" attention --device "$device" --methods "${gsa_methods[@]}" "${gsa_sizes[@]}" \
+                --out-dir "$out/gsa" ;;
+        decode) run_step decode "${bench[@]}" decode --device "$device" "${decode_sizes[@]}" --out-dir "$out/decode" ;;
+        encode) run_step encode "${bench[@]}" encode --device "$device" "${encode_sizes[@]}" --out-dir "$out/encode" ;;
+        generate) run_step generate "${bench[@]}" generate --device "$device" "${generate_sizes[@]}" \
                     --out-dir "$out/generate" ;;
     esac
 done

@@ -37,3 +37,20 @@ def test_no_cuda_device_is_refused_with_the_reason(tmp_path):
     proc = run("--out", tmp_path / "out")
     assert proc.returncode == 1 and "no CUDA device" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
+    """``--toy``: the whole prepared GPU run on CPU at toy sizes, the kernels under Triton's
+    interpreter: every step passes and writes what the GPU run writes."""
+    out = tmp_path / "toy"
+    proc = subprocess.run(["bash", str(SCRIPT), "--out", str(out), "--toy"], capture_output=True, text=True,
+                          timeout=900, env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+                                            "PYTHON": sys.executable, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "all steps passed" in proc.stderr
+    for name in ("environment.txt", "selfcheck.json", "profile/kernel_profile.json", "attention_float32/attention.json",
+                 "gsa/attention.json", "decode/decode.json", "encode/encode.json", "generate/generate.json"):
+        assert (out / name).exists(), name
+    assert "Triton interpreter" in (out / "environment.txt").read_text()
+    assert '"abc-triton"' in (out / "attention_float32" / "attention.json").read_text()
