@@ -24,5 +24,5 @@ process must import ``abc_fairseq.models`` itself: fairseq skips a user dir alre
 
 import sys
 
-if "fairseq" in sys.modules:  # loaded as fairseq's --user-dir (or after fairseq): load the plugin
+if sys.modules.get("fairseq") is not None:  # loaded as fairseq's --user-dir (or after fairseq): the plugin
     from . import models  # noqa: F401 (registers the models; plugin.install)
