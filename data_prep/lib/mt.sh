@@ -18,16 +18,9 @@ mt_binarise() {
 
 # mt_eval_meta OUT PIPELINE WINDOW SEP: write OUT/eval/prep.json, read by scripts/mt (evaluate.sh,
 # score.py, translate_docs.py). SEP is a JSON value: a quoted token, or null without windows.
+# Written by Python (scripts/lib/write_json.py), never pasted together; needs $py and $repo.
 mt_eval_meta() {
-    cat >"$1/eval/prep.json" <<JSON
-{
-  "format": "abc-fairseq-mt-eval/1",
-  "src": "$src",
-  "tgt": "$tgt",
-  "pipeline": "$2",
-  "window": $3,
-  "sep": $4,
-  "bpe_size": $bpe_size
-}
-JSON
+    "$py" "$repo/scripts/lib/write_json.py" "$1/eval/prep.json" format=abc-fairseq-mt-eval/1 src="$src" \
+        tgt="$tgt" pipeline="$2" window:="$3" sep:="$4" bpe_size:="$bpe_size" \
+        || die "cannot write $1/eval/prep.json"
 }
