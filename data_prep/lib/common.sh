@@ -15,7 +15,7 @@
 #
 # Safety rules these helpers enforce (docs/reliability.md states them):
 #   - nothing a recipe did not create is deleted or overwritten: an output directory must be
-#     absent, empty, or carry this recipe's owner mark (.data_prep_owner); a stage directory is
+#     absent, empty, or carry this recipe's owner mark (.run, as every script's); a stage directory is
 #     replaced only when it carries a stage stamp (.stage_key);
 #   - every stage is built aside and moved into place when complete, so a rerun resumes.
 
@@ -24,7 +24,6 @@ STAGE_STAMP=".stage_key"
 SCRIPT_NAME="$PROG"
 # shellcheck source=scripts/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
-OWNER_MARK=".data_prep_owner"  # the owner mark of claim_dir (scripts/lib/common.sh), as in dest.py
 
 # hash_key WORD... -> a sha256 of the words (one per line)
 hash_key() { printf '%s\n' "$@" | sha256sum | cut -d' ' -f1; }

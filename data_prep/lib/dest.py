@@ -10,7 +10,8 @@ import os
 import shutil
 from typing import Iterable
 
-OWNER_MARK = ".data_prep_owner"
+OWNER_MARK = ".run"  # every script's owner mark (scripts/lib/common.sh, claim_dir)
+LEGACY_OWNER_MARK = ".data_prep_owner"  # the data recipes' mark before it: read, then renamed
 
 
 class ForeignDestination(Exception):
@@ -26,7 +27,14 @@ def claim_dest(path: str, recipe: str, known: Iterable[str]) -> str:
     if os.path.exists(path) and not os.path.isdir(path):
         raise ForeignDestination("%s exists and is not a directory; choose another destination" % path)
     os.makedirs(path, exist_ok=True)
-    mark = os.path.join(path, OWNER_MARK)
+    mark, legacy = os.path.join(path, OWNER_MARK), os.path.join(path, LEGACY_OWNER_MARK)
+    if not os.path.isfile(mark) and os.path.isfile(legacy):
+        with open(legacy, encoding="utf-8") as f:
+            owner = f.readline().strip()
+        if owner != recipe:
+            raise ForeignDestination("%s belongs to another recipe (%s, see %s); choose another destination"
+                                     % (path, owner, legacy))
+        os.replace(legacy, mark)
     if os.path.isfile(mark):
         with open(mark, encoding="utf-8") as f:
             owner = f.readline().strip()

@@ -209,8 +209,9 @@ lock_dir() {  # DIR
 }
 
 # claim_dir DIR KIND ID [KNOWN...]: DIR holds the output of one run, named by its owner mark
-# DIR/$OWNER_MARK (.run; the data_prep recipes keep .data_prep_owner, shared with their Python
-# twin data_prep/lib/dest.py), which holds "KIND ID": what made it (e.g. "lm-train --row abc_n64";
+# DIR/$OWNER_MARK (.run, for every script and data recipe, and their Python twin
+# data_prep/lib/dest.py; a data folder from before it carries $LEGACY_OWNER_MARK, read as the same
+# mark and rewritten as .run), which holds "KIND ID": what made it (e.g. "lm-train --row abc_n64";
 # ID may be empty). The one rule of every script that writes into a folder:
 #   - absent or empty (a lock file aside): claimed, the mark written;
 #   - marked with the same KIND ID: used as it is (resume);
@@ -219,10 +220,16 @@ lock_dir() {  # DIR
 #     .NAME.tmp.* and .NAME.old.* count as NAME): adopted, the mark written;
 #   - anything else: an error naming DIR and what it holds; nothing in it is touched.
 OWNER_MARK=.run
+LEGACY_OWNER_MARK=.data_prep_owner
 claim_dir() {  # DIR KIND ID [KNOWN...]
     local dir="$1" want="$2${3:+ $3}" have entry base foreign=()
     shift 3
     [ ! -e "$dir" ] || [ -d "$dir" ] || die "$dir exists and is not a directory; choose another folder"
+    if [ ! -f "$dir/$OWNER_MARK" ] && [ -f "$dir/$LEGACY_OWNER_MARK" ]; then
+        have="$(head -n 1 "$dir/$LEGACY_OWNER_MARK")"
+        [ "$have" = "$want" ] || die "$dir holds another run ($have, see $dir/$LEGACY_OWNER_MARK), not this one ($want); choose another folder"
+        mv "$dir/$LEGACY_OWNER_MARK" "$dir/$OWNER_MARK" || die "cannot rename $dir/$LEGACY_OWNER_MARK"
+    fi
     if [ -f "$dir/$OWNER_MARK" ]; then
         have="$(head -n 1 "$dir/$OWNER_MARK")"
         [ "$have" = "$want" ] || die "$dir holds another run ($have, see $dir/$OWNER_MARK), not this one ($want); choose another folder"

@@ -136,12 +136,29 @@ def test_recipes_refuse_a_destination_holding_foreign_files(recipe, tmp_path):
     assert snapshot(dest) == before and sorted(os.listdir(dest)) == ["bin", "thesis.tex"]
 
 
-def test_a_destination_of_another_recipe_is_refused(tmp_path):
+@pytest.mark.parametrize("mark", [".run", ".data_prep_owner"])  # the one mark, and the data recipes' earlier one
+def test_a_destination_of_another_recipe_is_refused(mark, tmp_path):
     dest = tmp_path / "d"
     dest.mkdir()
-    (dest / ".data_prep_owner").write_text("wmt14_en_de/prepare\n")
+    (dest / mark).write_text("wmt14_en_de/prepare\n")
     proc = run(["bash", DATA_PREP / "wikitext/prepare.sh", "--dest", dest])
     assert proc.returncode != 0 and "wmt14_en_de/prepare" in proc.stderr
+    assert sorted(os.listdir(dest)) == [mark]  # nothing renamed or written
+
+
+def test_an_earlier_data_mark_is_read_as_the_one_mark(tmp_path):
+    """A folder a data recipe marked before the one mark existed is still its own: resumed, the
+    mark renamed to .run (the Python twin, dest.py, reads it the same way)."""
+    sys.path.insert(0, str(DATA_PREP / "lib"))
+    try:
+        from dest import claim_dest
+    finally:
+        sys.path.pop(0)
+    dest = tmp_path / "glue"
+    dest.mkdir()
+    (dest / ".data_prep_owner").write_text("glue/prepare\n")
+    assert claim_dest(str(dest), "glue/prepare", []) == str(dest)
+    assert sorted(os.listdir(dest)) == [".run"] and (dest / ".run").read_text() == "glue/prepare\n"
 
 
 def _mini_wikitext(path):
