@@ -117,6 +117,8 @@ def test_config_composes_and_builds(relpath, data_dir):
 NOT_COMPARED = {"data", "save_dir", "tensorboard_logdir", "user_dir", "update_freq", "max_tokens",
                 "distributed_world_size", "distributed_num_procs", "nprocs_per_node", "device_id",
                 "distributed_rank",
+                # How the processes meet: the launcher's (torchrun's env:// rendezvous), not the config's.
+                "distributed_init_method", "distributed_no_spawn",
                 # Only read with base_layers > 0 (none here); fairseq's base_lm_architecture sets
                 # False where its dataclass says 1.
                 "base_shuffle"}
