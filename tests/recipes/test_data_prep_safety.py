@@ -146,21 +146,6 @@ def test_a_destination_of_another_recipe_is_refused(mark, tmp_path):
     assert sorted(os.listdir(dest)) == [mark]  # nothing renamed or written
 
 
-def test_an_earlier_data_mark_is_read_as_the_one_mark(tmp_path):
-    """A folder a data recipe marked before the one mark existed is still its own: resumed, the
-    mark renamed to .run (the Python twin, dest.py, reads it the same way)."""
-    sys.path.insert(0, str(DATA_PREP / "lib"))
-    try:
-        from dest import claim_dest
-    finally:
-        sys.path.pop(0)
-    dest = tmp_path / "glue"
-    dest.mkdir()
-    (dest / ".data_prep_owner").write_text("glue/prepare\n")
-    assert claim_dest(str(dest), "glue/prepare", []) == str(dest)
-    assert sorted(os.listdir(dest)) == [".run"] and (dest / ".run").read_text() == "glue/prepare\n"
-
-
 def _mini_wikitext(path):
     with zipfile.ZipFile(path, "w") as zf:
         for split in ("train", "valid", "test"):

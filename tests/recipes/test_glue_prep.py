@@ -281,3 +281,14 @@ def test_hydra_configs_match_the_scripts():
         assert cfg["task"]["tokens_per_sample"] == 512 and cfg["model"]["dropout"] == 0.1
         memories.add((cfg["model"]["encoder_attn"], cfg["model"]["encoder_memory"]))
     assert {("abc", 64), ("abc", 128), ("linformer", 64), ("linformer", 128)} <= memories
+
+
+def test_an_earlier_data_mark_is_read_as_the_one_mark(tmp_path):
+    """A folder a data recipe marked before the one mark existed is still its own: resumed, the
+    mark renamed to .run (the Python twin, dest.py, reads it the same way)."""
+    from data_prep.lib.dest import claim_dest
+    dest = tmp_path / "glue"
+    dest.mkdir()
+    (dest / ".data_prep_owner").write_text("glue/prepare\n")
+    assert claim_dest(str(dest), "glue/prepare", []) == str(dest)
+    assert sorted(os.listdir(dest)) == [".run"] and (dest / ".run").read_text() == "glue/prepare\n"
