@@ -7,12 +7,12 @@ resumes from it by default (``checkpoint_utils.load_checkpoint`` -> ``Trainer.lo
 ``checkpoint_utils.load_checkpoint_to_cpu`` -> ``torch.load``), fails deep inside torch's zip reader.
 
 The plugin cannot change fairseq's resume logic without forking it, and a check when the plugin is
-loaded would run before the save folder is known. Like ``checkpoint_compat`` (which extends
-torch's loader), ``guard_checkpoint_loading``, called by ``plugin.install`` when the plugin loads,
-wraps the one function every fairseq tool loads checkpoints through: when loading fails and the file is a damaged archive, the error names
-the file and the newest intact checkpoint next to it, with the ``--restore-file`` to pass. Nothing
-is resumed silently from an older checkpoint, and the damaged file is left untouched.
-"""
+loaded would run before the save folder is known. Like ``checkpoint_compat`` (which extends torch's
+loader), ``guard_checkpoint_loading``, called by ``plugin.install`` when the plugin loads, wraps
+the one function every fairseq tool loads checkpoints through: when loading fails and the file is a
+damaged archive, the error names the file and the newest intact checkpoint next to it, with the
+``--restore-file`` to pass. Nothing is resumed silently from an older checkpoint, and the damaged
+file is left untouched."""
 
 import functools
 import glob

@@ -39,7 +39,8 @@ from fairseq import checkpoint_utils  # imported only now, to see whether its lo
 from fairseq.models import ARCH_MODEL_REGISTRY
 import abc_fairseq.plugin
 from abc_fairseq.ops import backend
-print(json.dumps({{"switch_hint": backend.switch_hint, "before": before, "after": after, "fairseq": fairseq, "registered": registered,
+print(json.dumps({{"switch_hint": backend.switch_hint, "before": before, "after": after, "fairseq": fairseq,
+                  "registered": registered,
                   "guarded": getattr(checkpoint_utils.load_checkpoint_to_cpu, "abc_fairseq_guarded", False),
                   "installed": abc_fairseq.plugin.installed(), "abc_lm": "abc_lm" in ARCH_MODEL_REGISTRY,
                   "numpy_long": getattr(getattr(np, "compat", None), "long", None) is int}}))
