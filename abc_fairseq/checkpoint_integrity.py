@@ -12,7 +12,8 @@ loader), ``guard_checkpoint_loading``, called by ``plugin.install`` when the plu
 the one function every fairseq tool loads checkpoints through: when loading fails and the file is a
 damaged archive, the error names the file and the newest intact checkpoint next to it, with the
 ``--restore-file`` to pass. Nothing is resumed silently from an older checkpoint, and the damaged
-file is left untouched."""
+file is left untouched.
+"""
 
 import functools
 import glob
