@@ -92,6 +92,15 @@ SBATCH = {"lm": "scripts/lm/train_wiki103.sbatch", "mt": "scripts/mt/train.sbatc
           "mlm": "scripts/roberta/pretrain_mlm.sbatch", "glue": "scripts/roberta/finetune_glue.sbatch"}
 RANKED = ["--no-python", "sh", "-c", 'exec "$0" "$@" --distributed-rank "$RANK" --device-id "$LOCAL_RANK"',
           "fairseq-train"]
+# The uptraining recipes launch alike (a dry run without the converted checkpoint shows the family's
+# base architecture; tests/recipes/test_uptrain.py reads a real one).
+RECIPES.update({
+    "lm-uptrain": ["bash", "scripts/lm/uptrain.sh", "--checkpoint", "abc.pt", "--data", "data-bin/wikitext-103/bin",
+                   "--save-dir", "ckpt/lm_uptrain"],
+    "mt-uptrain": ["bash", "scripts/mt/uptrain.sh", "--checkpoint", "abc.pt", "--data", "data-bin/wmt14_en_de/bin",
+                   "--save-dir", "ckpt/mt_uptrain"],
+})
+SBATCH.update({"lm-uptrain": "scripts/lm/uptrain.sbatch", "mt-uptrain": "scripts/mt/uptrain.sbatch"})
 
 
 def launch_shape(line):

@@ -24,6 +24,8 @@ SCRIPTS = {
     "scripts/setup_env.sh": [],
     "scripts/lm/train_wiki103.sh": [],
     "scripts/lm/evaluate_wiki103.sh": [],
+    "scripts/lm/uptrain.sh": [],
+    "scripts/mt/uptrain.sh": [],
     "scripts/mt/train.sh": [],
     "scripts/mt/evaluate.sh": [],
     "scripts/mt/sweep_memory.sh": [],
@@ -32,7 +34,7 @@ SCRIPTS = {
     "scripts/roberta/mini_table4.sh": [],
 }
 SBATCH = ["scripts/lm/train_wiki103.sbatch", "scripts/mt/train.sbatch", "scripts/roberta/pretrain_mlm.sbatch",
-          "scripts/roberta/finetune_glue.sbatch"]
+          "scripts/roberta/finetune_glue.sbatch", "scripts/lm/uptrain.sbatch", "scripts/mt/uptrain.sbatch"]
 
 
 def run(cmd, cwd=REPO, timeout=120, **env):
