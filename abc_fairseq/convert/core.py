@@ -180,7 +180,9 @@ def convert(state: dict, family_name, flags: dict, seed: int = 1, source: str = 
             f"the checkpoint's control tensors do not fit the chosen attention ({', '.join((foreign + resized)[:6])}): "
             f"give its own strategies and memory sizes ({flags_named} and their -memory flags)")
     added = [k for k in own if k not in model_state]
-    assert set(added) <= control, sorted(set(added) - control)  # the twin check leaves only these
+    if not set(added) <= control:  # the twin's check leaves only control tensors: a model change broke it
+        raise ConversionError(f"the converted model has parameters no checkpoint supplies and no strategy "
+                              f"owns: {', '.join(sorted(set(added) - control))}")
     new_model_state = dict(model_state)
     for key in added:
         new_model_state[key] = own[key].detach().clone()

@@ -130,6 +130,38 @@ def test_lm_keeps_every_tensor_and_adds_the_control_tensor(lm_dir, tmp_path, cap
     assert torch.isfinite(scores(abc, TOKENS)).all() and type(abc).__name__ == "ABCLanguageModel"
 
 
+def registered(mode):
+    from abc_fairseq.strategies import STRATEGIES
+
+    return [name for name, strategy in STRATEGIES.items() if mode in strategy.modes]
+
+
+@pytest.mark.parametrize("strategy", registered("causal"))
+def test_every_registered_strategy_takes_a_language_model(lm_dir, tmp_path, strategy):
+    """Kept tensors, and exactly the strategy's control tensors added (none for the feature maps)."""
+    from abc_fairseq.convert.core import control_keys
+
+    _, cfg, model = source_model(lm_dir, LM)
+    state = convert(save(tmp_path / "lm.pt", model, cfg=cfg), tmp_path / "abc.pt", "--decoder-self-attn", strategy,
+                    "--decoder-self-memory", 4)
+    abc = loaded(tmp_path / "abc.pt")
+    assert_kept(model.state_dict(), state["model"], control_keys(abc))
+    assert torch.isfinite(scores(abc, TOKENS)).all()
+
+
+@pytest.mark.parametrize("strategy", registered("cross"))
+def test_every_registered_strategy_takes_cross_attention(mt_dir, tmp_path, strategy):
+    from abc_fairseq.convert.core import control_keys
+
+    _, cfg, model = source_model(mt_dir, MT)
+    state = convert(save(tmp_path / "mt.pt", model, cfg=cfg), tmp_path / "abc.pt", "--decoder-self-attn", "softmax",
+                    "--decoder-cross-attn", strategy, "--decoder-cross-memory", 4)
+    abc = loaded(tmp_path / "abc.pt")
+    assert_kept(model.state_dict(), state["model"], control_keys(abc))
+    assert all(k.startswith("decoder.") and "encoder_attn" in k for k in control_keys(abc))
+    assert torch.isfinite(scores(abc, TOKENS, TOKENS[:, :9])).all()
+
+
 def test_lm_converted_to_softmax_scores_as_its_source(lm_dir, tmp_path, capsys):
     _, cfg, model = source_model(lm_dir, LM)
     state = convert(save(tmp_path / "lm.pt", model, cfg=cfg), tmp_path / "same.pt", "--decoder-self-attn", "softmax")
