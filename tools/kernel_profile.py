@@ -6,8 +6,8 @@ programs, sequential steps, multiply-adds and bytes, and what they take at the d
     python -m tools.kernel_profile --lengths 1024 4096 16384 --dtype bfloat16 --out-dir DIR
 
 Sizes are the attention suite's: ``--tokens`` per call (batch = tokens // N), ``--heads``,
-``--head-dim`` (keys and values), ``--memory`` slots, at the chunk the launcher picks on this
-device. Writes kernel_profile.json (environment, sizes, per launch: model and measured
+``--head-dim`` (keys and values), ``--memory`` slots, at the chunk the launcher measures fastest
+on this device. Writes kernel_profile.json (environment, sizes, per launch: model and measured
 microseconds, the mean over ``--repeats`` profiled calls) and kernel_profile.md. Without CUDA the
 op runs under Triton's interpreter (TRITON_INTERPRET=1, toy sizes only: CI's check of this tool)
 and the measured column is empty.
@@ -137,7 +137,8 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         os.environ["TRITON_INTERPRET"] = "1"  # before Triton is imported
     from abc_fairseq.ops.backend import kernel_chunk
-    from abc_fairseq.ops.triton.sizes import device_chunk
+    from abc_fairseq.ops.triton import tuning
+    from abc_fairseq.ops.triton.sizes import device_chunk, pad
 
     dtype = getattr(torch, args.dtype)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -152,11 +153,14 @@ def main(argv=None) -> int:
                             f"{args.repeats} profiled calls, microseconds per call.\n"]
     for N in args.lengths:
         B = max(1, args.tokens // N)
+        measured = {} if args.model_only else profile(B, H, N, d, n, dtype, args.repeats)
         if args.chunk is not None:
             chunk = args.chunk
-        else:
-            chunk = 64 if args.model_only else device_chunk(kernel_chunk(64, N), n, d, d, dtype, device)
-        measured = {} if args.model_only else profile(B, H, N, d, n, dtype, args.repeats)
+        elif args.model_only:
+            chunk = 64
+        else:  # the chunk the launcher measured fastest (one candidate off CUDA: the table's)
+            key = tuning.size_class("causal_abc", device, [pad(w) for w in (n, d, d)], dtype, N)
+            chunk = tuning.chosen().get(key) or device_chunk(kernel_chunk(64, N), n, d, d, dtype, device)
         rows = causal_cost.table(B * H, N, d, d, n, chunk, torch.finfo(dtype).bits // 8,
                                  model_device, measured if measured else None)
         rows = _rows_with_glue(rows, measured)

@@ -14,7 +14,8 @@ import torch.nn.functional as F
 from ..ops import causal_abc
 from ..ops.backend import kernel_chunk
 from ..ops.causal.chunk import DEFAULT_CHUNK_SIZE
-from ..ops.triton.sizes import CHUNK_VARIABLE, chunks_for, device_chunk, table_width
+from ..ops.triton import tuning
+from ..ops.triton.sizes import CHUNK_VARIABLE, chunks_for, device_chunk, pad, table_width
 from .checks import Size
 
 
@@ -67,18 +68,21 @@ def _fla_chunk_abc():
 
 def time_causal(size: Size, dtype: torch.dtype, repeats: int = 5) -> Dict[str, Union[float, int]]:
     """Milliseconds per forward + backward, per method (absent: not available here; NaN: failed),
-    and ``chunk``, the causal kernels' chunk the launcher picks on this device."""
+    ``chunk``, the causal kernels' chunk the launcher measured fastest on this device
+    (``ops.triton.tuning``), and ``table chunk``, the compile table's guess without a measurement."""
     B, H, N, d, n = size
     gen = torch.Generator(device="cpu").manual_seed(0)
     q, k, v = (torch.randn(B, H, N, d, generator=gen).to("cuda", dtype) for _ in range(3))
     logits = torch.randn(B, H, N, n, generator=gen).to("cuda")
     triton_abc = _fwd_bwd(lambda *x: causal_abc(*x, backend="triton"), [q, k, v, logits])
+    measured = tuning.size_class("causal_abc", q.device, [pad(w) for w in (n, d, d)], dtype, N)
     times = {
-        "chunk": device_chunk(kernel_chunk(DEFAULT_CHUNK_SIZE, N), n, d, d, dtype, q.device),
         "abc triton": _median_ms(triton_abc, repeats),
+        "chunk": tuning.chosen().get(measured, 0),
+        "table chunk": device_chunk(kernel_chunk(DEFAULT_CHUNK_SIZE, N), n, d, d, dtype, q.device),
         "abc torch": _median_ms(_fwd_bwd(lambda *x: causal_abc(*x, backend="torch"), [q, k, v, logits]), repeats),
     }
-    for chunk in chunks_for(table_width(n, d, d)):  # which chunk is fastest here: the launcher's pick is a guess
+    for chunk in chunks_for(table_width(n, d, d)):  # every chunk, forced: what the measured choice chose from
         try:
             with _forced_chunk(chunk):
                 times[f"abc triton C={chunk}"] = _median_ms(triton_abc, repeats)

@@ -5,13 +5,15 @@ fp32 products ("ieee"); half inputs carry half precision already, so tensor core
 mantissa) loses nothing they had.
 
 The causal kernels' chunk C is the one tile a launcher chooses: ``CHUNKS`` lists the candidates,
-largest first. ``device_chunk`` takes the largest one whose four kernels, compiled for the
-device's architecture (``compile_table.json``, written by ``python -m tools.gpu_compile``),
-fit the device's shared memory per block (read from the device at run time) without register
-spills, or, when every one that fits spills, the one spilling least; an architecture the table
-lacks gets the smallest chunk, which fits everywhere. The bidirectional launchers' free tile is
-their rows block BT and pipelining depth: ``launch_rows`` takes the largest BT, then the
-deepest pipeline, that the device accepts.
+largest first. ``chunk_candidates`` keeps those whose four kernels, compiled for the device's
+architecture (``compile_table.json``, written by ``python -m tools.gpu_compile``), fit the
+device's shared memory per block (read from the device at run time), and ``tuning`` times them on
+the device and takes the fastest. ``device_chunk`` is the table's own guess, without a
+measurement (the largest chunk that fits without register spills, else the one spilling least;
+the smallest for an architecture the table lacks): what the self-check and the profiler report
+beside the measured choice. The bidirectional launchers' free tile is their rows block BT and
+pipelining depth: ``launch_rows`` takes the largest BT, then the deepest pipeline, that the
+device accepts.
 """
 
 import functools
@@ -145,6 +147,27 @@ def forced_chunk(width: int) -> Optional[int]:
         raise ValueError(f"{CHUNK_VARIABLE}={text!r}: the causal kernels take a chunk of "
                          f"{', '.join(map(str, options))} rows at {width}-wide tiles")
     return int(text)
+
+
+def chunk_candidates(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device: torch.device) -> Tuple[int, ...]:
+    """The chunks the causal launchers measure (``tuning``), largest first: ``ABC_TRITON_CHUNK``
+    alone when set; ``chunk`` alone off CUDA (the interpreter); on CUDA every candidate up to
+    ``chunk`` whose four kernels, compiled for the device's architecture, fit its shared memory
+    (``compile_table.json``; spills do not count: time decides), or all of them for an
+    architecture the table lacks (one that cannot launch is skipped when measured)."""
+    forced = forced_chunk(table_width(n, d, dv))
+    if forced is not None:
+        return (forced,)
+    if device.type != "cuda":
+        return (chunk,)
+    arch, limit = _device_limits(device.index if device.index is not None else torch.cuda.current_device())
+    options = [c for c in chunks_for(table_width(n, d, dv)) if c <= chunk] or [chunks_for(table_width(n, d, dv))[-1]]
+    fitting = []
+    for candidate in options:
+        rows = chunk_rows(arch, candidate, n, d, dv, dtype)
+        if rows is None or all(row["shared"] <= limit for row in rows):
+            fitting.append(candidate)
+    return tuple(fitting) or (options[-1],)
 
 
 def device_chunk(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device: torch.device) -> int:

@@ -6,12 +6,13 @@ normalisers g [Z, N, n] and the memory entering each chunk [Z, N / C, n, d + dv]
 """
 
 from functools import partial
-from typing import Optional, Tuple, Union
+from typing import Callable, Optional, Tuple, Union
 
 import torch
 import triton
 
-from ...triton.sizes import causal_tiles, device_chunk
+from ...triton.sizes import causal_tiles, chunk_candidates
+from ...triton.tuning import size_class, tuned_chunk
 from ..chunk_math import SAFE_EXPONENT
 from ..state import ABCState
 from .backward import columns_kernel, rows_kernel
@@ -119,6 +120,28 @@ class TritonCausalABC(torch.autograd.Function):
         return (*grads, None, None, None, None, None, None, None)
 
 
+def measured_chunk(q, k, v, keep, carry, normalisers: Callable, scale: float, keep_scale: float, chunk: int,
+                   prefix: bool) -> int:
+    """The chunk the kernels run at (``tuning``): the fastest candidate for this size class, timed
+    once as one forward and backward on these inputs. q, k, v, keep, carry: as the Function takes
+    them; ``normalisers(chunk)`` -> (logits, ChunkNormalisers) at that chunk; ``prefix``: as in
+    ``backward_kernels`` (True for ABC, False for GSA)."""
+    Z, N, d = q.shape
+    n, dv = carry.shape[1], v.shape[-1]
+    candidates = chunk_candidates(chunk, n, d, dv, q.dtype, q.device)
+
+    def trial(c: int) -> None:
+        with torch.no_grad():
+            logits, norm = normalisers(c)
+            out, _, mem = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, c)
+            backward_kernels(q, k, v, logits, norm, keep, mem, out, scale, keep_scale, c, prefix)
+
+    widths = causal_tiles(chunk, n, d, dv, q.dtype)
+    key = size_class("causal_abc" if prefix else "causal_gsa", q.device, (widths["BS"], widths["BK"], widths["BV"]),
+                     q.dtype, N)
+    return tuned_chunk(candidates, key, q.device, trial)
+
+
 def flatten_heads(q, k, v, control, keep: Optional[torch.Tensor], memories: Optional[Tuple[torch.Tensor, ...]]):
     """The kernels' layout: q, k, v, control [B, H, N, *] -> contiguous [B * H, N, *]; keep bool
     [B, H, N, n] -> int8 [B * H, N, n] (or None); memories (key [B, H, n, d], value [B, H, n, dv])
@@ -152,7 +175,9 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         g_before = q.new_full((Z, n), float("-inf"), dtype=torch.float32)
     else:
         g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
-    chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
+    chunk = measured_chunk(*flat[:3], keep, carry,
+                           lambda c: (flat[3], chunk_normalisers(flat[3], g_before, c)),
+                           float(scale), float(keep_scale), chunk, prefix=True)
     out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale),
                                                float(keep_scale), chunk, guard)
     out = out.reshape(B, H, N, dv)

@@ -14,9 +14,8 @@ from typing import Optional, Tuple, Union
 
 import torch
 
-from ...causal.triton.function import backward_kernels, flatten_heads, forward_kernels
+from ...causal.triton.function import backward_kernels, flatten_heads, forward_kernels, measured_chunk
 from ...causal.triton.geometry import ChunkNormalisers, gated_normalisers
-from ...triton.sizes import device_chunk
 from ..state import GSAState
 
 
@@ -86,7 +85,8 @@ def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_stat
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     flat, keep, carry = flatten_heads(q, k, v, log_gates, keep, initial_state)
-    chunk = device_chunk(chunk, n, d, dv, q.dtype, q.device)
+    chunk = measured_chunk(*flat[:3], keep, carry, lambda c: gated_normalisers(flat[3], c), float(scale),
+                           float(keep_scale), chunk, prefix=False)
     out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard)
     out = out.reshape(B, H, N, dv)
     if not return_state:
