@@ -57,42 +57,22 @@ repo="$(cd "$here/../.." && pwd)"
 SCRIPT_NAME=uptrain.sh
 # shellcheck source=scripts/lib/launcher.sh
 . "$repo/scripts/lib/launcher.sh"
+# shellcheck source=scripts/lib/uptrain.sh
+. "$repo/scripts/lib/uptrain.sh"
 
-checkpoint="" data="" save_dir="" lr=5e-4 warmup=1000 max_update=20000 seed=1
 max_tokens=4096 total_tokens=32768 tensorboard=1
 extra=()
 flags=(
     "${LAUNCH_FLAGS[@]}"
-    "--checkpoint checkpoint a file" "--data data a directory" "--save-dir save_dir a directory"
-    "--lr lr a rate" "--warmup warmup a number" "--max-update max_update a number" "--seed seed a number"
+    "${UPTRAIN_FLAGS[@]}"
     "--max-tokens max_tokens a number" "--total-tokens total_tokens a number" "--no-tensorboard tensorboard=0"
     "-- extra fairseq-train arguments go after --"
 )
 parse_flags flags "$@"
-[ -n "$checkpoint" ] || die "--checkpoint is required (a checkpoint converted by python -m abc_fairseq.convert)"
-[ -n "$data" ] || die "--data is required (binarised translation data)"
-[ -n "$save_dir" ] || die "--save-dir is required"
-for pair in "--max-update:$max_update" "--max-tokens:$max_tokens" "--total-tokens:$total_tokens" \
-            "--seed:$seed"; do
-    posint "${pair%%:*}" "${pair#*:}"
-done
-nonneg_int --warmup "$warmup"
-
-# The model flags and the restore (first run) or resume (checkpoint_last.pt) flags, read from the
-# checkpoints; a dry run without them shows the family's base architecture.
-[[ "$checkpoint" == /* ]] || checkpoint="$PWD/$checkpoint"
-if [ -f "$checkpoint" ] || [ -f "$save_dir/checkpoint_last.pt" ]; then
-    find_tools fairseq-train "$repo"
-    run_flags="$(PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m abc_fairseq.convert.train_flags \
-        "$checkpoint" --save-dir "$save_dir")" || die "cannot read the model flags of --checkpoint $checkpoint (see above)"
-    mapfile -t run_args <<<"$run_flags"
-elif [ "$dry_run" = 1 ]; then
-    log "dry run: --checkpoint $checkpoint does not exist; its model flags are shown as --arch abc_transformer"
-    run_args=(--arch abc_transformer --restore-file "$checkpoint" --reset-optimizer --reset-dataloader
-              --reset-meters --reset-lr-scheduler)
-else
-    die "--checkpoint $checkpoint: no such file"
-fi
+check_uptrain_flags "binarised translation data"
+posint --max-tokens "$max_tokens"
+posint --total-tokens "$total_tokens"
+restore_args abc_transformer
 
 # --required-batch-size-multiple 1: as scripts/mt/train.sh (small development sets keep every sentence).
 args=(

@@ -57,7 +57,8 @@ def repo_status():
 
 def test_every_shell_entry_point_is_listed():
     found = {str(p.relative_to(REPO)) for p in (REPO / "scripts").rglob("*.sh")} - {
-        "scripts/lib/common.sh", "scripts/lib/launcher.sh", "scripts/lib/sbatch.sh", "scripts/lm/common.sh"}
+        "scripts/lib/common.sh", "scripts/lib/launcher.sh", "scripts/lib/sbatch.sh", "scripts/lib/uptrain.sh",
+        "scripts/lm/common.sh"}
     assert found == set(SCRIPTS)
 
 
