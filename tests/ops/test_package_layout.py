@@ -79,6 +79,13 @@ def _cycles(graph):
     return found
 
 
+def test_every_package_folder_has_an_init():
+    """find_packages installs only folders with an __init__.py: a namespace folder works in a
+    checkout and is missing from an installed plugin."""
+    folders = {p for p in PACKAGE.rglob("*") if p.is_dir() and p.name != "__pycache__"}
+    assert sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists()) == []
+
+
 def test_no_import_cycle_in_the_package():
     graph, _ = _graph()
     assert _cycles(graph) == []
