@@ -6,9 +6,9 @@ under ``TRITON_INTERPRET=1``, Triton's interpreter, which is how CI tests the ke
 ``"torch"`` never imports Triton. Inputs the kernels cannot take (``unsupported``) fall back to
 the PyTorch path, logged once per op and reason.
 
-An op's module checks its arguments once, then hands both paths here (``dispatch``): the PyTorch path
-as a thunk, the kernels as a module path (imported here, only when they run) and a thunk taking
-that module and a ``KernelGuard``. When the kernels fail to compile or launch on the device at hand
+An op's module checks its arguments once, then hands both paths here (``dispatch``): the PyTorch
+path as a thunk, the kernels as a module path (imported here, only when they run) and a thunk
+taking that module and a ``KernelGuard``. When the kernels fail to compile or launch on the device at hand
 (a Triton error, more shared memory than a block has, an architecture Triton cannot target),
 ``"auto"`` runs the PyTorch path for that op from then on, with one warning naming the op, the
 reason and the switch; ``"triton"`` raises. A failing backward recomputes its gradients on the
@@ -16,7 +16,8 @@ PyTorch path through the guard the kernels' autograd Function was given, so the 
 never import the PyTorch path (nor this module).
 
 The messages name the ``backend`` argument only: a caller that exposes it under another name (a
-command-line flag) adds its own where it re-raises, and may set ``switch_hint`` for the warning.
+command-line flag) sets ``switch_hint`` so that the warning names its switches (the fairseq
+plugin does, ``plugin.install``).
 """
 
 import importlib
