@@ -50,6 +50,8 @@
 #                          random (ABC_RD), linformer, or another strategy of abc_transformer
 #                          (window, cluster, abc-relu, ...); softmax = the BASE model (same
 #                          architecture, every attention softmax)
+#   --causal-model NAME    attention of the decoder's causal self attention when it differs from
+#                          --model's: e.g. gsa (causal only) under an abc or softmax cross attention
 #   --cross-memory N       memory size of cross attention (default per dataset)
 #   --causal-memory N      memory size of decoder causal attention (default per dataset)
 #   --encoder-memory N     also use --model in the encoder, memory N (the "-all" variant, App. C.2)
@@ -79,7 +81,7 @@ SCRIPT_NAME=train.sh
 # shellcheck source=scripts/lib/launcher.sh
 . "$repo/scripts/lib/launcher.sh"
 
-dataset="" data="" save_dir="" model=abc cross_mem="" causal_mem="" encoder_mem="" arch=""
+dataset="" data="" save_dir="" model=abc causal_model="" cross_mem="" causal_mem="" encoder_mem="" arch=""
 max_tokens="" total_tokens="" lr="" warmup="" max_update="" seed=1 train_module=""
 extra=()
 per_node_flags() {  # --node-rank, --master-addr: the one multi-node path needs neither
@@ -88,7 +90,7 @@ per_node_flags() {  # --node-rank, --master-addr: the one multi-node path needs 
 flags=(
     "${LAUNCH_FLAGS[@]}" "--master-port >--rdzv-port" "--node-rank @per_node_flags" "--master-addr @per_node_flags"
     "--dataset dataset a name" "--data data a directory" "--save-dir save_dir a directory"
-    "--model model a name" "--cross-memory cross_mem a number" "--causal-memory causal_mem a number"
+    "--model model a name" "--causal-model causal_model a name" "--cross-memory cross_mem a number" "--causal-memory causal_mem a number"
     "--encoder-memory encoder_mem a memory size" "--arch arch a name"
     "--max-tokens max_tokens a number" "--total-tokens total_tokens a number" "--lr lr"
     "--warmup warmup a number" "--max-update max_update a number" "--seed seed a number"
@@ -100,6 +102,8 @@ parse_flags flags "$@"
 [ -n "$data" ] || die "--data is required (the recipe's DEST/bin directory)"
 [ -n "$save_dir" ] || die "--save-dir is required"
 [[ "$model" =~ ^[a-z][a-z0-9-]*$ ]] || die "--model expects a name such as abc, random, linformer or softmax, got '$model'"
+causal_model="${causal_model:-$model}"
+[[ "$causal_model" =~ ^[a-z][a-z0-9-]*$ ]] || die "--causal-model expects a name such as gsa, abc or softmax, got '$causal_model'"
 
 # --- per-dataset settings ---------------------------------------------------------------------
 # --required-batch-size-multiple 1: the fairseq build in use (ve-fairseq 0.12.3) drops the last
@@ -157,27 +161,25 @@ if [[ "$arch" == abc_* ]]; then
 import sys
 import abc_fairseq  # noqa: F401
 from fairseq.models import ARCH_MODEL_REGISTRY
-from abc_fairseq.models.abc_options import ATTENTION_CHOICES
+from abc_fairseq.models.abc_options import attention_choices
 if sys.argv[1] not in ARCH_MODEL_REGISTRY:
     sys.exit(1)
-print(" ".join(ATTENTION_CHOICES))
+print(" ".join(attention_choices()))
 PY
 )" || die "architecture '$arch' is not registered by abc_fairseq in this checkout (or the plugin does not import)"
     [[ " $choices " == *" $model "* ]] || die "--model must be one of: $choices; got '$model'"
-    abc_args=(--user-dir "$repo/abc_fairseq")
-    if [ "$model" = softmax ]; then
-        [ -z "$encoder_mem" ] || die "--encoder-memory needs an ABC --model, not softmax"
-        abc_args+=(--decoder-cross-attn softmax --decoder-self-attn softmax --encoder-attn softmax)
-    else
-        abc_args+=(--decoder-cross-attn "$model" --decoder-cross-memory "$cross_mem"
-                   --decoder-self-attn "$model" --decoder-self-memory "$causal_mem")
-        if [ -n "$encoder_mem" ]; then
-            abc_args+=(--encoder-attn "$model" --encoder-memory "$encoder_mem")
-        else
-            abc_args+=(--encoder-attn softmax)
-        fi
+    [[ " $choices " == *" $causal_model "* ]] || die "--causal-model must be one of: $choices; got '$causal_model'"
+    cross=(--decoder-cross-attn "$model" --decoder-cross-memory "$cross_mem")
+    causal=(--decoder-self-attn "$causal_model" --decoder-self-memory "$causal_mem")
+    encoder=(--encoder-attn softmax)
+    [ "$model" != softmax ] || cross=(--decoder-cross-attn softmax)
+    [ "$causal_model" != softmax ] || causal=(--decoder-self-attn softmax)
+    if [ -n "$encoder_mem" ]; then
+        [ "$model" != softmax ] || die "--encoder-memory needs an ABC --model, not softmax"
+        encoder=(--encoder-attn "$model" --encoder-memory "$encoder_mem")
     fi
-elif [ "$model" != softmax ]; then
+    abc_args=(--user-dir "$repo/abc_fairseq" "${cross[@]}" "${causal[@]}" "${encoder[@]}")
+elif [ "$model" != softmax ] || [ "$causal_model" != softmax ]; then
     die "--arch $arch is not an ABC architecture: only --model softmax can train it"
 fi
 
@@ -193,12 +195,15 @@ plan_launch tokens "$total_tokens" "$max_tokens" scripts/mt/train.sbatch "${trai
 # The save dir is this run's own (SAVE_DIR/.run names the model; a dir of another model, or one
 # holding anything else, is refused) and one run at a time uses it (SAVE_DIR/.lock).
 identity="dataset=$dataset model=$model arch=$arch cross=$cross_mem causal=$causal_mem encoder=${encoder_mem:--}"
-[ "$model" != softmax ] || identity="dataset=$dataset model=softmax arch=$arch"
+[ "$model" != softmax ] || [ "$causal_model" != softmax ] || identity="dataset=$dataset model=softmax arch=$arch"
+[ "$causal_model" = "$model" ] || identity+=" causal_model=$causal_model"
 claim_launch "$save_dir" mt-train "$identity"
 # Recorded next to the checkpoints, for collect_results.py and for the record.
 printf '%s\n' "$LAUNCH" >"$save_dir/train_command.txt"
 memories=("cross_memory:=null" "causal_memory:=null")
-[ "$model" = softmax ] || memories=("cross_memory:=$cross_mem" "causal_memory:=$causal_mem")
-"$py" "$repo/scripts/lib/write_json.py" "$save_dir/run.json" "dataset=$dataset" "model=$model" "arch=$arch" \
+[ "$model" = softmax ] || memories[0]="cross_memory:=$cross_mem"
+[ "$causal_model" = softmax ] || memories[1]="causal_memory:=$causal_mem"
+"$py" "$repo/scripts/lib/write_json.py" "$save_dir/run.json" "dataset=$dataset" "model=$model" \
+    "causal_model=$causal_model" "arch=$arch" \
     "${memories[@]}" "encoder_memory:=${encoder_mem:-null}" "data=$data"
 exec_launch

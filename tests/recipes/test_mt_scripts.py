@@ -208,3 +208,22 @@ def test_every_table7_row_launches_from_train_sh(tmp_path):
             assert (args.decoder_cross_memory, args.decoder_self_memory) == (cross, causal)
         if encoder:
             assert args.encoder_memory == encoder
+
+
+@pytest.mark.parametrize("cross", ["abc", "softmax"])
+def test_gsa_causal_under_a_softmax_or_abc_cross_attention(cross, tmp_path):
+    """``--causal-model gsa``: GSA (causal only) in the decoder's self attention under the cross
+    attention of ``--model``; fairseq's parser takes the command, and the run records it."""
+    import shlex
+
+    from fairseq_helpers import parse
+
+    proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "wmt14", "--data", _fake_data(tmp_path),
+                 "--save-dir", tmp_path / "ck", "--nproc-per-node", "1", "--dry-run", "--model", cross,
+                 "--causal-model", "gsa"])
+    args = parse([str(a) for a in shlex.split(proc.stdout.splitlines()[0])[1:]])
+    assert (args.decoder_cross_attn, args.decoder_self_attn, args.encoder_attn) == (cross, "gsa", "softmax")
+    assert args.decoder_self_memory == 8
+    bad = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "wmt14", "--data", _fake_data(tmp_path / "b"),
+                "--save-dir", tmp_path / "ck2", "--dry-run", "--causal-model", "no-such"], check=False)
+    assert bad.returncode != 0 and "--causal-model" in bad.stderr
