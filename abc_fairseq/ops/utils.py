@@ -87,6 +87,15 @@ def default_scale(scale: Optional[float], head_dim: int) -> float:
     return head_dim ** -0.5 if scale is None else float(scale)
 
 
+def check_state(state, state_type: type, name: str, B: int, H: int, n: int, d: int, dv: int) -> None:
+    """``state`` (an ``ABCState`` or ``GSAState``, as ``state_type``) of the inputs' sizes, else a
+    ValueError naming the argument ``name``."""
+    if not isinstance(state, state_type):
+        article = "an" if state_type.__name__[0] in "AEIOU" else "a"
+        raise ValueError(f"{name} must be {article} {state_type.__name__}, got {type(state).__name__}")
+    state.check(B, H, n, d, dv, name)
+
+
 # ---- attention dropout over the slots ----
 # Attention dropout over the memory slots, shared by every form of the ops.
 #

@@ -6,19 +6,10 @@ from typing import Optional, Tuple, Union
 import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
-from ..utils import check_qkv_phi, compute_dtype, default_scale, dropout_keep_mask
+from ..utils import check_qkv_phi, check_state, compute_dtype, default_scale, dropout_keep_mask
 from .chunk import DEFAULT_CHUNK_SIZE, chunk_causal_abc
 from .recurrent import recurrent_causal_abc_step
 from .state import ABCState
-
-
-def _check_state(state: ABCState, B: int, H: int, n: int, d: int, dv: int, name: str) -> None:
-    if not isinstance(state, ABCState):
-        raise ValueError(f"{name} must be an ABCState, got {type(state).__name__}")
-    expected = ((B, H, n, d), (B, H, n, dv), (B, H, n))
-    if tuple(tuple(t.shape) for t in state) != expected:
-        raise ValueError(f"{name} does not match the inputs: got shapes "
-                         f"{[tuple(t.shape) for t in state]}, expected {list(expected)}")
 
 
 def _empty_result(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, logits: torch.Tensor,
@@ -94,7 +85,7 @@ def causal_abc(
     n, dv = phi_logits.shape[-1], v.shape[-1]
     scale = default_scale(scale, d)
     if initial_state is not None:
-        _check_state(initial_state, B, H, n, d, dv, "initial_state")
+        check_state(initial_state, ABCState, "initial_state", B, H, n, d, dv)
     keep_mask = dropout_keep_mask(dropout_p, dropout_mask, (B, H, N, n), q.device)
     keep_scale = 1.0 / (1.0 - dropout_p)
     if N == 0 or B * H == 0:
@@ -136,7 +127,7 @@ def causal_abc_step(
     if state is None:
         state = ABCState.empty(B, H, n, d, dv, device=q.device, dtype=compute_dtype(q.dtype))
     else:
-        _check_state(state, B, H, n, d, dv, "state")
+        check_state(state, ABCState, "state", B, H, n, d, dv)
     scale = default_scale(scale, d)
     reason = unsupported(q.dtype, head_dim=d, value_dim=dv, memory_size=n)
     torch_path = lambda: recurrent_causal_abc_step(q, k, v, phi_logits, state, scale)  # noqa: E731

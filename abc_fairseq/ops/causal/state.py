@@ -29,6 +29,14 @@ class ABCState(NamedTuple):
             torch.full((batch, heads, slots), float("-inf"), device=device, dtype=dtype),
         )
 
+    def check(self, B: int, H: int, n: int, d: int, dv: int, name: str = "state") -> None:
+        """ValueError naming ``name`` unless the fields have shapes [B, H, n, d], [B, H, n, dv] and
+        [B, H, n]."""
+        expected = ((B, H, n, d), (B, H, n, dv), (B, H, n))
+        got = tuple(tuple(field.shape) for field in self)
+        if got != expected:
+            raise ValueError(f"{name} does not match the inputs: got shapes {list(got)}, expected {list(expected)}")
+
     def index_select(self, order: torch.Tensor) -> "ABCState":
         """Reorder (or repeat) along the batch dimension, e.g. for beam search."""
         return ABCState(*(field.index_select(0, order) for field in self))

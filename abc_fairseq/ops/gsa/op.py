@@ -7,7 +7,7 @@ from typing import Optional, Tuple, Union
 import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
-from ..utils import check_qkv_phi, compute_dtype, default_scale, dropout_keep_mask
+from ..utils import check_qkv_phi, check_state, compute_dtype, default_scale, dropout_keep_mask
 from .chunk import DEFAULT_TILE_ELEMENTS, chunk_causal_gsa
 from .recurrent import recurrent_causal_gsa_step
 from .state import GSAState
@@ -22,9 +22,7 @@ def _state(state: Optional[GSAState], B: int, H: int, n: int, d: int, dv: int, q
     """``state`` checked against the inputs, or the empty state when None."""
     if state is None:
         return GSAState.empty(B, H, n, d, dv, device=q.device, dtype=compute_dtype(q.dtype))
-    if not isinstance(state, GSAState):
-        raise ValueError(f"{name} must be a GSAState, got {type(state).__name__}")
-    state.check(B, H, n, d, dv)
+    check_state(state, GSAState, name, B, H, n, d, dv)
     return state
 
 

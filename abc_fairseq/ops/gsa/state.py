@@ -28,9 +28,9 @@ class GSAState(NamedTuple):
         """Reorder (or repeat) along the batch dimension, e.g. for beam search."""
         return GSAState(*(field.index_select(0, order) for field in self))
 
-    def check(self, B: int, H: int, n: int, d: int, dv: int) -> None:
-        """ValueError unless the fields have shapes [B, H, n, d] and [B, H, n, dv]."""
+    def check(self, B: int, H: int, n: int, d: int, dv: int, name: str = "state") -> None:
+        """ValueError naming ``name`` unless the fields have shapes [B, H, n, d] and [B, H, n, dv]."""
         expected = ((B, H, n, d), (B, H, n, dv))
         got = tuple(tuple(field.shape) for field in self)
         if got != expected:
-            raise ValueError(f"state does not match the inputs: got shapes {list(got)}, expected {list(expected)}")
+            raise ValueError(f"{name} does not match the inputs: got shapes {list(got)}, expected {list(expected)}")
