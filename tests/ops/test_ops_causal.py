@@ -6,7 +6,8 @@ from ops_helpers import random_inputs, step_by_step
 
 from abc_fairseq.ops import causal_abc, reference_causal_abc
 from abc_fairseq.ops.causal import chunk as causal_chunk
-from abc_fairseq.ops.causal.chunk_math import SAFE_EXPONENT, _linear_scan_
+from abc_fairseq.ops.causal.chunk_geometry import SAFE_EXPONENT
+from abc_fairseq.ops.causal.chunk_math import _linear_scan_
 
 # (B, H, N, d, n, chunk, block, tile_rows): N = 1, N < n, N not a multiple of the chunk, n not a
 # power of two, several blocks, several groups of sequences (small tile_rows), chunk larger than N,

@@ -1,4 +1,5 @@
-"""Causal ABC over a whole sequence: chunked, blocked, with a recomputing backward.
+"""Causal ABC (and any family of its form, such as GSA) over a whole sequence: chunked, blocked,
+with a recomputing backward.
 
 The sequence is cut into blocks of rows (a multiple of ``chunk_size``; by default as long as a tile
 of ``tile_rows`` rows allows, so a sequence that fits is one block). Inside a block all chunks are
@@ -12,12 +13,13 @@ before. Peak memory is O(B H N (d + n) + tile_rows (n + C + n d / C)), never O(B
 fused softmax attention's at 32k tokens x 8 heads (docs/benchmarks.md).
 """
 
-from typing import List, Optional, Tuple, Union
+from typing import Callable, List, NamedTuple, Optional, Tuple, Union
 
 import torch
 
 from ..utils import compute_dtype, default_workspace
-from .chunk_math import ReverseCarry, block_backward, block_forward
+from .chunk_geometry import prefix_geometry
+from .chunk_math import Geometry, ReverseCarry, block_backward, block_forward
 from .state import ABCState
 
 DEFAULT_CHUNK_SIZE = 64
@@ -67,15 +69,28 @@ def _rows(x: torch.Tensor, group: slice, rows: slice, name: str, ws) -> torch.Te
     return ws(name, part.shape, part).copy_(part)
 
 
-class _CausalABC(torch.autograd.Function):
-    """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n], contiguous, N a multiple of ``chunk``;
+class Family(NamedTuple):
+    """How a family's control input becomes write weights: its block ``geometry``
+    (``chunk_math.Geometry``), and, where g is not the prefix logsumexp of l (the geometry says
+    so), ``control_grad(control [Z, N, n], dl, dg) -> d control`` chaining dl and dg [Z, N, n]
+    to the control input over the whole sequence."""
+
+    geometry: Geometry
+    control_grad: Optional[Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]] = None
+
+
+ABC = Family(prefix_geometry)
+
+
+class _ChunkedCausal(torch.autograd.Function):
+    """q, k: [Z, N, d]; v: [Z, N, dv]; control: [Z, N, n], contiguous, N a multiple of ``chunk``;
     carry_k [Z, n, d], carry_v [Z, n, dv], g_before [Z, n]: the memory before row 0 (a constant);
     keep_mask: bool [Z, N, n], the attention-dropout keep mask (None: no dropout), keep_scale:
-    1 / (1 - p)."""
+    1 / (1 - p); family: a ``Family``."""
 
     @staticmethod
-    def forward(ctx, q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, block, tile_rows,
-                keep_mask=None, keep_scale=1.0):
+    def forward(ctx, q, k, v, control, carry_k, carry_v, g_before, scale, chunk, block, tile_rows,
+                keep_mask, keep_scale, family):
         ws = default_workspace()
         Z, N, _ = q.shape
         dv = v.shape[-1]
@@ -89,14 +104,14 @@ class _CausalABC(torch.autograd.Function):
             ck, cv, g = carry_k[group], carry_v[group], g_before[group]
             for rows in blocks:
                 boundaries.extend([ck, cv, g])
-                inputs = [_rows(x, group, rows, f"in{i}", ws) for i, x in enumerate((q, k, v, logits))]
+                inputs = [_rows(x, group, rows, f"in{i}", ws) for i, x in enumerate((q, k, v, control))]
                 target = out[group, rows]
                 direct = target.is_contiguous()
                 if not direct:
                     target = ws("block_out", target.shape, q)
                 mask = None if keep_mask is None else _rows(keep_mask, group, rows, "mask", ws)
                 fw = block_forward(*inputs, ck, cv, g, scale, chunk, ws, target, keep_states=keep,
-                                   keep_mask=mask, keep_scale=keep_scale)
+                                   keep_mask=mask, keep_scale=keep_scale, geometry=family.geometry)
                 if keep:
                     boundaries.extend([fw.key_states, fw.value_states])
                 if not direct:
@@ -106,9 +121,9 @@ class _CausalABC(torch.autograd.Function):
             final.append((ck, cv, g))
         carry_k, carry_v, g_before = (torch.cat(parts) for parts in zip(*final))
         masks = [] if keep_mask is None else [keep_mask]
-        ctx.save_for_backward(q, k, v, logits, *masks, *boundaries)
+        ctx.save_for_backward(q, k, v, control, *masks, *boundaries)
         ctx.scale, ctx.chunk, ctx.block, ctx.tile_rows = scale, chunk, block, tile_rows
-        ctx.has_mask, ctx.keep_scale = keep_mask is not None, keep_scale
+        ctx.has_mask, ctx.keep_scale, ctx.family = keep_mask is not None, keep_scale, family
         ctx.per_block = 5 if keep else 3
         ctx.mark_non_differentiable(carry_k, carry_v, g_before)
         return out, carry_k, carry_v, g_before
@@ -116,11 +131,13 @@ class _CausalABC(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad_out, _grad_ck, _grad_cv, _grad_g):
         ws = default_workspace()
-        q, k, v, logits, *boundaries = ctx.saved_tensors
+        q, k, v, control, *boundaries = ctx.saved_tensors
         keep_mask = boundaries.pop(0) if ctx.has_mask else None
+        family = ctx.family
         Z, N, _ = q.shape
         grad_out = grad_out.contiguous()
-        grads = [torch.empty_like(x) for x in (q, k, v, logits)]
+        grads = [torch.empty_like(x) for x in (q, k, v, control)]
+        dg = None if family.control_grad is None else torch.empty_like(control)
         index = len(boundaries)
         for group, blocks in reversed(_tiles(Z, N, ctx.block, ctx.tile_rows)):
             reverse: Optional[ReverseCarry] = None
@@ -128,19 +145,54 @@ class _CausalABC(torch.autograd.Function):
                 index -= ctx.per_block
                 ck, cv, g, *states = boundaries[index:index + ctx.per_block]
                 inputs = [_rows(x, group, rows, f"in{i}", ws)
-                          for i, x in enumerate((q, k, v, logits, grad_out))]
-                targets = [grad[group, rows] for grad in grads]
+                          for i, x in enumerate((q, k, v, control, grad_out))]
+                targets = [grad[group, rows] for grad in grads + ([] if dg is None else [dg])]
                 direct = all(t.is_contiguous() for t in targets)
                 if not direct:
                     targets = [ws(f"grad{i}", t.shape, t) for i, t in enumerate(targets)]
                 mask = None if keep_mask is None else _rows(keep_mask, group, rows, "mask", ws)
                 reverse = block_backward(*inputs[:4], ck, cv, g, inputs[4], reverse, ctx.scale,
                                          ctx.chunk, ws, *targets, states=tuple(states) or None,
-                                         keep_mask=mask, keep_scale=ctx.keep_scale)
+                                         keep_mask=mask, keep_scale=ctx.keep_scale, geometry=family.geometry)
                 if not direct:
-                    for grad, t in zip(grads, targets):
+                    for grad, t in zip(grads + ([] if dg is None else [dg]), targets):
                         grad[group, rows] = t
-        return (*grads, None, None, None, None, None, None, None, None, None)
+        if dg is not None:
+            grads[3] = family.control_grad(control, grads[3], dg)
+        return (*grads, None, None, None, None, None, None, None, None, None, None)
+
+
+def chunked_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, control: torch.Tensor, pad_value: float,
+                   carry: Tuple[torch.Tensor, torch.Tensor, torch.Tensor], scale: float, chunk_size: int,
+                   block_size: Optional[int], tile_rows: Optional[int], keep_mask: Optional[torch.Tensor],
+                   keep_scale: float, family: Family) -> Tuple[torch.Tensor, Tuple[torch.Tensor, ...]]:
+    """A family's causal attention on the PyTorch path, its arguments checked and N, B, H > 0.
+
+    q, k: [B, H, N, d]; v: [B, H, N, dv]; control: [B, H, N, n], padded at the end with
+    ``pad_value`` (a row that writes nothing); carry: (key memory [B, H, n, d], value memory
+    [B, H, n, dv], normaliser [B, H, n]), the memory before row 0 in the compute dtype;
+    keep_mask: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p); tile_rows None:
+    ``default_tile_rows``. Returns out [B, H, N, dv] in q's dtype and the memory after the last
+    row, shaped as ``carry``.
+    """
+    tile_rows = default_tile_rows(q.device) if tile_rows is None else tile_rows
+    B, H, N, d = q.shape
+    n, dv = control.shape[-1], v.shape[-1]
+    Z = B * H
+    work = compute_dtype(q.dtype)
+
+    chunk = min(chunk_size, N)
+    pad = (-N) % chunk
+    block = _block_rows(N + pad, chunk, block_size, tile_rows)
+    # Padded rows come after every real row and write nothing.
+    pad_rows = lambda x, value: torch.nn.functional.pad(x, (0, 0, 0, pad), value=value) if pad else x  # noqa: E731
+    flat = [pad_rows(x.to(work).reshape(Z, N, x.shape[-1]), value).contiguous()
+            for x, value in ((q, 0.0), (k, 0.0), (v, 0.0), (control, pad_value))]
+    if keep_mask is not None:
+        keep_mask = pad_rows(keep_mask.reshape(Z, N, n), True).contiguous()
+    carry = [t.detach().to(work).reshape(Z, *t.shape[2:]) for t in carry]
+    out, *after = _ChunkedCausal.apply(*flat, *carry, scale, chunk, block, tile_rows, keep_mask, keep_scale, family)
+    return out[:, :N].reshape(B, H, N, dv).to(q.dtype), tuple(t.reshape(B, H, *t.shape[1:]) for t in after)
 
 
 def chunk_causal_abc(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
@@ -154,37 +206,10 @@ def chunk_causal_abc(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logi
     (True = kept) or None; keep_scale = 1 / (1 - p); tile_rows None: ``default_tile_rows``.
     Returns out [B, H, N, dv] in q's dtype (and the ABCState after the last row).
     """
-    tile_rows = default_tile_rows(q.device) if tile_rows is None else tile_rows
-    B, H, N, d = q.shape
+    B, H, _, d = q.shape
     n, dv = phi_logits.shape[-1], v.shape[-1]
-    Z = B * H
-    work = compute_dtype(q.dtype)
-
-    chunk = min(chunk_size, N)
-    pad = (-N) % chunk
-    block = _block_rows(N + pad, chunk, block_size, tile_rows)
-    # Padded rows come after every real row and write nothing (logit -inf).
-    pad_rows = lambda x, value: torch.nn.functional.pad(x, (0, 0, 0, pad), value=value) if pad else x  # noqa: E731
-    q_flat = pad_rows(q.to(work).reshape(Z, N, d), 0.0)
-    k_flat = pad_rows(k.to(work).reshape(Z, N, d), 0.0)
-    v_flat = pad_rows(v.to(work).reshape(Z, N, dv), 0.0)
-    logits = pad_rows(phi_logits.to(work).reshape(Z, N, n), float("-inf"))
-    if keep_mask is not None:
-        keep_mask = pad_rows(keep_mask.reshape(Z, N, n), True).contiguous()
-
     if initial_state is None:
-        carry_k = q_flat.new_zeros(Z, n, d)
-        carry_v = q_flat.new_zeros(Z, n, dv)
-        g_before = q_flat.new_full((Z, n), float("-inf"))
-    else:
-        carry_k, carry_v, g_before = (
-            t.detach().to(work).reshape(Z, *t.shape[2:]) for t in initial_state)
-
-    out, carry_k, carry_v, g_last = _CausalABC.apply(
-        q_flat.contiguous(), k_flat.contiguous(), v_flat.contiguous(), logits.contiguous(),
-        carry_k, carry_v, g_before, scale, chunk, block, tile_rows, keep_mask, keep_scale)
-    out = out[:, :N].reshape(B, H, N, dv).to(q.dtype)
-    if not return_state:
-        return out
-    return out, ABCState(carry_k.reshape(B, H, n, d), carry_v.reshape(B, H, n, dv),
-                         g_last.reshape(B, H, n))
+        initial_state = ABCState.empty(B, H, n, d, dv, device=q.device, dtype=compute_dtype(q.dtype))
+    out, after = chunked_causal(q, k, v, phi_logits, float("-inf"), tuple(initial_state), scale, chunk_size,
+                                block_size, tile_rows, keep_mask, keep_scale, ABC)
+    return (out, ABCState(*after)) if return_state else out

@@ -1,48 +1,44 @@
-"""Building blocks of chunked causal ABC: one block of chunks, forward and backward.
+"""Building blocks of chunked causal attention with a bounded memory: one block of chunks, forward
+and backward, for any family whose write weights have ABC's form (``chunk_geometry``).
 
 Notation (per head; Z = B * H sequences are batched, a block of T = nc * C rows is cut into nc
 chunks of C rows; ``q`` below is already multiplied by the softmax scale):
-    l_i  [n]  phi logits of row i          g_t = log sum_{i<=t} exp(l_i)   (prefix normaliser, per slot)
-    W_ti [n]  = exp(l_i - g_t), i <= t     (the prefix-normalised control vector: what i wrote, read at t)
+    W_ti [n]  = exp(l_i - g_t), i <= t     what row i wrote, read at t (ABC: l the phi logits, g
+                                           their prefix logsumexp; GSA: from its log gates)
     S_t  [n]  = sum_{i<=t} W_ti (q_t . k_i)            slot scores K~_t q_t
     P_t  [n]  = softmax(S_t)
     P'_t [n]  = P_t * M_t / (1 - p)                    attention dropout (M_t the keep mask; P' = P
                                                        without dropout)
     O_t  [d]  = sum_j P'_t[j] sum_{i<=t} W_ti[j] v_i   V~_t^T P'_t
-
-Every exponent is taken against a normaliser of the past, never of the future: chunk c is anchored
-at a_c = g at its first row. Then
-    F_t = exp(a_c - g_t) <= 1            row factor, t in chunk c
-    E_i = exp(l_i - a_c)                 column factor, i in chunk c
-    H_i = exp(l_i - a_{c+1}) <= 1        what row i leaves in the memory handed to chunk c + 1
-and W_ti = E_i F_t inside a chunk, so intra-chunk sums are matmuls under a causal C x C mask.
-E_i overflows only where logits rise by more than ``SAFE_EXPONENT`` above the normaliser inside one
-chunk; such chunks are flagged and their intra-chunk terms rebuilt exactly from W (C x C x n), so the
-op is exact for logits of any magnitude. Underflow only drops weights below exp(-87) of a
-distribution that sums to one. Memories carried across chunks are stored divided by exp(anchor).
+The factors F, E, H that turn intra-chunk sums into matmuls, the chunk anchors and the exact
+path of steep chunks are the geometry's (``chunk_geometry.BlockGeometry``).
 
 Gradients (the backward): with dP'_t[j] = sum_{i<=t} W_ti[j] (dO_t . v_i), the gradient of P'_t,
     dP_t  = dP'_t * M_t / (1 - p)                      (through the dropout)
     dS_t  = P_t (dP_t - P_t . dP_t)                    (softmax backward, undropped P)
     dg_t  = -(dS_t S_t + P'_t dP'_t) = -(dS_t S_t + P_t dP_t)   (g_t enters every W_ti as exp(-g_t))
-    dl_i  = sum_{t>=i} W_ti (dS_t (q_t . k_i) + P'_t (dO_t . v_i) + dg_t)
+    dl_i  = sum_{t>=i} W_ti (dS_t (q_t . k_i) + P'_t (dO_t . v_i) [+ dg_t where g is l's prefix
+            logsumexp, which spreads dg_t over the rows i <= t by the same weights])
     dv_i  = sum_{t>=i} sum_j P'_t[j] W_ti[j] dO_t      dq_t, dk_i: from dS_t as without dropout.
 So the value pass and its gradients (dl's value term, dv) use the dropped P', the softmax backward
 and dg the undropped P with dP. Without dropout P' is P itself and nothing extra is computed.
+Where g is not l's prefix logsumexp (GSA) the backward returns dl and dg apart.
 
 Shapes used below: "rows" [Z, nc, C, n], "pairs" [Z, nc, C, C] indexed [t, i], "memories"
 [Z, nc, n, d]. Temporaries live in a ``Workspace``; only outputs are fresh tensors.
 """
 
 import functools
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, List, NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
 from ..utils import Workspace, masked_product_sum, nonfinite_batches
+from .chunk_geometry import BlockGeometry, prefix_geometry, upper_triangle
 
-# Largest exponent the fast (matmul) path takes: exp(60) * C * |q.k| stays far below fp32's max.
-SAFE_EXPONENT = 60.0
+# (control [Z, T, n], g_before [Z, n], chunk, ws) -> the block's factors: ``prefix_geometry``
+# (ABC) or ``gsa.gates.gated_geometry``.
+Geometry = Callable[[torch.Tensor, torch.Tensor, int, Workspace], BlockGeometry]
 
 
 def _batches(x: torch.Tensor) -> torch.Tensor:
@@ -64,103 +60,45 @@ def add_matmul_(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> torch.Te
     return out
 
 
-class BlockGeometry(NamedTuple):
-    """Normalisers and factors of one block (rows-shaped unless stated)."""
-
-    logits: torch.Tensor  # l_i
-    anchors: torch.Tensor  # [Z, nc + 1, n]: a_0 .. a_{nc-1}, then g at the block's last row
-    row_decay: torch.Tensor  # F_t
-    col_growth: torch.Tensor  # E_i (clamped in flagged chunks, whose intra terms are rebuilt)
-    leave: torch.Tensor  # H_i
-    flagged: List[int]  # chunks whose E would overflow
-    exact_g: Dict[int, torch.Tensor]  # g_t of the flagged chunks, [Z, C, n]
-
-
-def block_geometry(logits: torch.Tensor, g_before: torch.Tensor, chunk: int,
-                   ws: Workspace) -> BlockGeometry:
-    """logits: [Z, T, n], T a multiple of ``chunk``; g_before: [Z, n], the normaliser of all rows
-    before the block (-inf at the start of a sequence)."""
-    Z, T, n = logits.shape
-    nc = T // chunk
-    l = logits.view(Z, nc, chunk, n)
-    E = ws("col_growth", l.shape, l)
-
-    # Normaliser at chunk boundaries: per-chunk totals, then a scan over nc totals, not T rows.
-    chunk_max = l.amax(dim=2)
-    totals = chunk_max + torch.sub(l, chunk_max.unsqueeze(2), out=E).exp_().sum(2).log_()
-    ends = torch.logcumsumexp(torch.cat([g_before.unsqueeze(1), totals], dim=1), dim=1)
-    before = ends[:, :-1]
-    first = torch.logaddexp(before, l[:, :, 0])  # a_c
-    anchors = torch.cat([first, ends[:, -1:]], dim=1)
-
-    # A NaN logit makes its chunk's max NaN: that chunk takes the exact path too, whose sums
-    # never mix a later row into an earlier one. NaN counts as an infinite rise, so that it can
-    # neither escape the flag nor hide another sequence's real rise from the max.
-    rise = torch.sub(chunk_max, first).nan_to_num_(nan=float("inf"))
-    flagged = torch.nonzero(rise.amax(dim=(0, 2)) > SAFE_EXPONENT).flatten().tolist()
-    torch.sub(l, first.unsqueeze(2), out=E)
-    if flagged:
-        E.clamp_(max=SAFE_EXPONENT)
-    E.exp_()
-    # exp(g_t - a_c) = exp(g_before_chunk - a_c) + sum_{i in chunk, i <= t} E_i.
-    F = torch.cumsum(E, dim=2, out=ws("row_decay", l.shape, l))
-    F.add_(torch.exp(before - first).unsqueeze(2)).reciprocal_()
-    H = torch.mul(E, torch.exp(first - anchors[:, 1:]).unsqueeze(2), out=ws("leave", l.shape, l))
-
-    exact_g = {}
-    for c in flagged:
-        g = torch.logaddexp(before[:, c, None], torch.logcumsumexp(l[:, c], dim=1))
-        exact_g[c] = g
-        F[:, c] = torch.exp(first[:, c, None] - g)
-        H[:, c] = torch.exp(l[:, c] - anchors[:, c + 1, None])
-    return BlockGeometry(l, anchors, F, E, H, flagged, exact_g)
-
-
 @functools.lru_cache(maxsize=16)
-def _triangles(chunk: int, dtype: torch.dtype, device: torch.device):
-    """([t, i] True where i > t, [i, t] ones where t >= i), cached per chunk size."""
-    ones = torch.ones(chunk, chunk, dtype=dtype, device=device)
-    return ones.triu(1).bool(), ones.triu()
+def _later_ones(chunk: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """[i, t] ones where t >= i, cached per chunk size."""
+    return torch.ones(chunk, chunk, dtype=dtype, device=device).triu()
 
 
 class IntraChunk:
     """Sums over the pairs i <= t inside each chunk, weighted by W_ti = exp(l_i - g_t).
 
     Pair matrices A (such as q_t . k_i) are pairs-shaped; row weights R are rows-shaped, and RF
-    stands for R * F. The fast path uses W_ti = E_i F_t; flagged chunks use W itself.
+    stands for R * F. The fast path uses W_ti = E_i F_t; the sequences of a flagged chunk use
+    W itself (the others keep the fast path, so one steep sequence changes no other's numbers).
     """
 
     def __init__(self, geo: BlockGeometry):
         self.geo = geo
-        self.above, self.later_ones = _triangles(geo.logits.shape[2], geo.logits.dtype,
-                                                 geo.logits.device)
+        self.later_ones = _later_ones(geo.row_decay.shape[2], geo.row_decay.dtype, geo.row_decay.device)
 
     @staticmethod
     def mask_(A: torch.Tensor) -> torch.Tensor:
         """Zero the pairs i > t, in place (tril_ is ~10x faster than a broadcast masked_fill_)."""
         return A.tril_()
 
-    def exact_weights(self, c: int) -> torch.Tensor:
-        """W of chunk c: [Z, C, C, n] indexed [t, i, j], zero where i > t."""
-        exponent = self.geo.logits[:, c, None, :, :] - self.geo.exact_g[c][:, :, None, :]
-        return exponent.masked_fill_(self.above[None, :, :, None], float("-inf")).exp_()
-
     def read_(self, inter: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
         """inter <- F_t (inter[t] + sum_{i<=t} E_i A[t, i]), i.e. the carried-memory term plus
         sum_{i<=t} W_ti A[t, i]. ``inter`` (rows) and ``A`` (masked here) are updated in place."""
         geo = self.geo
         self.mask_(A)
-        kept = {c: inter[:, c] * geo.row_decay[:, c] for c in geo.flagged}
+        kept = [inter[z, c] * geo.row_decay[z, c] for c, z in geo.flagged]
         add_matmul_(inter, A, geo.col_growth).mul_(geo.row_decay)
-        for c, part in kept.items():
-            inter[:, c] = part + torch.einsum("ztij,zti->ztj", self.exact_weights(c), A[:, c])
+        for (c, z), part in zip(geo.flagged, kept):
+            inter[z, c] = part + torch.einsum("ztij,zti->ztj", geo.exact_weights(c, z), A[z, c])
         return inter
 
     def mixing(self, out: torch.Tensor, RF: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
         """out <- sum_j R[t, j] W_ti[j] (pairs, zero where i > t)."""
         self.mask_(matmul_into(out, RF, self.geo.col_growth.transpose(-1, -2)))
-        for c in self.geo.flagged:
-            out[:, c] = torch.einsum("ztij,ztj->zti", self.exact_weights(c), R[:, c])
+        for c, z in self.geo.flagged:
+            out[z, c] = torch.einsum("ztij,ztj->zti", self.geo.exact_weights(c, z), R[z, c])
         return out
 
     def column(self, out: torch.Tensor,
@@ -178,15 +116,15 @@ class IntraChunk:
             else:
                 add_matmul_(out, A_t, RF)
         out.mul_(self.geo.col_growth)
-        for c in self.geo.flagged:
-            W = self.exact_weights(c)
+        for c, z in self.geo.flagged:
+            W = self.geo.exact_weights(c, z)
             exact = 0
             for _, R, A in terms:
                 if A is None:
-                    exact = exact + torch.einsum("ztij,ztj->zij", W, R[:, c])
+                    exact = exact + torch.einsum("ztij,ztj->zij", W, R[z, c])
                 else:
-                    exact = exact + torch.einsum("ztij,ztj,zti->zij", W, R[:, c], A[:, c])
-            out[:, c] = exact
+                    exact = exact + torch.einsum("ztij,ztj,zti->zij", W, R[z, c], A[z, c])
+            out[z, c] = exact
         return out
 
 
@@ -297,13 +235,15 @@ class BlockForward(NamedTuple):
     g_last: torch.Tensor  # [Z, n]
 
 
-def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chunk: int,
+def block_forward(q, k, v, control, carry_k, carry_v, g_before, scale: float, chunk: int,
                   ws: Workspace, out: Optional[torch.Tensor] = None, keep_states: bool = False,
                   states: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
-                  keep_mask: Optional[torch.Tensor] = None, keep_scale: float = 1.0) -> BlockForward:
-    """Causal ABC over one block; writes the output into ``out`` ([Z, T, dv]) when given.
+                  keep_mask: Optional[torch.Tensor] = None, keep_scale: float = 1.0,
+                  geometry: Geometry = prefix_geometry) -> BlockForward:
+    """One block of causal attention; writes the output into ``out`` ([Z, T, dv]) when given.
 
-    q, k: [Z, T, d]; v: [Z, T, dv]; logits: [Z, T, n] (contiguous, T a multiple of ``chunk``);
+    q, k: [Z, T, d]; v: [Z, T, dv]; control: [Z, T, n] (contiguous, T a multiple of ``chunk``),
+    what ``geometry`` builds the write weights from (ABC's phi logits by default);
     carry_k [Z, n, d], carry_v [Z, n, dv]: memory of the prefix, normalised at g_before [Z, n].
     keep_states: put the memories entering each chunk (``key_states``, ``value_states``) in fresh
     tensors that outlive the call (for the backward) instead of scratch buffers.
@@ -313,8 +253,8 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
     1 / (1 - p).
     """
     Z, T, d = q.shape
-    nc, n, dv = T // chunk, logits.shape[-1], v.shape[-1]
-    geo = block_geometry(logits, g_before, chunk, ws)
+    nc, n, dv = T // chunk, control.shape[-1], v.shape[-1]
+    geo = geometry(control, g_before, chunk, ws)
     intra = IntraChunk(geo)
     rows, pairs = (Z, nc, chunk, n), (Z, nc, chunk, chunk)
     qc = torch.mul(q.view(Z, nc, chunk, d), scale, out=ws("q", (Z, nc, chunk, d), q))
@@ -324,11 +264,10 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
         leave_t = geo.leave.transpose(-1, -2)
         key_sums = matmul_into(ws("key_sums", (Z, nc, n, d), q), leave_t, kc)
         value_sums = matmul_into(ws("value_sums", (Z, nc, n, dv), q), leave_t, vc)
-        entering = torch.exp(g_before - geo.anchors[:, 0]).unsqueeze(-1)
-        decay = torch.exp(geo.anchors[:, :-1] - geo.anchors[:, 1:])
+        entering = geo.entering.unsqueeze(-1)
         kept = (torch.empty_like(key_sums), torch.empty_like(value_sums)) if keep_states else None
         (key_states, value_states), carry = scan(
-            [key_sums, value_sums], [entering * carry_k, entering * carry_v], decay, reverse=False,
+            [key_sums, value_sums], [entering * carry_k, entering * carry_v], geo.chunk_decay, reverse=False,
             ws=ws, names=("key_states", "value_states"), out=kept)
         carry = tuple(carry)
     else:
@@ -349,12 +288,12 @@ def block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale: float, chu
         add_matmul_(matmul_into(out, probs_f, value_states), value_mix, vc)
         # A sum is non-finite whenever a term is (or overflows: then the check below just runs).
         if carry is not None and not bool(torch.isfinite(carry[1].sum())):
-            _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, intra.above)
+            _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc)
     return BlockForward(geo, intra, qc, key_states, value_states, scores, probs, value_probs,
-                        probs_f, qk, value_mix, carry, geo.anchors[:, -1])
+                        probs_f, qk, value_mix, carry, geo.g_last)
 
 
-def _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, above) -> None:
+def _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc) -> None:
     """Recompute, in place, the outputs of the chunks whose values hold a NaN or an infinity.
 
     value_mix [t, i] is zero for i > t, but the matmul value_mix @ v still multiplies those zeros
@@ -365,39 +304,45 @@ def _isolate_nonfinite_values(out, probs_f, value_states, value_mix, vc, above) 
     if bool(bad.any()):
         index = bad.nonzero(as_tuple=True)
         out[index] = (torch.matmul(probs_f[index], value_states[index])
-                      + masked_product_sum(value_mix[index], vc[index], ~above))
+                      + masked_product_sum(value_mix[index], vc[index], ~upper_triangle(vc.shape[2], vc.device)))
 
 
 class ReverseCarry(NamedTuple):
-    """What the rows after a block send back, as sums of exp(anchor - g_t) * (row term):
-    keys [Z, n, d] (dS_t q_t), values [Z, n, dv] (P'_t dO_t), normaliser [Z, n] (dg_t), all
-    normalised at ``anchor`` [Z, n]."""
+    """What the rows after a block send back, as sums of exp(a_0 - g_t) * (row term), a_0 the
+    sending block's first anchor: keys [Z, n, d] (dS_t q_t), values [Z, n, dv] (P'_t dO_t),
+    normaliser [Z, n] (dg_t; None where g is not l's prefix logsumexp). ``entering`` [Z, n]: the
+    sending block's exp(g_before - a_0), which renormalises them at the receiving block's g_last."""
 
     keys: torch.Tensor
     values: torch.Tensor
-    normaliser: torch.Tensor
-    anchor: torch.Tensor
+    normaliser: Optional[torch.Tensor]
+    entering: torch.Tensor
 
 
-def block_backward(q, k, v, logits, carry_k, carry_v, g_before, grad_out,
+def block_backward(q, k, v, control, carry_k, carry_v, g_before, grad_out,
                    reverse: Optional[ReverseCarry], scale: float, chunk: int, ws: Workspace,
-                   dq, dk, dv, dlogits,
+                   dq, dk, dv, dcontrol, dg: Optional[torch.Tensor] = None,
                    states: Optional[Tuple[torch.Tensor, torch.Tensor]] = None,
-                   keep_mask: Optional[torch.Tensor] = None, keep_scale: float = 1.0) -> ReverseCarry:
+                   keep_mask: Optional[torch.Tensor] = None, keep_scale: float = 1.0,
+                   geometry: Geometry = prefix_geometry) -> ReverseCarry:
     """Gradients of one block, recomputing its forward from the carried prefix memory.
 
-    grad_out: [Z, T, dv]; dq, dk, dv, dlogits: contiguous outputs shaped like q, k, v, logits;
+    grad_out: [Z, T, dv]; dq, dk, dv, dcontrol: contiguous outputs shaped like q, k, v, control;
+    dcontrol receives dl, with dg chained in where the geometry's g is l's prefix logsumexp
+    (ABC); otherwise dg [Z, T, n] receives dg apart (``dg`` is then required).
     ``reverse``: the carry from the block after this one (None for the last block);
     ``states``: the block's (key_states, value_states) kept by the forward, if it kept them.
-    ``keep_mask``, ``keep_scale``: the block's attention-dropout mask, as in ``block_forward``.
+    ``keep_mask``, ``keep_scale``, ``geometry``: as in ``block_forward``.
     Returns the ReverseCarry for the block before.
     """
     Z, T, d = q.shape
-    nc, n, dv_dim = T // chunk, logits.shape[-1], v.shape[-1]
+    nc, n, dv_dim = T // chunk, control.shape[-1], v.shape[-1]
     rows, pairs = (Z, nc, chunk, n), (Z, nc, chunk, chunk)
-    fw = block_forward(q, k, v, logits, carry_k, carry_v, g_before, scale, chunk, ws, states=states,
-                       keep_mask=keep_mask, keep_scale=keep_scale)
+    fw = block_forward(q, k, v, control, carry_k, carry_v, g_before, scale, chunk, ws, states=states,
+                       keep_mask=keep_mask, keep_scale=keep_scale, geometry=geometry)
     geo, intra = fw.geo, fw.intra
+    if not geo.prefix and dg is None:
+        raise ValueError("block_backward: this geometry's g is not a prefix logsumexp; pass dg")
     kc, vc = k.view(Z, nc, chunk, d), v.view(Z, nc, chunk, dv_dim)
     do = grad_out.view(Z, nc, chunk, dv_dim)
 
@@ -408,42 +353,48 @@ def block_backward(q, k, v, logits, carry_k, carry_v, g_before, grad_out,
     if keep_mask is not None:  # dP = dP' M / (1 - p); then P dP = P' dP' below
         d_probs.mul_(keep_mask.view(rows)).mul_(keep_scale)
     # g_t enters every W_ti through exp(-g_t): dg_t = -sum_i dW_ti W_ti = -(dS_t S_t + P_t dP_t).
-    d_norm = torch.mul(fw.probs, d_probs, out=ws("d_norm", rows, q))
+    d_norm = torch.mul(fw.probs, d_probs, out=ws("d_norm", rows, q) if geo.prefix else dg.view(rows))
     d_scores = d_probs.sub_(d_norm.sum(-1, keepdim=True)).mul_(fw.probs)  # softmax backward
     d_norm.addcmul_(d_scores, fw.scores).neg_()
     ds_f = torch.mul(d_scores, geo.row_decay, out=ws("ds_f", rows, q))
-    dn_f = torch.mul(d_norm, geo.row_decay, out=ws("dn_f", rows, q))
 
     # dQ_t = scale * sum_j dS_t[j] K~_t[j]: the output pass with (dS, K) for (P, V).
     key_mix = intra.mixing(ws("key_mix", pairs, q), ds_f, d_scores)
     dq = dq.view(Z, nc, chunk, d)
     add_matmul_(matmul_into(dq, ds_f, fw.key_states), key_mix, kc).mul_(scale)
 
-    # Reverse memories: rows t send dS_t q_t (for dK), P'_t dO_t (for dV), dg_t (for dl).
-    sum_k = matmul_into(ws("rev_sum_k", (Z, nc, n, d), q), ds_f.transpose(-1, -2), fw.q)
-    sum_v = matmul_into(ws("rev_sum_v", (Z, nc, n, dv_dim), q), fw.probs_f.transpose(-1, -2), do)
-    sum_g = dn_f.sum(2)
+    # Reverse memories: rows t send dS_t q_t (for dK), P'_t dO_t (for dV), and with a prefix
+    # normaliser dg_t (for dl).
+    sums = [matmul_into(ws("rev_sum_k", (Z, nc, n, d), q), ds_f.transpose(-1, -2), fw.q),
+            matmul_into(ws("rev_sum_v", (Z, nc, n, dv_dim), q), fw.probs_f.transpose(-1, -2), do)]
+    names = ["rev_k", "rev_v"]
+    if geo.prefix:
+        dn_f = torch.mul(d_norm, geo.row_decay, out=ws("dn_f", rows, q))
+        sums.append(dn_f.sum(2))
+        names.append("rev_g")
     if reverse is None:
-        zeros = (q.new_zeros(Z, n, d), q.new_zeros(Z, n, dv_dim), q.new_zeros(Z, n))
-        reverse = ReverseCarry(*zeros, geo.anchors[:, -1])
-    entering = torch.exp(geo.anchors[:, -1] - reverse.anchor)
-    decay = torch.exp(geo.anchors[:, :-1] - geo.anchors[:, 1:])
-    (rev_k, rev_v, rev_g), back = scan(
-        [sum_k, sum_v, sum_g],
-        [entering.unsqueeze(-1) * reverse.keys, entering.unsqueeze(-1) * reverse.values,
-         entering * reverse.normaliser], decay, reverse=True, ws=ws,
-        names=("rev_k", "rev_v", "rev_g"))
+        zeros = (q.new_zeros(Z, n, d), q.new_zeros(Z, n, dv_dim), q.new_zeros(Z, n) if geo.prefix else None)
+        reverse = ReverseCarry(*zeros, q.new_ones(Z, n))
+    carried = [reverse.keys, reverse.values, reverse.normaliser][:len(sums)]
+    entering = reverse.entering
+    memories, back = scan(sums, [entering.unsqueeze(-1) * m if m.dim() == 3 else entering * m for m in carried],
+                          geo.chunk_decay, reverse=True, ws=ws, names=names)
+    rev_k, rev_v = memories[:2]
 
     leave = geo.leave
     add_matmul_(matmul_into(dk.view(Z, nc, chunk, d), key_mix.transpose(-1, -2), fw.q), leave, rev_k)
     add_matmul_(matmul_into(dv.view(Z, nc, chunk, dv_dim), fw.value_mix.transpose(-1, -2), do),
                 leave, rev_v)
 
-    # dl_i[j] = sum_{t>=i} W_ti[j] (dS_t[j] q_t.k_i + P_t[j] dO_t.v_i + dg_t[j]).
+    # dl_i[j] = sum_{t>=i} W_ti[j] (dS_t[j] q_t.k_i + P_t[j] dO_t.v_i [+ dg_t[j]]).
     intra.mask_(dov)
-    dl = intra.column(dlogits.view(rows), [(ds_f, d_scores, fw.qk), (fw.probs_f, fw.value_probs, dov),
-                                            (dn_f, d_norm, None)])
+    terms = [(ds_f, d_scores, fw.qk), (fw.probs_f, fw.value_probs, dov)]
+    if geo.prefix:
+        terms.append((dn_f, d_norm, None))
+    dl = intra.column(dcontrol.view(rows), terms)
     inter = matmul_into(ws("inter", rows, q), kc, rev_k.transpose(-1, -2))
     add_matmul_(inter, vc, rev_v.transpose(-1, -2))
-    dl.add_(inter.add_(rev_g.unsqueeze(2)).mul_(leave))
-    return ReverseCarry(*back, geo.anchors[:, 0])
+    if geo.prefix:
+        inter.add_(memories[2].unsqueeze(2))
+    dl.add_(inter.mul_(leave))
+    return ReverseCarry(*back, *([] if geo.prefix else [None]), geo.entering)

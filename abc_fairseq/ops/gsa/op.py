@@ -1,6 +1,6 @@
 """Causal gated slot attention's public ops: their arguments checked once, then run by
 ``ops.backend`` on ABC's causal Triton kernels (``gsa.triton``) or the PyTorch path
-(``gsa.chunk``, ``gsa.recurrent``)."""
+(``gsa.chunk``, ABC's fused chunked op with GSA's geometry; ``gsa.recurrent``)."""
 
 from typing import Optional, Tuple, Union
 
@@ -8,7 +8,7 @@ import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
 from ..utils import check_qkv_phi, check_state, compute_dtype, default_scale, dropout_keep_mask
-from .chunk import DEFAULT_TILE_ELEMENTS, chunk_causal_gsa
+from .chunk import chunk_causal_gsa
 from .recurrent import recurrent_causal_gsa_step
 from .state import GSAState
 
@@ -26,9 +26,18 @@ def _state(state: Optional[GSAState], B: int, H: int, n: int, d: int, dv: int, q
     return state
 
 
+def _empty_result(q, k, v, log_gates, state: GSAState, return_state: bool):
+    """No rows (or no sequences): an empty output on the graph of every input, the state unchanged."""
+    out = v.clone()
+    for other in (q, k, log_gates):
+        out = out + other.sum().to(out.dtype)
+    return (out, GSAState(*(field.detach() for field in state))) if return_state else out
+
+
 def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
                scale: Optional[float] = None, chunk_size: Optional[int] = None,
-               tile_elements: int = DEFAULT_TILE_ELEMENTS, initial_state: Optional[GSAState] = None,
+               block_size: Optional[int] = None, tile_rows: Optional[int] = None,
+               initial_state: Optional[GSAState] = None,
                return_state: bool = False, dropout_p: float = 0.0,
                dropout_mask: Optional[torch.Tensor] = None,
                backend: str = "auto") -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
@@ -39,10 +48,10 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
             g = 0 writes nothing and keeps the memory, as padding must).
         scale: multiplies K~_t q_t; defaults to d ** -0.5.
         chunk_size: rows per chunk C; intra-chunk work is O(C (d + n)) per row. Default:
-            ``DEFAULT_CHUNK_SIZE`` on the PyTorch path, ``KERNEL_CHUNK`` on the kernels (which
-            shrink it for short sequences and to what the device fits).
-        tile_elements: bounds the scratch of one block of chunks (elements of a [C, C, n] tensor
-            over the block and the batch); at least one chunk is processed at a time.
+            ``chunk.DEFAULT_CHUNK_SIZE`` on the PyTorch path, ``KERNEL_CHUNK`` on the kernels
+            (which shrink it for short sequences and to what the device fits).
+        block_size, tile_rows: rows of one sequence, and rows over the batch, processed at once
+            on the PyTorch path (as ``causal_abc``'s: they bound the scratch memory).
         initial_state: memories of an earlier prefix to continue from (a constant: no gradient
             flows into it). Default: empty memories.
         return_state: also return the GSAState after the last row.
@@ -50,8 +59,8 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
             ``ops.dropout`` (mask bool [B, H, N, n], True = keep). Pass 0 in evaluation.
         backend: "auto" (the Triton kernels for CUDA tensors when Triton imports, else PyTorch),
             "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1), as for
-            ``causal_abc``; the kernels ignore tile_elements and take finite log gates (the
-            strategy's are).
+            ``causal_abc``; the kernels ignore block_size and tile_rows and take finite log gates
+            (the strategy's are).
 
     Returns:
         out [B, H, N, dv] in q's dtype (and the final GSAState if ``return_state``). Gates,
@@ -59,20 +68,19 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
     """
     check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
     check_backend(backend)
-    if chunk_size is not None and chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    if tile_elements < 1:
-        raise ValueError(f"tile_elements must be >= 1, got {tile_elements}")
+    for name, value in (("chunk_size", chunk_size), ("block_size", block_size), ("tile_rows", tile_rows)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     scale = default_scale(scale, d)
     keep = dropout_keep_mask(dropout_p, dropout_mask, (B, H, N, n), q.device)
     keep_scale = 1.0 / (1.0 - dropout_p)
     initial_state = _state(initial_state, B, H, n, d, dv, q, "initial_state")
-    torch_path = lambda: chunk_causal_gsa(q, k, v, log_gates, scale, chunk_size, tile_elements,  # noqa: E731
-                                          initial_state, return_state, keep, keep_scale)
     if N == 0 or B * H == 0:
-        return torch_path()
+        return _empty_result(q, k, v, log_gates, initial_state, return_state)
+    torch_path = lambda: chunk_causal_gsa(q, k, v, log_gates, scale, chunk_size, block_size, tile_rows,  # noqa: E731
+                                          initial_state, return_state, keep, keep_scale)
     chunk = kernel_chunk(chunk_size or KERNEL_CHUNK, N)
     reason = unsupported(q.dtype, chunk, N, head_dim=d, value_dim=dv, memory_size=n)
     return dispatch("causal_gsa", backend, q.device, reason, chunk_causal_gsa, torch_path,

@@ -5,7 +5,7 @@ sequence ``z`` starts at ``(z * N + t) * width``. Tiles are padded to powers of 
 ``tl.dot``'s minimum) and masked: padded slots carry logit -inf and normaliser +inf, rows past N
 carry normaliser +inf, so every factor exp(.) there is exactly 0 and no inf - inf arises.
 
-Factors of chunk c (see ``causal/chunk_math.py``), per slot, with a = g at the chunk's first row and
+Factors of chunk c (see ``causal/chunk_geometry.py``), per slot, with a = g at the chunk's first row and
 e_prev = g just before the chunk (the normaliser the carried memory is stored at):
     F_t = exp(a - g_t) <= 1,  E_i = exp(l_i - a) (capped at exp(SAFE)),  R_t = exp(e_prev - g_t) <= 1
 so that W_ti = exp(l_i - g_t) = E_i F_t inside the chunk, and R_t rescales the carried memory.

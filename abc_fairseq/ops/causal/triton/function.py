@@ -13,7 +13,7 @@ import triton
 
 from ...triton.sizes import causal_tiles, chunk_candidates
 from ...triton.tuning import size_class, tuned_chunk
-from ..chunk_math import SAFE_EXPONENT
+from ..chunk_geometry import SAFE_EXPONENT
 from ..state import ABCState
 from .backward import columns_kernel, rows_kernel
 from .forward import chunk_sums_kernel, output_kernel

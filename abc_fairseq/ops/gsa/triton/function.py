@@ -16,19 +16,8 @@ import torch
 
 from ...causal.triton.function import backward_kernels, flatten_heads, forward_kernels, measured_chunk
 from ...causal.triton.geometry import ChunkNormalisers, gated_normalisers
+from ..gates import gate_grads
 from ..state import GSAState
-
-
-def _gate_grads(log_gates: torch.Tensor, dl: torch.Tensor, dg: torch.Tensor) -> torch.Tensor:
-    """The log gates' gradient from those of l and g, [Z, N, n] fp32 (see the module docstring).
-    dl carries the factor 1 - a, so a gate of exactly 1 (g = 0) gets no gradient through its write
-    weight (whose derivative, -a, is not 0): the strategy's fp32 log gates are 0 only at padding,
-    which takes no gradient, or for gate logits above ~100."""
-    gates = log_gates.float()
-    write = -dl * torch.exp(gates) / -torch.expm1(gates)
-    write = torch.where(dl == 0, torch.zeros_like(write), write)
-    later = (dl.float() + dg).flip(1).cumsum(1).flip(1)
-    return write - later
 
 
 def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
@@ -37,7 +26,7 @@ def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
     d = q.shape[-1]
     state = GSAState(carry[:, None, :, :d], carry[:, None, :, d:])
     mask = None if keep is None else keep.bool()[:, None]
-    out = ctx.guard.torch_op(q[:, None], k[:, None], v[:, None], log_gates[:, None], ctx.scale, None, None,
+    out = ctx.guard.torch_op(q[:, None], k[:, None], v[:, None], log_gates[:, None], ctx.scale, None, None, None,
                              state, False, mask, ctx.keep_scale)
     return out[:, 0]
 
@@ -65,7 +54,7 @@ class TritonCausalGSA(torch.autograd.Function):
         def kernels():
             dq, dk, dv, dl, dg = backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,
                                                   ctx.scale, ctx.keep_scale, ctx.chunk, prefix=False)
-            return dq, dk, dv, _gate_grads(log_gates, dl, dg).to(log_gates.dtype)
+            return dq, dk, dv, gate_grads(log_gates, dl.float(), dg.float()).to(log_gates.dtype)
 
         if ctx.guard is None:
             grads = kernels()
