@@ -22,6 +22,7 @@ from .report import Column, Panel, Plot, compare, spread
 DEFAULT_LENGTHS = [512, 1024, 2048, 4096, 8192]
 GPU_DEFAULT_LENGTHS = DEFAULT_LENGTHS + [16384]
 DEFAULT_METHODS = ("abc", "sdpa", "fairseq-mha", "abc-module")
+GSA_MAX_RATIO = 1.3  # gated slots' time against ABC's on the same path (CPU)
 GPU_DEFAULT_METHODS = ("abc", "abc-torch", "sdpa", "fla-abc")
 
 
@@ -47,6 +48,17 @@ def _abc(backend: str, params: dict, device) -> Case:
     q, k, v, phi_logits = (_randn((B, H, N, size), params, device) for size in (d, d, d, n))
     return _case(lambda: causal_abc(q, k, v, phi_logits, backend=backend), (B, H, N, d), (q, k, v, phi_logits),
                  params, device, backend=backend)
+
+
+def _gsa(backend: str, params: dict, device) -> Case:
+    """``causal_gsa`` on q, k, v [B, H, N, d] and log gates g = logsigmoid(x) / 8 [B, H, N, n], as
+    the gsa strategy makes them (gradients through x): the op beside ``abc``'s."""
+    from abc_fairseq.ops.gsa import causal_gsa
+
+    B, H, N, d, n = _dims(params)
+    q, k, v, x = (_randn((B, H, N, size), params, device) for size in (d, d, d, n))
+    return _case(lambda: causal_gsa(q, k, v, torch.nn.functional.logsigmoid(x.float()).div(8.0).to(x.dtype),
+                                    backend=backend), (B, H, N, d), (q, k, v, x), params, device, backend=backend)
 
 
 def _fla(name: str, params: dict, device) -> Case:
@@ -138,6 +150,7 @@ def _strategy(name: str, params: dict, device, backend: str = "auto") -> Case:
 METHODS: Dict[str, Callable[[dict, torch.device], Case]] = {
     "abc": functools.partial(_abc, "auto"), "abc-torch": functools.partial(_abc, "torch"),
     "abc-triton": functools.partial(_abc, "triton"), "sdpa": _sdpa,
+    "gsa-op": functools.partial(_gsa, "auto"), "abc-strategy": functools.partial(_strategy, "abc"),
     "fla-abc": functools.partial(_fla, "abc"), "fla-gsa": functools.partial(_fla, "gsa"),
     "gsa-torch": functools.partial(_strategy, "gsa", backend="torch"), "fairseq-mha": _fairseq_mha,
     "abc-module": _abc_module, **{name: functools.partial(_strategy, name) for name in STRATEGIES
@@ -167,12 +180,26 @@ def _every_length(rows: dict, reference: str, minimum: float, name: str, start: 
     return {**worst, "name": name, "detail": f"worst of {len(checks)} lengths: {worst['detail']}"}
 
 
+def _gsa_within(rows: dict, method: str, reference: str, max_ratio: float) -> dict:
+    """``method`` at most ``max_ratio`` x ``reference``'s time at every N where both ran; the worst decides."""
+    name = f"{method} within {max_ratio:g}x {reference}'s time at every N"
+    checks = [compare(name, rows.get((method, n)), rows.get((reference, n)), "median_s", 1 / max_ratio, True,
+                      (f"{method} at N={n}", reference)) for (m, n) in sorted(rows) if m == method]
+    checks = [check for check in checks if check["status"] != "SKIP"]
+    if not checks:
+        return {"name": name, "status": "SKIP", "detail": f"{method} and {reference} never ran at the same N"}
+    worst = min(checks, key=lambda check: check.get("value", float("-inf")))  # a method that failed first
+    return {**worst, "name": name, "detail": f"worst of {len(checks)} lengths: {worst['detail']}"}
+
+
 def check_targets(rows: dict) -> List[dict]:
-    """CPU targets against torch's SDPA in fp32 at 32k tokens per call; ``rows`` by (method, N)."""
+    """CPU targets against torch's SDPA in fp32 at 32k tokens per call, and GSA's against ABC's
+    where they ran; ``rows`` by (method, N)."""
     return [_speed(rows, 4096, 3.0), _speed(rows, 8192, 6.0),
             _speed(rows, 512, 1 / 1.5, name="abc at most 1.5x slower than sdpa at N=512"), _flat(rows, 512, 8192, 1.3),
             compare("abc peak memory at N=4096 <= 2x sdpa's", rows.get(("abc", 4096)), rows.get(("sdpa", 4096)),
-                    "peak_mib", 2.0, False, ("abc at N=4096 (MiB)", "sdpa"))]
+                    "peak_mib", 2.0, False, ("abc at N=4096 (MiB)", "sdpa")),
+            _gsa_within(rows, "gsa-op", "abc", GSA_MAX_RATIO), _gsa_within(rows, "gsa", "abc-strategy", GSA_MAX_RATIO)]
 
 
 def check_gpu_targets(rows: dict) -> List[dict]:

@@ -100,15 +100,31 @@ def test_targets_pass_fail_skip():
         rows[("sdpa", n)] = _row("sdpa", n, n / 1000, 100.0)
         rows[("abc", n)] = _row("abc", n, 0.5, 150.0)
     verdicts = [t["status"] for t in check_targets(rows)]
-    assert verdicts == ["PASS", "PASS", "PASS", "PASS", "PASS"]
+    assert verdicts == ["PASS", "PASS", "PASS", "PASS", "PASS", "SKIP", "SKIP"]  # no GSA measured
 
     rows[("abc", 8192)] = _row("abc", 8192, None, None, status="timeout")
     rows[("abc", 4096)] = _row("abc", 4096, 0.5, 250.0)
     verdicts = [t["status"] for t in check_targets(rows)]
-    assert verdicts == ["PASS", "FAIL", "PASS", "FAIL", "FAIL"]
+    assert verdicts == ["PASS", "FAIL", "PASS", "FAIL", "FAIL", "SKIP", "SKIP"]
 
     del rows[("sdpa", 512)]
     assert check_targets(rows)[2]["status"] == "SKIP"
+
+
+def test_gsa_targets_take_the_worst_length_against_abc_on_the_same_path():
+    rows = {}
+    for n in (256, 4096, 8192):
+        rows[("abc", n)], rows[("abc-strategy", n)] = _row("abc", n, 1.0, 10.0), _row("abc-strategy", n, 2.0, 10.0)
+        rows[("gsa-op", n)], rows[("gsa", n)] = _row("gsa-op", n, 1.2, 10.0), _row("gsa", n, 2.5, 10.0)
+    op, strategy = check_targets(rows)[-2:]
+    assert (op["status"], strategy["status"]) == ("PASS", "PASS")
+    assert "worst of 3 lengths" in op["detail"] and op["value"] == pytest.approx(1 / 1.2)
+    rows[("gsa-op", 4096)] = _row("gsa-op", 4096, 1.4, 10.0)  # 1.4x abc's time at one length
+    rows[("gsa", 8192)] = _row("gsa", 8192, None, None, status="timeout")
+    op, strategy = check_targets(rows)[-2:]
+    assert op["status"] == "FAIL" and "N=4096" in op["detail"]
+    assert strategy["status"] == "FAIL" and "timeout" in strategy["detail"]
+    assert check_targets({("gsa-op", 256): rows[("gsa-op", 256)]})[-2]["status"] == "SKIP"
 
 
 def test_rounds_interleave_cases_and_pool_their_timed_calls(tmp_path):
