@@ -63,15 +63,17 @@ class Executor:
     def run_dir(self, step: Step) -> str:
         return os.path.join(self.root, "runs", step.run) if step.kind != "data" else self.root
 
-    def code_for(self, step: Step) -> str:
-        """The run's recorded worktree, else the one a new run of this model takes."""
+    def code_for(self, step: Step, create: bool = True) -> str:
+        """The run's recorded worktree, else the one a new run of this model takes (the GSA
+        worktree is added when absent, unless ``create`` is false: a dry run adds nothing)."""
         if step.kind == "data":
             return self.code
         recorded = _read(os.path.join(self.run_dir(step), "code_dir"))
         if recorded:
             return recorded
         if step.model == "gsa" and self.gsa_commit_file and os.path.isfile(self.gsa_commit_file):
-            return self._gsa_worktree(_read(self.gsa_commit_file).split()[0])
+            commit = _read(self.gsa_commit_file).split()[0]
+            return self._gsa_worktree(commit) if create else self.gsa_worktree
         return self.code
 
     def _gsa_worktree(self, commit: str) -> str:

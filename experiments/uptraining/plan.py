@@ -9,7 +9,8 @@ whose file name carries the epoch fairseq was in).
 The order puts the cheap and most informative steps first, so that a deadline loses the least:
 softmax seeds, the conversions (converted ABC, then converted GSA), the softmax curve's points
 between P and P + U (cheap evaluations, the conversions' comparison), ABC from scratch, GSA from
-scratch, the extra seeds (to P only). Each run's evaluations follow its training.
+scratch, the extra seeds (to P only; softmax and GSA, the pair of GSA's quality claim, before
+ABC). Each run's evaluations follow its training.
 """
 
 import glob
@@ -101,11 +102,11 @@ class Plan:
 
     def train_step(self, model: str, seed: int, updates: int) -> Step:
         """fairseq-train from scratch with the quickstart's arguments; checkpoints every 25 updates
-        for softmax (its curve to P + U), every 100 for ABC and GSA (P and P + U; fewer mid-run
-        validations)."""
+        for softmax trained beyond P (its curve to P + U), else every 100 (P and P + U; fairseq
+        validates at every save)."""
         name = S.scratch_name(model, seed)
         folder = self.run_dir(name)
-        every = S.EVAL_EVERY if model == "softmax" else 100
+        every = S.EVAL_EVERY if model == "softmax" and updates > S.PRETRAIN_UPDATES else 100
         args = (["fairseq-train", self.data, "--user-dir", f"{CODE}/abc_fairseq"] + S.QUICKSTART_TRAIN
                 + ["--seed", str(seed)] + S.QUICKSTART_RUNTIME + S.MODEL_FLAGS[model]
                 + ["--max-update", str(updates), "--max-epoch", "0", "--save-dir", os.path.join(folder, "checkpoints"),
@@ -174,7 +175,7 @@ class Plan:
                 out.append(self.train_step(model, seed, F))
                 out += self.evals(S.scratch_name(model, seed), model, seed, [P, F])
         for seed in self.extra_seeds:
-            for model in S.MODELS:
+            for model in S.EXTRA_SEED_ORDER:
                 out.append(self.train_step(model, seed, P))
                 out += self.evals(S.scratch_name(model, seed), model, seed, [P])
         return out

@@ -86,7 +86,8 @@ def parser() -> argparse.ArgumentParser:
                    help="run only the steps whose name contains one of these comma-separated words "
                         "(e.g. 'softmax_s1,conv_abc')")
     p.add_argument("--dry-run", action="store_true",
-                   help="print the plan's commands (one line per step, with its state) and run nothing")
+                   help="print the plan's commands (per step a '# NAME [STATE] in WORKTREE' line, then the "
+                        "command) and run nothing")
     return p
 
 
@@ -110,8 +111,9 @@ def main(argv=None) -> int:
     if args.dry_run:
         for step in steps:
             state = "done" if executor.is_done(step) else "to run"
-            print(f"# {step.name} [{state}]")
-            print(shlex.join(step.command(executor.code_for(step) if step.kind != "data" else executor.code)))
+            code = executor.code_for(step, create=False)
+            print(f"# {step.name} [{state}] in {code}")
+            print(shlex.join(step.command(code)))
         return 0
     owner.claim(root)
     counts = {}

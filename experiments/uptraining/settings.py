@@ -14,6 +14,7 @@ PRETRAIN_UPDATES = 300  # P: the softmax source's updates, and the quickstart's 
 CONTINUE_UPDATES = 100  # U: the converted models' continued updates
 MEMORY = 64  # ABC's and GSA's memory slots (the quickstart's QUICKSTART_ABC_MEMORY)
 MODELS = ("softmax", "abc", "gsa")
+EXTRA_SEED_ORDER = ("softmax", "gsa", "abc")  # an extra seed's runs: GSA's quality claim's pair first
 CONVERTED = ("abc", "gsa")
 
 # The uptraining schedule (scripts/lm/uptrain.sh --lr/--warmup): the held-out probe's values

@@ -49,7 +49,7 @@ def test_dry_run_plan_order_seeds_and_checkpoints(tmp_path):
     # the cheap and informative first: softmax, conversions (ABC then GSA), ABC, GSA, the extra seed
     order = [names.index(n) for n in ("train softmax_s1", "train softmax_s2", "convert conv_abc_s1",
                                       "convert conv_gsa_s2", "eval softmax_s2 @375 test", "train abc_s1",
-                                      "train gsa_s2", "train softmax_s3", "train gsa_s3")]
+                                      "train gsa_s2", "train softmax_s3", "train gsa_s3", "train abc_s3")]
     assert order == sorted(order)
     root = str(tmp_path / "runs_root")
     soft = steps["train softmax_s2"].split()
@@ -65,6 +65,9 @@ def test_dry_run_plan_order_seeds_and_checkpoints(tmp_path):
     assert gsa[gsa.index("--save-interval-updates") + 1] == "100"
     extra = steps["train abc_s3"].split()
     assert extra[extra.index("--max-update") + 1] == "300" and extra[extra.index("--seed") + 1] == "3"
+    assert extra[extra.index("--save-interval-updates") + 1] == "100"
+    soft3 = steps["train softmax_s3"].split()
+    assert soft3[soft3.index("--save-interval-updates") + 1] == "100"  # no curve beyond P to draw
     assert "train softmax_s3" in steps and "convert conv_abc_s3" not in steps  # seed 3: from scratch to P only
     conv = steps["convert conv_gsa_s2"].split()
     assert conv[conv.index("--input") + 1] == f"'{root}/runs/softmax_s2/checkpoints/checkpoint*_300.pt'"
@@ -223,3 +226,21 @@ def test_report_numbers_mean_and_spread(synthetic, tmp_path):
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode != 0 and "not written by" in refused.stderr
     assert (other / "results.md").read_text() == "someone else's\n"
+
+
+def test_gsa_runs_take_the_named_commit_and_a_dry_run_adds_no_worktree(tmp_path):
+    """With --gsa-commit-file present, the GSA runs (from scratch and converted) show the GSA worktree,
+    every other run --code; the dry run does not add the worktree."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    (tmp_path / "commit").write_text(head)
+    worktree = tmp_path / "wt_gsa"
+    proc = _driver("--root", str(tmp_path / "runs_root"), "--code", str(REPO), "--gsa-commit-file",
+                   str(tmp_path / "commit"), "--gsa-worktree", str(worktree), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for header, command in zip(lines[::2], lines[1::2]):
+        gsa = "gsa_s" in header
+        assert header.endswith(f"] in {worktree if gsa else REPO}"), header
+        assert (f"{worktree}/" in command) == gsa, header
+        assert (f"{REPO}/" in command) == (not gsa), header
+    assert not worktree.exists()
