@@ -241,6 +241,7 @@ def test_gsa_runs_take_the_named_commit_and_a_dry_run_adds_no_worktree(tmp_path)
     for header, command in zip(lines[::2], lines[1::2]):
         gsa = "gsa_s" in header
         assert header.endswith(f"] in {worktree if gsa else REPO}"), header
-        assert (f"{worktree}/" in command) == gsa, header
-        assert (f"{REPO}/" in command) == (not gsa), header
+        if "abc_fairseq.convert" not in command:  # the converter names no path of the worktree it runs in
+            assert (f"{worktree}/" in command) == gsa, header
+            assert (f"{REPO}/" in command) == (not gsa), header
     assert not worktree.exists()
