@@ -137,28 +137,30 @@ class _ChunkedCausal(torch.autograd.Function):
         Z, N, _ = q.shape
         grad_out = grad_out.contiguous()
         grads = [torch.empty_like(x) for x in (q, k, v, control)]
-        dg = None if family.control_grad is None else torch.empty_like(control)
         index = len(boundaries)
         for group, blocks in reversed(_tiles(Z, N, ctx.block, ctx.tile_rows)):
             reverse: Optional[ReverseCarry] = None
+            # dg of the group's rows where the family chains it to the control itself (below,
+            # once the group's whole sequences are done): scratch of one tile.
+            dg = None if family.control_grad is None else \
+                ws("dg", (group.stop - group.start, *control.shape[1:]), control)
             for rows in reversed(blocks):
                 index -= ctx.per_block
                 ck, cv, g, *states = boundaries[index:index + ctx.per_block]
                 inputs = [_rows(x, group, rows, f"in{i}", ws)
                           for i, x in enumerate((q, k, v, control, grad_out))]
-                targets = [grad[group, rows] for grad in grads + ([] if dg is None else [dg])]
-                direct = all(t.is_contiguous() for t in targets)
-                if not direct:
-                    targets = [ws(f"grad{i}", t.shape, t) for i, t in enumerate(targets)]
+                parts = [grad[group, rows] for grad in grads] + ([] if dg is None else [dg[:, rows]])
+                targets = parts if all(t.is_contiguous() for t in parts) else \
+                    [ws(f"grad{i}", t.shape, t) for i, t in enumerate(parts)]
                 mask = None if keep_mask is None else _rows(keep_mask, group, rows, "mask", ws)
                 reverse = block_backward(*inputs[:4], ck, cv, g, inputs[4], reverse, ctx.scale,
                                          ctx.chunk, ws, *targets, states=tuple(states) or None,
                                          keep_mask=mask, keep_scale=ctx.keep_scale, geometry=family.geometry)
-                if not direct:
-                    for grad, t in zip(grads + ([] if dg is None else [dg]), targets):
-                        grad[group, rows] = t
-        if dg is not None:
-            grads[3] = family.control_grad(control, grads[3], dg)
+                if targets is not parts:
+                    for part, target in zip(parts, targets):
+                        part.copy_(target)
+            if dg is not None:
+                grads[3][group] = family.control_grad(control[group], grads[3][group], dg)
         return (*grads, None, None, None, None, None, None, None, None, None, None)
 
 

@@ -20,9 +20,6 @@ import torch
 from ..causal.chunk_geometry import SAFE_EXPONENT, BlockGeometry, steep_sequences, upper_triangle
 from ..utils import Workspace, zero_safe_matmul
 
-# Elements of the float64 running sum ``gate_grads`` works through at once (32 MiB).
-GATE_GRAD_ELEMENTS = 1 << 22
-
 
 def _between(C: int, device, dtype) -> torch.Tensor:
     """[C * C, C]: row (t, i) selects the rows m with i < m <= t (a 0/1 matrix)."""
