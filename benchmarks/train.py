@@ -1,4 +1,5 @@
-"""Training throughput through fairseq's trainer: ABC vs softmax LM and MT models.
+"""Training throughput through fairseq's trainer: ABC vs softmax LM and MT models (and, when named,
+the quickstart's LM with ABC against the same with gated slot attention).
 
 A few updates of each case with fairseq.trainer.Trainer: model, criterion and Adam come from
 fairseq's own training flags as fairseq-train builds them (--fp16 on CUDA by default, --cpu); one
@@ -9,22 +10,37 @@ is the model before the optimizer exists, so the optimizer state counts. The siz
 
 import argparse
 import shlex
-from typing import List, Optional
+from typing import List, NamedTuple, Optional, Tuple
 
 from . import flags
 from .fairseq_models import fairseq_setup, size_flags
 from .harness import Case, Measurement, Suite
 from .report import Column, Panel, Plot, compare
 
-# Case -> (kind, the softmax case it is compared with, or None for a reference).
-CASES = {
-    "abc_lm_wiki103": ("lm", "transformer_lm_wiki103"),
-    "transformer_lm_wiki103": ("lm", None),
-    "abc_transformer_wmt_en_de": ("mt", "transformer_wmt_en_de"),
-    "transformer_wmt_en_de": ("mt", None),
-}
-DEFAULT_VOCAB = {"lm": 267744, "mt": 32768}  # WikiText-103's word vocabulary; a joined WMT BPE
 TARGET_SPEED = 0.85  # ABC's training throughput relative to softmax's
+GSA_TARGET_SPEED = 1 / 1.2  # GSA's relative to ABC's: at most 1.2x its training time
+
+
+class TrainCase(NamedTuple):
+    kind: str  # "lm" or "mt"
+    arch: str
+    pair: Optional[str] = None  # the case its speed and memory are compared with (None: a reference)
+    min_speed: float = TARGET_SPEED  # the target: its throughput over the pair's
+    flags: Tuple[str, ...] = ()  # its own fairseq-train flags
+
+
+CASES = {
+    "abc_lm_wiki103": TrainCase("lm", "abc_lm_wiki103", "transformer_lm_wiki103"),
+    "transformer_lm_wiki103": TrainCase("lm", "transformer_lm_wiki103"),
+    "abc_transformer_wmt_en_de": TrainCase("mt", "abc_transformer_wmt_en_de", "transformer_wmt_en_de"),
+    "transformer_wmt_en_de": TrainCase("mt", "transformer_wmt_en_de"),
+    # The quickstart's model (no adaptive softmax): ABC, and GSA against it.
+    "abc_lm_small": TrainCase("lm", "abc_lm_small", flags=("--criterion", "cross_entropy")),
+    "gsa_lm_small": TrainCase("lm", "abc_lm_small", "abc_lm_small", GSA_TARGET_SPEED,
+                              ("--criterion", "cross_entropy", "--decoder-self-attn", "gsa")),
+}
+DEFAULT_CASES = ("abc_lm_wiki103", "transformer_lm_wiki103", "abc_transformer_wmt_en_de", "transformer_wmt_en_de")
+DEFAULT_VOCAB = {"lm": 267744, "mt": 32768}  # WikiText-103's word vocabulary; a joined WMT BPE
 DEFAULT_TOKENS_PER_BATCH = 4096  # fairseq's WikiText-103 and WMT recipes' --max-tokens per GPU
 KIND_FLAGS = {  # the fairseq flags of each kind beyond the architecture (fairseq's WikiText-103 and WMT recipes)
     "lm": ["--task", "language_modeling", "--criterion", "adaptive_loss", "--ddp-backend", "legacy_ddp"],
@@ -37,7 +53,8 @@ MODEL_KEYS = ("layers", "embed_dim", "heads", "ffn_dim", "dtype", "seed")
 def fairseq_argv(params: dict, on_cuda: bool) -> List[str]:
     """The case's ``fairseq-train`` flags (the synthetic task never reads its data folder)."""
     kind, length = params["kind"], str(params["length"])
-    argv = ["--arch", params["arch"], "--seed", str(params.get("seed", 1)), *KIND_FLAGS[kind], *OPTIMIZER_FLAGS]
+    case = CASES[params["case"]]
+    argv = ["--arch", case.arch, "--seed", str(params.get("seed", 1)), *KIND_FLAGS[kind], *OPTIMIZER_FLAGS]
     argv += ["--tokens-per-sample", length] if kind == "lm" else \
         ["--max-source-positions", length, "--max-target-positions", length]
     argv += (["--fp16"] if params["dtype"] == "float16" else []) + ([] if on_cuda else ["--cpu"])
@@ -45,7 +62,7 @@ def fairseq_argv(params: dict, on_cuda: bool) -> List[str]:
     argv += size_flags(sides, params.get("layers"), params.get("embed_dim"), params.get("heads"), params.get("ffn_dim"))
     if kind == "lm" and params.get("embed_dim") is not None:  # the adaptive input and output follow the model
         argv += ["--decoder-input-dim", str(params["embed_dim"]), "--decoder-output-dim", str(params["embed_dim"])]
-    return argv + shlex.split(params.get("model_args") or "")
+    return argv + list(case.flags) + shlex.split(params.get("model_args") or "")
 
 
 def synthetic_sample(params: dict, dictionary, generator) -> dict:
@@ -78,10 +95,11 @@ def loss_cell(row: dict) -> str:
 
 
 def check_targets(rows: dict) -> List[dict]:
-    """Per pair: ABC's training throughput at least 0.85x softmax's (``rows`` by case)."""
-    return [compare(f"{case} trains at >= {TARGET_SPEED}x {reference}'s throughput", rows.get(case),
-                    rows.get(reference), "update_s", TARGET_SPEED, True, (case, reference))
-            for case, (_, reference) in CASES.items() if reference is not None]
+    """Per pair (``rows`` by case): ABC's training throughput at least 0.85x softmax's for the
+    default cases, GSA's at least 1 / 1.2 of ABC's where it ran."""
+    return [compare(f"{name} trains at >= {case.min_speed:.3g}x {case.pair}'s throughput", rows.get(name),
+                    rows.get(case.pair), "update_s", case.min_speed, True, (name, case.pair))
+            for name, case in CASES.items() if case.pair is not None and (name in DEFAULT_CASES or name in rows)]
 
 
 class TrainSuite(Suite):
@@ -90,17 +108,18 @@ class TrainSuite(Suite):
     columns = (Column("case", "method", right=False),
                Column("sequences x tokens", lambda row: f"{row['batch']} x {row['N']}"),
                Column("ms / update", "ms_per_update", ".1f", status=True), Column("tokens/s", "tokens_per_s", ".0f"),
-               Column("speed vs softmax", "speed_vs_softmax", "x"), Column("peak MiB", "peak_mib", ".1f"),
-               Column("memory vs softmax", "memory_vs_softmax", "x"), Column("loss first -> last", loss_cell))
-    # ABC rows against their softmax pair (same N); the softmax rows have none.
-    relative = [(lambda row: CASES[row["method"]][1], (("tokens_per_s", "speed_vs_softmax", False),
-                                                       ("peak_mib", "memory_vs_softmax", False)))]
+               Column("speed vs pair", "speed_vs_pair", "x"), Column("peak MiB", "peak_mib", ".1f"),
+               Column("memory vs pair", "memory_vs_pair", "x"), Column("loss first -> last", loss_cell))
+    # ABC rows against their softmax pair, GSA's against ABC (same N); the references have none.
+    relative = [(lambda row: CASES[row["method"]].pair, (("tokens_per_s", "speed_vs_pair", False),
+                                                         ("peak_mib", "memory_vs_pair", False)))]
     plot = Plot("bars", (Panel("", "training tokens / s (higher is faster)", "tokens_per_s"),
                          Panel("", "peak memory increase, MiB (lower is smaller)", "peak_mib")))
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(CASES), metavar="CASE",
-                            help=f"architectures to train, from: {', '.join(CASES)}")
+        parser.add_argument("--cases", nargs="+", choices=list(CASES), default=list(DEFAULT_CASES), metavar="CASE",
+                            help=f"cases to train, from: {', '.join(CASES)} (default: {' '.join(DEFAULT_CASES)}; "
+                                 "abc_lm_small and gsa_lm_small are the quickstart's model with ABC and GSA)")
         flags.add_flags(parser.add_mutually_exclusive_group(),
                         ("--tokens-per-batch", flags.positive_int, DEFAULT_TOKENS_PER_BATCH, "target tokens per "
                          "update, in sequences of each case's length (at least one); the same batch for ABC and its "
@@ -135,10 +154,10 @@ class TrainSuite(Suite):
         """One case per architecture, in --cases order."""
         items = []
         for case in args.cases:
-            kind = CASES[case][0]
+            kind = CASES[case].kind
             length = args.lm_length if kind == "lm" else args.mt_length
             batch = args.batch or max(1, args.tokens_per_batch // length)
-            params = dict({key: getattr(args, key) for key in MODEL_KEYS}, arch=case, kind=kind, batch=batch,
+            params = dict({key: getattr(args, key) for key in MODEL_KEYS}, case=case, kind=kind, batch=batch,
                           length=length, vocab=args.vocab or DEFAULT_VOCAB[kind],
                           model_args=getattr(args, f"{kind}_args"))
             items.append(Measurement(f"{case} batch={batch} x {length}", params,
@@ -158,7 +177,7 @@ class TrainSuite(Suite):
         samples = [synthetic_sample(params, task.source_dictionary, generator) for _ in range(2)]
         watched = next(p for p in model.parameters() if p.requires_grad)
         initial = watched.detach().float().cpu().clone()
-        info = {"arch": params["arch"], "fairseq_argv": argv, "attention": attention_modules(model),
+        info = {"arch": CASES[params["case"]].arch, "fairseq_argv": argv, "attention": attention_modules(model),
                 "parameters": sum(p.numel() for p in model.parameters()), "batch": params["batch"],
                 "length": params["length"], "tokens_per_update": params["batch"] * params["length"],
                 "losses": [], "overflows": 0}
@@ -188,8 +207,8 @@ class TrainSuite(Suite):
     def notes(self, config: dict, rows: List[dict]) -> List[str]:
         return [
             "- One update = `fairseq.trainer.Trainer.train_step([sample])`: forward, backward, loss scaling, Adam "
-            "step; random tokens, no padding. speed / memory vs softmax: ABC's tokens/s / its pair's, ABC's peak / "
-            "its pair's.",
+            "step; random tokens, no padding. speed / memory vs pair: the case's tokens/s / its pair's, its peak / "
+            "its pair's (ABC's pair is softmax, GSA's is ABC).",
             f"- default vocabulary: {DEFAULT_VOCAB['lm']} (LMs), {DEFAULT_VOCAB['mt']} (MT); loss: fairseq's logged "
             f"training loss (base 2), first and last update. The {TARGET_SPEED}x target is for a GPU with `--fp16` "
             "at the architectures' own sizes."]

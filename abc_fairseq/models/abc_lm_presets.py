@@ -74,3 +74,11 @@ def abc_lm_wiki103_32l(args):
     _default(args, "decoder_layers", 32)
     _default(args, "decoder_layerdrop", 0.2)
     abc_lm_wiki103(args)
+
+
+@register_model_architecture("abc_lm", "abc_lm_wiki103_gsa")
+def abc_lm_wiki103_gsa(args):
+    """``abc_lm_wiki103`` with gated slot attention (Zhang et al., 2024) at n = 64: the table's
+    ``gsa_n64`` row, beyond the paper."""
+    set_abc_defaults(args, DECODER_SELF, "gsa", 64)
+    abc_lm_wiki103(args)

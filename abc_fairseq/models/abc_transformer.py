@@ -111,6 +111,22 @@ def abc_transformer_wmt_en_de(args):
     abc_transformer(args)
 
 
+@register_model_architecture("abc_transformer", "abc_transformer_wmt_en_de_gsa")
+def abc_transformer_wmt_en_de_gsa(args):
+    """``abc_transformer_wmt_en_de`` with gated slot attention (8 slots) in the decoder's causal
+    self attention, ABC cross attention (32): beyond the paper."""
+    set_abc_defaults(args, DECODER_SELF, "gsa", 8)
+    abc_transformer_wmt_en_de(args)
+
+
+@register_model_architecture("abc_transformer", "abc_transformer_wmt_en_de_gsa_softmax_cross")
+def abc_transformer_wmt_en_de_gsa_softmax_cross(args):
+    """The WMT14 EN-DE base transformer with softmax cross attention and gated slot attention (8
+    slots) in the decoder's causal self attention: beyond the paper."""
+    set_abc_defaults(args, DECODER_CROSS, "softmax", 32)
+    abc_transformer_wmt_en_de_gsa(args)
+
+
 @register_model_architecture("abc_transformer", "abc_transformer_iwslt_doc")
 def abc_transformer_iwslt_doc(args):
     """The paper's IWSLT14 ES-EN document-level setting (Table 10): 6+6 layers, dim 512, 8 heads,

@@ -11,7 +11,7 @@ from benchmark_helpers import PNG_SIGNATURE, REPO, assert_flag_named, tiny_run_f
 
 from benchmarks.fairseq_models import synthetic_dictionary
 from benchmarks.harness import build_parser
-from benchmarks.train import CASES, check_targets, synthetic_sample
+from benchmarks.train import CASES, DEFAULT_CASES, check_targets, synthetic_sample
 
 LM_LENGTH, MT_LENGTH, BATCH = 16, 12, 2
 LM_ARGS = "--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40"
@@ -26,15 +26,15 @@ tiny_run = tiny_run_fixture("train", TINY)
 
 def test_every_case_trains_through_fairseq_with_its_attention(tiny_run):
     _, _, record, rows = tiny_run
-    assert record["complete"] is True and list(rows) == list(CASES)
+    assert record["complete"] is True and list(rows) == list(DEFAULT_CASES)
     for case, row in rows.items():
         info = row["info"]
         assert row["status"] == "ok", f"{case}: {row.get('message')}"
         assert row["tokens_per_s"] > 0 and row["peak_mib"] > 0 and row["ms_per_update"] > 0
-        length = LM_LENGTH if CASES[case][0] == "lm" else MT_LENGTH
+        length = LM_LENGTH if CASES[case].kind == "lm" else MT_LENGTH
         assert (row["batch"], row["N"], info["tokens_per_update"]) == (BATCH, length, BATCH * length)
         assert row["tokens_per_s"] == pytest.approx(BATCH * length / row["update_s"])
-        assert info["arch"] == case and info["fairseq_argv"][info["fairseq_argv"].index("--arch") + 1] == case
+        assert info["arch"] == CASES[case].arch == info["fairseq_argv"][info["fairseq_argv"].index("--arch") + 1]
         assert "--cpu" in info["fairseq_argv"] and "--fp16" not in info["fairseq_argv"]
         # memory update + 1 warmup + 2 timed, every one applied (fp32: no overflow skips)
         assert len(info["losses"]) == 4 and info["overflows"] == 0
@@ -43,13 +43,13 @@ def test_every_case_trains_through_fairseq_with_its_attention(tiny_run):
     for case in ("abc_lm_wiki103", "abc_transformer_wmt_en_de"):
         modules = rows[case]["info"]["attention"]
         assert any(m.startswith("ABCMultiheadAttention(mode=causal, strategy=abc") for m in modules)
-        assert rows[case]["info"]["parameters"] > rows[CASES[case][1]]["info"]["parameters"]  # + W_phi
-        assert rows[case]["speed_vs_softmax"] > 0 and rows[case]["memory_vs_softmax"] > 0
+        assert rows[case]["info"]["parameters"] > rows[CASES[case].pair]["info"]["parameters"]  # + W_phi
+        assert rows[case]["speed_vs_pair"] > 0 and rows[case]["memory_vs_pair"] > 0
     cross = [m for m in rows["abc_transformer_wmt_en_de"]["info"]["attention"] if "mode=cross" in m]
     assert cross and "memory_size=32" in cross[0]
     for case in ("transformer_lm_wiki103", "transformer_wmt_en_de"):
         assert rows[case]["info"]["attention"] == ["MultiheadAttention"]
-        assert rows[case]["speed_vs_softmax"] is None
+        assert rows[case]["speed_vs_pair"] is None
     assert record["config"]["dtype"] == "float32"  # the CPU default
     assert record["environment"]["command"].startswith("python -m benchmarks train --batch 2 --vocab 64")
 
@@ -58,7 +58,7 @@ def test_report_table_targets_and_plot(tiny_run):
     proc, out_dir, record, _ = tiny_run
     text = (out_dir / "train.md").read_text()
     assert "| case" in text and "| abc_lm_wiki103" in text and "| transformer_wmt_en_de" in text
-    assert "tokens/s" in text and "speed vs softmax" in text
+    assert "tokens/s" in text and "speed vs pair" in text
     assert "## Targets (informational)" in proc.stdout
     assert [t["name"] for t in record["targets"]] == [
         "abc_lm_wiki103 trains at >= 0.85x transformer_lm_wiki103's throughput",
@@ -78,6 +78,23 @@ def test_targets_logic():
     rows["transformer_wmt_en_de"] = {"status": "crashed"}
     assert [t["status"] for t in check_targets(rows)] == ["FAIL", "SKIP"]
     assert [t["status"] for t in check_targets({})] == ["SKIP", "SKIP"]
+    # GSA's target (at most 1.2x ABC's time) appears where GSA ran
+    small = {"abc_lm_small": at(1.0), "gsa_lm_small": at(1.19)}
+    assert [(t["name"], t["status"]) for t in check_targets(small)][-1] == (
+        "gsa_lm_small trains at >= 0.833x abc_lm_small's throughput", "PASS")
+    small["gsa_lm_small"] = at(1.25)
+    assert check_targets(small)[-1]["status"] == "FAIL"
+
+
+def test_gsa_case_is_the_quickstart_model_with_gsa_self_attention():
+    from benchmarks.train import fairseq_argv
+
+    params = {"case": "gsa_lm_small", "kind": "lm", "length": 256, "dtype": "float32", "model_args": ""}
+    argv = fairseq_argv(params, on_cuda=False)
+    assert argv[argv.index("--arch") + 1] == "abc_lm_small"
+    assert argv[argv.index("--decoder-self-attn") + 1] == "gsa"
+    assert len(argv) - argv[::-1].index("--criterion") - 1 > argv.index("adaptive_loss")  # cross_entropy wins
+    assert argv[len(argv) - argv[::-1].index("--criterion")] == "cross_entropy"
 
 
 def test_synthetic_batches_are_shifted_like_fairseqs():
