@@ -169,6 +169,12 @@ def _footer(record: dict) -> List[str]:
         + ["    " + c for c in record["commands"]] + [""]
 
 
+def _first_within(row: dict) -> str:
+    if row["first_within"] is not None:
+        return str(row["first_within"])
+    return f"not within by {S.CONTINUE_UPDATES}" if row["all_evaluated"] else "n/a (not all evaluated)"
+
+
 def uptraining_markdown(record: dict) -> str:
     seeds = record["seeds"]
     curves = {n: {int(s): {int(u): v for u, v in pts.items()} for s, pts in per.items()}
@@ -186,7 +192,7 @@ def uptraining_markdown(record: dict) -> str:
               "|---|---:|---:|---:|---:|"]
     for r in record["recovery"]:
         lines.append(f"| {T.LABEL[r['model']]} | {r['seed']} | {T.fmt(r['source_test_ppl'])} | {T.fmt(r['at_0'])} | "
-                     f"{'not reached' if r['first_within'] is None else r['first_within']} |")
+                     f"{_first_within(r)} |")
     lines += ["", "Runs:", "", _runs_markdown(record["runs"])] + _footer(record)
     return "\n".join(lines)
 

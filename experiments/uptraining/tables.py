@@ -103,8 +103,9 @@ def recovery(runs: List[dict], seeds: Sequence[int], within: float = 0.05) -> Li
                 continue
             first = next((k for k in range(0, S.CONTINUE_UPDATES + 1, S.EVAL_EVERY)
                           if ppl(run, k, "test") is not None and ppl(run, k, "test") <= source * (1 + within)), None)
+            complete = all(ppl(run, k, "test") is not None for k in range(0, S.CONTINUE_UPDATES + 1, S.EVAL_EVERY))
             out.append({"model": model, "seed": seed, "source_test_ppl": source, "at_0": ppl(run, 0, "test"),
-                        "first_within": first, "within": within})
+                        "first_within": first, "within": within, "all_evaluated": complete})
     return out
 
 
