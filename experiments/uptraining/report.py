@@ -102,7 +102,6 @@ def _plot_curves(record: dict, path: str) -> None:
         ax.scatter([], [], marker="s", color="white", edgecolors="black", label="from scratch (ABC blue, GSA green)")
         ax.set_xlabel("total updates (softmax pretraining + continued)")
         ax.set_ylabel(f"{split} perplexity")
-        ax.set_yscale("log")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
     fig.suptitle(f"softmax at {S.PRETRAIN_UPDATES} updates converted and continued vs from scratch (quickstart corpus)")
