@@ -8,6 +8,7 @@ import torch
 from gsa_helpers import GATE_REGIMES, assert_rows_close, problem, step_by_step
 
 from abc_fairseq.ops.gsa import GSAState, causal_gsa, reference_causal_gsa
+from abc_fairseq.ops.gsa.segments import segment_causal_gsa
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -21,6 +22,23 @@ def test_chunked_and_step_equal_the_reference_fp64(regime, N, chunk, dv):
     for block in (chunk, None):  # one chunk per block (state passed between blocks) or all at once
         assert_rows_close(causal_gsa(q, k, v, g, chunk_size=chunk, block_size=block), expected, 1e-12)
     assert_rows_close(step_by_step(q, k, v, g)[0], expected, 1e-12)
+
+
+@pytest.mark.parametrize("regime", GATE_REGIMES)
+def test_fused_op_equals_the_direct_chunked_form(regime):
+    """The op runs GSA through causal ABC's fused chunked op; the direct form (autograd over a
+    [C, C, n] decay per chunk, ``gsa.segments``) stays beside it as a second oracle: outputs and
+    gradients agree, and the direct form still equals the recurrence."""
+    inputs = [t.requires_grad_() for t in problem(2, 2, 70, 6, 5, regime, seed=3)]
+    state = GSAState.empty(2, 2, 5, 6, 6, dtype=torch.float64)
+    direct = segment_causal_gsa(*inputs, 6 ** -0.5, 16, None, state, False, None, 1.0)
+    fused = causal_gsa(*inputs, chunk_size=16)
+    assert_rows_close(direct, reference_causal_gsa(*inputs), 1e-12)
+    assert_rows_close(fused, direct, 1e-12)
+    weights = torch.randn_like(fused)
+    for a, b in zip(torch.autograd.grad((fused * weights).sum(), inputs),
+                    torch.autograd.grad((direct * weights).sum(), inputs)):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("regime", GATE_REGIMES)
