@@ -59,7 +59,7 @@ def gated_geometry(log_gates: torch.Tensor, g_before: torch.Tensor, chunk: int, 
     torch.cumsum(inner, dim=2, out=L)
     F = torch.exp(L, out=ws("row_decay", shape, g))
     # E_i = s_i / F_i = exp(l_i - a_c), with s = -expm1(g) exact near a = 1.
-    E = torch.div(torch.expm1(g, out=ws("col_growth", shape, g)), F, out=ws("col_growth", shape, g)).neg_()
+    E = torch.expm1(g, out=ws("col_growth", shape, g)).div_(F).neg_()
     # Steep (chunk, sequence) pairs: E above exp(SAFE_EXPONENT) (or NaN), or F below the dtype's
     # normal range (a weight would be the product of a huge and a subnormal factor). Their
     # intra-chunk terms are rebuilt from W itself.
