@@ -71,9 +71,9 @@ def _rows(x: torch.Tensor, group: slice, rows: slice, name: str, ws) -> torch.Te
 
 class Family(NamedTuple):
     """How a family's control input becomes write weights: its block ``geometry``
-    (``chunk_math.Geometry``), and, where g is not the prefix logsumexp of l (the geometry says
-    so), ``control_grad(control [Z, N, n], dl, dg) -> d control`` chaining dl and dg [Z, N, n]
-    to the control input over the whole sequence."""
+    (``chunk_math.Geometry``), and ``control_grad(control [Z, N, n], dl, dg) -> d control``,
+    which chains dl and dg [Z, N, n] to the control input over whole sequences; None where g is
+    the prefix logsumexp of l (ABC), whose chain the blocks' backward runs itself."""
 
     geometry: Geometry
     control_grad: Optional[Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]] = None

@@ -38,7 +38,6 @@ class BlockGeometry(NamedTuple):
     flagged: List[Tuple[int, torch.Tensor]]  # (chunk c, the sequences [Zc] whose E would overflow in it)
     exact_weights: Callable[[int, torch.Tensor], torch.Tensor]  # (c, sequences) -> their W of chunk c,
     #                                                             [Zc, C, C, n] indexed [t, i, j]
-    prefix: bool  # whether g is the prefix logsumexp of l (ABC): the backward then chains dg into dl
 
 
 def upper_triangle(chunk: int, device: torch.device) -> torch.Tensor:
@@ -97,4 +96,4 @@ def prefix_geometry(logits: torch.Tensor, g_before: torch.Tensor, chunk: int, ws
         return exponent.masked_fill_(above[None, :, :, None], float("-inf")).exp_()
 
     return BlockGeometry(F, E, H, torch.exp(anchors[:, :-1] - anchors[:, 1:]),
-                         torch.exp(g_before - anchors[:, 0]), anchors[:, -1], flagged, exact_weights, True)
+                         torch.exp(g_before - anchors[:, 0]), anchors[:, -1], flagged, exact_weights)

@@ -328,8 +328,8 @@ def block_backward(q, k, v, control, carry_k, carry_v, g_before, grad_out,
     """Gradients of one block, recomputing its forward from the carried prefix memory.
 
     grad_out: [Z, T, dv]; dq, dk, dv, dcontrol: contiguous outputs shaped like q, k, v, control;
-    dcontrol receives dl, with dg chained in where the geometry's g is l's prefix logsumexp
-    (ABC); otherwise dg [Z, T, n] receives dg apart (``dg`` is then required).
+    dcontrol receives dl; with ``dg`` None, dg is chained into it (ABC: g is l's prefix
+    logsumexp), else dg [Z, T, n] receives dg apart (GSA: the caller chains both to its gates).
     ``reverse``: the carry from the block after this one (None for the last block);
     ``states``: the block's (key_states, value_states) kept by the forward, if it kept them.
     ``keep_mask``, ``keep_scale``, ``geometry``: as in ``block_forward``.
@@ -341,8 +341,7 @@ def block_backward(q, k, v, control, carry_k, carry_v, g_before, grad_out,
     fw = block_forward(q, k, v, control, carry_k, carry_v, g_before, scale, chunk, ws, states=states,
                        keep_mask=keep_mask, keep_scale=keep_scale, geometry=geometry)
     geo, intra = fw.geo, fw.intra
-    if not geo.prefix and dg is None:
-        raise ValueError("block_backward: this geometry's g is not a prefix logsumexp; pass dg")
+    prefix = dg is None
     kc, vc = k.view(Z, nc, chunk, d), v.view(Z, nc, chunk, dv_dim)
     do = grad_out.view(Z, nc, chunk, dv_dim)
 
@@ -353,7 +352,7 @@ def block_backward(q, k, v, control, carry_k, carry_v, g_before, grad_out,
     if keep_mask is not None:  # dP = dP' M / (1 - p); then P dP = P' dP' below
         d_probs.mul_(keep_mask.view(rows)).mul_(keep_scale)
     # g_t enters every W_ti through exp(-g_t): dg_t = -sum_i dW_ti W_ti = -(dS_t S_t + P_t dP_t).
-    d_norm = torch.mul(fw.probs, d_probs, out=ws("d_norm", rows, q) if geo.prefix else dg.view(rows))
+    d_norm = torch.mul(fw.probs, d_probs, out=ws("d_norm", rows, q) if prefix else dg.view(rows))
     d_scores = d_probs.sub_(d_norm.sum(-1, keepdim=True)).mul_(fw.probs)  # softmax backward
     d_norm.addcmul_(d_scores, fw.scores).neg_()
     ds_f = torch.mul(d_scores, geo.row_decay, out=ws("ds_f", rows, q))
@@ -368,12 +367,12 @@ def block_backward(q, k, v, control, carry_k, carry_v, g_before, grad_out,
     sums = [matmul_into(ws("rev_sum_k", (Z, nc, n, d), q), ds_f.transpose(-1, -2), fw.q),
             matmul_into(ws("rev_sum_v", (Z, nc, n, dv_dim), q), fw.probs_f.transpose(-1, -2), do)]
     names = ["rev_k", "rev_v"]
-    if geo.prefix:
+    if prefix:
         dn_f = torch.mul(d_norm, geo.row_decay, out=ws("dn_f", rows, q))
         sums.append(dn_f.sum(2))
         names.append("rev_g")
     if reverse is None:
-        zeros = (q.new_zeros(Z, n, d), q.new_zeros(Z, n, dv_dim), q.new_zeros(Z, n) if geo.prefix else None)
+        zeros = (q.new_zeros(Z, n, d), q.new_zeros(Z, n, dv_dim), q.new_zeros(Z, n) if prefix else None)
         reverse = ReverseCarry(*zeros, q.new_ones(Z, n))
     carried = [reverse.keys, reverse.values, reverse.normaliser][:len(sums)]
     entering = reverse.entering
@@ -389,12 +388,12 @@ def block_backward(q, k, v, control, carry_k, carry_v, g_before, grad_out,
     # dl_i[j] = sum_{t>=i} W_ti[j] (dS_t[j] q_t.k_i + P_t[j] dO_t.v_i [+ dg_t[j]]).
     intra.mask_(dov)
     terms = [(ds_f, d_scores, fw.qk), (fw.probs_f, fw.value_probs, dov)]
-    if geo.prefix:
+    if prefix:
         terms.append((dn_f, d_norm, None))
     dl = intra.column(dcontrol.view(rows), terms)
     inter = matmul_into(ws("inter", rows, q), kc, rev_k.transpose(-1, -2))
     add_matmul_(inter, vc, rev_v.transpose(-1, -2))
-    if geo.prefix:
+    if prefix:
         inter.add_(memories[2].unsqueeze(2))
     dl.add_(inter.mul_(leave))
-    return ReverseCarry(*back, *([] if geo.prefix else [None]), geo.entering)
+    return ReverseCarry(*back, *([] if prefix else [None]), geo.entering)

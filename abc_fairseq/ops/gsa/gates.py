@@ -87,7 +87,7 @@ def gated_geometry(log_gates: torch.Tensor, g_before: torch.Tensor, chunk: int, 
         return exponent.masked_fill_(above[None, :, :, None], float("-inf")).exp_()
 
     return BlockGeometry(F, E, H, chunk_decay, torch.exp(g[:, 0, 0]), torch.zeros_like(g[:, 0, 0]),
-                         flagged, exact_weights, False)
+                         flagged, exact_weights)
 
 
 def _exact_leave(gates: torch.Tensor, after: torch.Tensor) -> torch.Tensor:
