@@ -67,6 +67,48 @@ def _commands(root: str, runs: List[dict], kinds: Sequence[str]) -> List[str]:
     return out
 
 
+def variant_record(root: str) -> dict:
+    """The converted runs of another --root run with another continued-training schedule (a
+    diagnostic): its --lr and --warmup (from its uptraining commands) and each run's perplexities."""
+    schedule = {}
+    for step in logs.steps(root):
+        if step["kind"] == "uptrain":
+            words = step["command"]
+            schedule = {"lr": words[words.index("--lr") + 1], "warmup": int(words[words.index("--warmup") + 1])}
+    runs = [r for r in logs.all_runs(root) if r["kind"] == "converted"]
+    return {"root": root, **schedule,
+            "runs": [{"name": r["name"], "model": r["model"], "seed": r["seed"], "commit": r["commit"],
+                      "budget": r["budget"], "evals": _jsonable(r["evals"])} for r in runs]}
+
+
+def _variants_markdown(record: dict) -> List[str]:
+    """The diagnostic runs beside the main schedule's, test and valid perplexity per continued update."""
+    if not record.get("variants"):
+        return []
+    points = list(range(0, S.CONTINUE_UPDATES + 1, S.EVAL_EVERY))
+    main = {(r["model"], int(r["seed"])): r for r in record["main_converted"]}
+    lines = ["Diagnostic: the same conversions continued with another learning-rate schedule (valid / test "
+             "perplexity after k continued updates):", "",
+             "| model | seed | lr | warm-up | " + " | ".join(f"k = {k}" for k in points) + " |",
+             "|---|---:|---:|---:|" + "---:|" * len(points)]
+
+    def cells(evals):
+        return " | ".join(f"{T.fmt(evals.get(str(k), {}).get('valid', {}).get('ppl'))} / "
+                          f"{T.fmt(evals.get(str(k), {}).get('test', {}).get('ppl'))}" for k in points)
+
+    for variant in record["variants"]:
+        for run in variant["runs"]:
+            base = main.get((run["model"], int(run["seed"])))
+            if base:
+                lines.append(f"| {T.LABEL[run['model']]} | {run['seed']} | {S.UPTRAIN_LR} | {S.UPTRAIN_WARMUP} | "
+                             f"{cells(base['evals'])} |")
+            lines.append(f"| {T.LABEL[run['model']]} | {run['seed']} | {variant.get('lr', '?')} | "
+                         f"{variant.get('warmup', '?')} | {cells(run['evals'])} |")
+        lines += ["", f"(runs under {variant['root']}; commits "
+                  f"{', '.join(sorted({(r['commit'] or 'n/a')[:12] for r in variant['runs']}))})"]
+    return lines + [""]
+
+
 def _guard(paths: Sequence[str]) -> Optional[str]:
     """An error when a file to write exists and was not written by this report."""
     for path in paths:
@@ -134,14 +176,18 @@ def _jsonable(obj):
     return json.loads(json.dumps(obj))
 
 
-def uptraining_record(root: str, runs: List[dict], seeds: Sequence[int], threads: int) -> dict:
+def uptraining_record(root: str, runs: List[dict], seeds: Sequence[int], threads: int,
+                      variants: Sequence[str] = ()) -> dict:
     curves = T.curves(runs, seeds)
     return {"written_by": MARK, "setting": _setting(), "provenance": _provenance(root, runs, threads),
             "seeds": list(seeds), "curves": _jsonable(curves),
             "curve_means": {n: {sp: _jsonable(T.curve_mean(c, sp)) for sp in T.SPLITS} for n, c in curves.items()},
             "endpoints": _jsonable(T.endpoints(runs, seeds)), "recovery": T.recovery(runs, seeds),
             "runs": _run_rows([r for r in runs if r["seed"] in seeds]),
-            "commands": _commands(root, runs, ("train", "convert", "uptrain", "eval"))}
+            "commands": _commands(root, runs, ("train", "convert", "uptrain", "eval")),
+            "main_converted": [{"model": r["model"], "seed": r["seed"], "evals": _jsonable(r["evals"])}
+                               for r in runs if r["kind"] == "converted" and r["seed"] in seeds],
+            "variants": [variant_record(v) for v in variants]}
 
 
 def seeds_record(root: str, runs: List[dict], seeds: Sequence[int], threads: int) -> dict:
@@ -192,7 +238,8 @@ def uptraining_markdown(record: dict) -> str:
     for r in record["recovery"]:
         lines.append(f"| {T.LABEL[r['model']]} | {r['seed']} | {T.fmt(r['source_test_ppl'])} | {T.fmt(r['at_0'])} | "
                      f"{_first_within(r)} |")
-    lines += ["", "Runs:", "", _runs_markdown(record["runs"])] + _footer(record)
+    lines += [""] + _variants_markdown(record)
+    lines += ["Runs:", "", _runs_markdown(record["runs"])] + _footer(record)
     return "\n".join(lines)
 
 
@@ -213,6 +260,9 @@ def main(argv=None) -> int:
     p.add_argument("--seed-table-seeds", type=_seeds, default=[1, 2, 3],
                    help="seeds of the per-seed table at the quickstart's budget (default: 1,2,3)")
     p.add_argument("--threads", type=int, default=1, help="the threads each run used (recorded; default %(default)s)")
+    p.add_argument("--variant-root", action="append", default=[],
+                   help="the --root of a run of the same conversions with another --lr / --warmup (a diagnostic, "
+                        "e.g. --only conv_gsa_s1): shown beside the main schedule; repeatable")
     p.add_argument("--uptraining-out", default=os.path.join(REPO, "docs", "uptraining"),
                    help="folder of results.{md,json,png} (default: docs/uptraining)")
     p.add_argument("--seeds-out", default=os.path.join(REPO, "docs", "gsa"),
@@ -221,7 +271,8 @@ def main(argv=None) -> int:
     if not os.path.isdir(os.path.join(args.root, "runs")):
         p.error(f"--root: {args.root} holds no runs/ folder (python -m experiments.uptraining.run writes it)")
     runs = logs.all_runs(args.root)
-    jobs = [(args.uptraining_out, "results", uptraining_record(args.root, runs, args.seeds, args.threads),
+    jobs = [(args.uptraining_out, "results",
+             uptraining_record(args.root, runs, args.seeds, args.threads, args.variant_root),
              uptraining_markdown, _plot_curves),
             (args.seeds_out, "seeds", seeds_record(args.root, runs, args.seed_table_seeds, args.threads),
              seeds_markdown, _plot_seeds)]

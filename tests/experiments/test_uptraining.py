@@ -245,3 +245,26 @@ def test_gsa_runs_take_the_named_commit_and_a_dry_run_adds_no_worktree(tmp_path)
             assert (f"{worktree}/" in command) == gsa, header
             assert (f"{REPO}/" in command) == (not gsa), header
     assert not worktree.exists()
+
+
+def test_report_shows_a_variant_schedule_beside_the_main_one(synthetic, tmp_path):
+    variant = tmp_path / "variant"
+    variant.mkdir()
+    _run(variant, "conv_gsa_s1", {(k, s): 50.0 - k / 25 for k in (0, 25, 50, 75, 100) for s in ("valid", "test")},
+         updates=100, commit="def456")
+    (variant / "steps.jsonl").write_text(json.dumps({
+        "step": "uptrain conv_gsa_s1", "kind": "uptrain", "run": "conv_gsa_s1", "model": "gsa", "seed": 1,
+        "status": "ok", "started": "2026-11-27T11:00:00+00:00", "load_before": [1, 1, 1], "load_after": [1, 1, 1],
+        "command": ["bash", "uptrain.sh", "--lr", "1e-3", "--warmup", "25", "--max-update", "100"]}) + "\n")
+    up = tmp_path / "up"
+    proc = subprocess.run([sys.executable, "-m", "experiments.uptraining.report", "--root", str(synthetic),
+                           "--uptraining-out", str(up), "--seeds-out", str(tmp_path / "gsa"),
+                           "--variant-root", str(variant)], cwd=REPO, env=ENV, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads((up / "results.json").read_text())
+    assert record["variants"][0]["lr"] == "1e-3" and record["variants"][0]["warmup"] == 25
+    md = (up / "results.md").read_text()
+    assert ("| GSA-64 | 1 | 1e-3 | 25 | 50.00 / 50.00 | 49.00 / 49.00 | 48.00 / 48.00 | 47.00 / 47.00 | "
+            "46.00 / 46.00 |") in md
+    assert "| GSA-64 | 1 | 5e-4 | 50 | 93.00 / 90.00 |" in md  # the main schedule's run, beside it
