@@ -52,18 +52,20 @@ def _runs_markdown(rows: List[dict]) -> str:
 
 
 def _commands(root: str, runs: List[dict], kinds: Sequence[str]) -> List[str]:
-    """One literal command per step kind (the first seed's), as the driver ran it."""
+    """One literal command per kind of step, model and training budget, as it ran (of ``runs``)."""
+    names = {r["name"] for r in runs}
     out, seen = [], set()
-    for step in logs.steps(root):
-        key = (step["kind"], step["model"])
-        if step["kind"] in kinds and key not in seen and step["status"] == "ok":
-            seen.add(key)
-            out.append(shlex.join(step["command"]))
-    for run in runs:  # trainings started before the driver's records
-        key = ("train", run["model"])
+    for run in runs:  # the trainings, from their folders (also those started before the driver's records)
+        key = ("train", run["model"], run["budget"])
         if run["kind"] == "scratch" and "train" in kinds and key not in seen and run["command"]:
             seen.add(key)
             out.append(shlex.join(run["command"]))
+    for step in logs.steps(root):
+        key = (step["kind"], step["model"], step["kind"] == "eval" and step.get("updates") == 0)
+        if (step["kind"] in kinds and step["kind"] != "train" and step["run"] in names and key not in seen
+                and step["status"] == "ok"):
+            seen.add(key)
+            out.append(shlex.join(step["command"]))
     return out
 
 
@@ -210,7 +212,8 @@ def _footer(record: dict) -> List[str]:
             f"time; 1-minute load average seen by the steps {load['min']:.2f}-{load['max']:.2f}" if load else
             f"Machine: {prov['cpu_model']}, {prov['threads']} thread(s) per run",
             f"Commits: {', '.join(prov['commits']) or 'n/a'}; steps from {prov['first_step']} to {prov['last_step']}.",
-            "", "Commands (first seed; the others differ only in --seed and the folder names):", ""]\
+            "", "Commands, one per kind of step, model and budget, as they ran (the other seeds differ only in --seed "
+            "and the folder names):", ""]\
         + ["    " + c for c in record["commands"]] + [""]
 
 
