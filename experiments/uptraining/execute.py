@@ -48,14 +48,15 @@ def commit_of(code: str) -> str:
 
 
 class Executor:
-    """Runs steps under ``root``. ``code`` is the worktree for every run; a GSA run not yet started
-    uses a worktree at the commit named in ``gsa_commit_file`` (added at ``gsa_worktree``) when that
-    file exists. ``deadline`` (UTC) stops a running command and starts no new one."""
+    """Runs steps under ``root``. ``code`` is the worktree for every run, ``gsa_code`` (when given)
+    the one for the GSA runs (from scratch and converted): a checkout at a later commit of GSA's
+    op, say. A run started before keeps the worktree its folder records. ``deadline`` (UTC) stops
+    a running command and starts no new one."""
 
     def __init__(self, root: str, code: str, threads: int = 1, deadline: Optional[dt.datetime] = None,
-                 gsa_commit_file: str = "", gsa_worktree: str = "", say=print):
+                 gsa_code: str = "", say=print):
         self.root, self.code, self.threads, self.deadline = root, os.path.abspath(code), threads, deadline
-        self.gsa_commit_file, self.gsa_worktree = gsa_commit_file, gsa_worktree
+        self.gsa_code = os.path.abspath(gsa_code) if gsa_code else self.code
         self.say = say
         self._checked: Dict[str, str] = {}
 
@@ -63,27 +64,14 @@ class Executor:
     def run_dir(self, step: Step) -> str:
         return os.path.join(self.root, "runs", step.run) if step.kind != "data" else self.root
 
-    def code_for(self, step: Step, create: bool = True) -> str:
-        """The run's recorded worktree, else the one a new run of this model takes (the GSA
-        worktree is added when absent, unless ``create`` is false: a dry run adds nothing)."""
+    def code_for(self, step: Step) -> str:
+        """The run's recorded worktree, else the one a new run of this model takes."""
         if step.kind == "data":
             return self.code
         recorded = _read(os.path.join(self.run_dir(step), "code_dir"))
         if recorded:
             return recorded
-        if step.model == "gsa" and self.gsa_commit_file and os.path.isfile(self.gsa_commit_file):
-            commit = _read(self.gsa_commit_file).split()[0]
-            return self._gsa_worktree(commit) if create else self.gsa_worktree
-        return self.code
-
-    def _gsa_worktree(self, commit: str) -> str:
-        if not os.path.isdir(self.gsa_worktree):
-            subprocess.run(["git", "-C", self.code, "worktree", "add", "--detach", self.gsa_worktree, commit],
-                           check=True, capture_output=True)
-        head = commit_of(self.gsa_worktree)
-        if not head.startswith(commit):
-            raise RuntimeError(f"{self.gsa_worktree} is at {head}, not at {commit} ({self.gsa_commit_file})")
-        return self.gsa_worktree
+        return self.gsa_code if step.model == "gsa" else self.code
 
     def env(self, code: str) -> Dict[str, str]:
         """The environment of a step: one thread count for every library, the worktree first on

@@ -72,6 +72,7 @@ def run_record(run_dir: str) -> dict:
         "model": match.group(2),
         "seed": int(match.group(3)),
         "commit": read(os.path.join(run_dir, "commit")) or None,
+        "code_dir": read(os.path.join(run_dir, "code_dir")) or None,
         "train_seconds": int(float(seconds)) if seconds else None,
         "budget": read(os.path.join(run_dir, "done")) or None,
         "last_update": last(r"num_updates[ =|]+(\d+)", train, int),

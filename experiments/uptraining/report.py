@@ -51,21 +51,32 @@ def _runs_markdown(rows: List[dict]) -> str:
     return "\n".join(lines)
 
 
+def portable(text: str, root: str, code_dirs: Sequence[str]) -> str:
+    """``text`` with the machine's folders named as the commands read anywhere: the runs folder
+    ``root`` as RUNS, each checkout the runs used as the repository root (``.``)."""
+    folders = [(os.path.abspath(root), "RUNS")] + [(os.path.abspath(c), ".") for c in code_dirs]
+    for folder, name in sorted(folders, key=lambda pair: len(pair[0]), reverse=True):  # /a/wt_gsa before /a/wt
+        text = text.replace(folder + os.sep, name + "/").replace(folder, name)
+    return text
+
+
 def _commands(root: str, runs: List[dict], kinds: Sequence[str]) -> List[str]:
-    """One literal command per kind of step, model and training budget, as it ran (of ``runs``)."""
+    """One literal command per kind of step, model and training budget, as it ran (of ``runs``),
+    with ``portable`` folder names."""
     names = {r["name"] for r in runs}
+    code_dirs = sorted({r["code_dir"] for r in logs.all_runs(root) if r.get("code_dir")})
     out, seen = [], set()
     for run in runs:  # the trainings, from their folders (also those started before the driver's records)
         key = ("train", run["model"], run["budget"])
         if run["kind"] == "scratch" and "train" in kinds and key not in seen and run["command"]:
             seen.add(key)
-            out.append(shlex.join(run["command"]))
+            out.append(portable(shlex.join(run["command"]), root, code_dirs))
     for step in logs.steps(root):
         key = (step["kind"], step["model"], step["kind"] == "eval" and step.get("updates") == 0)
         if (step["kind"] in kinds and step["kind"] != "train" and step["run"] in names and key not in seen
                 and step["status"] == "ok"):
             seen.add(key)
-            out.append(shlex.join(step["command"]))
+            out.append(portable(shlex.join(step["command"]), root, code_dirs))
     return out
 
 
@@ -78,7 +89,7 @@ def variant_record(root: str) -> dict:
             words = step["command"]
             schedule = {"lr": words[words.index("--lr") + 1], "warmup": int(words[words.index("--warmup") + 1])}
     runs = [r for r in logs.all_runs(root) if r["kind"] == "converted"]
-    return {"root": root, **schedule,
+    return {"root": os.path.basename(os.path.normpath(root)), **schedule,
             "runs": [{"name": r["name"], "model": r["model"], "seed": r["seed"], "commit": r["commit"],
                       "budget": r["budget"], "evals": _jsonable(r["evals"])} for r in runs]}
 

@@ -76,12 +76,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--deadline", type=_deadline,
                    help="ISO date and time (UTC unless it names a zone): a running step is stopped then (a "
                         "training resumes from its last checkpoint on the next start) and no step starts after it")
-    p.add_argument("--gsa-commit-file",
-                   help="a file naming a commit: when it exists as a GSA run (from scratch or converted) starts, that "
-                        "run uses a worktree at that commit (--gsa-worktree) instead of --code; the run folder records "
-                        "which")
-    p.add_argument("--gsa-worktree", default="",
-                   help="where the worktree of --gsa-commit-file's commit is added (git worktree add) when absent")
+    p.add_argument("--gsa-code", default="",
+                   help="the worktree of the GSA runs (from scratch and converted), e.g. a checkout at a later "
+                        "commit of GSA's op (default: --code); the run folder records which")
     p.add_argument("--only", default="",
                    help="run only the steps whose name contains one of these comma-separated words "
                         "(e.g. 'softmax_s1,conv_abc')")
@@ -93,8 +90,6 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
-    if args.gsa_commit_file and not args.gsa_worktree:
-        parser().error("--gsa-commit-file needs --gsa-worktree")
     root = os.path.abspath(args.root)
     try:
         owner.check(root)
@@ -107,11 +102,11 @@ def main(argv=None) -> int:
         words = [w for w in args.only.split(",") if w]
         steps = [s for s in steps if any(w in s.name for w in words)]
     executor = Executor(root, args.code, threads=args.threads, deadline=args.deadline,
-                        gsa_commit_file=args.gsa_commit_file or "", gsa_worktree=args.gsa_worktree)
+                        gsa_code=args.gsa_code)
     if args.dry_run:
         for step in steps:
             state = "done" if executor.is_done(step) else "to run"
-            code = executor.code_for(step, create=False)
+            code = executor.code_for(step)
             print(f"# {step.name} [{state}] in {code}")
             print(shlex.join(step.command(code)))
         return 0

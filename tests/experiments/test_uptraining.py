@@ -37,7 +37,7 @@ def test_help_documents_every_flag(tmp_path):
     for action in parser()._actions:
         assert action.help, f"{action.option_strings} has no help text"
     for flag in ("--root", "--code", "--seeds", "--extra-seeds", "--lr", "--warmup", "--threads", "--deadline",
-                 "--gsa-commit-file", "--gsa-worktree", "--only", "--dry-run"):
+                 "--gsa-code", "--only", "--dry-run"):
         assert flag in proc.stdout
     assert list(tmp_path.iterdir()) == []
 
@@ -228,23 +228,19 @@ def test_report_numbers_mean_and_spread(synthetic, tmp_path):
     assert (other / "results.md").read_text() == "someone else's\n"
 
 
-def test_gsa_runs_take_the_named_commit_and_a_dry_run_adds_no_worktree(tmp_path):
-    """With --gsa-commit-file present, the GSA runs (from scratch and converted) show the GSA worktree,
-    every other run --code; the dry run does not add the worktree."""
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
-    (tmp_path / "commit").write_text(head)
-    worktree = tmp_path / "wt_gsa"
-    proc = _driver("--root", str(tmp_path / "runs_root"), "--code", str(REPO), "--gsa-commit-file",
-                   str(tmp_path / "commit"), "--gsa-worktree", str(worktree), "--dry-run")
+def test_gsa_runs_take_their_own_checkout_when_given(tmp_path):
+    """With --gsa-code, the GSA runs (from scratch and converted) run in that checkout, every
+    other run in --code."""
+    other = tmp_path / "gsa_checkout"
+    proc = _driver("--root", str(tmp_path / "runs_root"), "--code", str(REPO), "--gsa-code", str(other), "--dry-run")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     for header, command in zip(lines[::2], lines[1::2]):
         gsa = "gsa_s" in header
-        assert header.endswith(f"] in {worktree if gsa else REPO}"), header
+        assert header.endswith(f"] in {other if gsa else REPO}"), header
         if "abc_fairseq.convert" not in command:  # the converter names no path of the worktree it runs in
-            assert (f"{worktree}/" in command) == gsa, header
+            assert (f"{other}/" in command) == gsa, header
             assert (f"{REPO}/" in command) == (not gsa), header
-    assert not worktree.exists()
 
 
 def test_report_shows_a_variant_schedule_beside_the_main_one(synthetic, tmp_path):
@@ -268,3 +264,13 @@ def test_report_shows_a_variant_schedule_beside_the_main_one(synthetic, tmp_path
     assert ("| GSA-64 | 1 | 1e-3 | 25 | 50.00 / 50.00 | 49.00 / 49.00 | 48.00 / 48.00 | 47.00 / 47.00 | "
             "46.00 / 46.00 |") in md
     assert "| GSA-64 | 1 | 5e-4 | 50 | 93.00 / 90.00 |" in md  # the main schedule's run, beside it
+
+
+
+def test_report_commands_name_no_folder_of_the_machine():
+    from experiments.uptraining.report import portable
+
+    text = ("fairseq-train /m/runs/data-bin --user-dir /m/wt_gsa/abc_fairseq --save-dir /m/runs/runs/gsa_s1"
+            " && bash /m/wt/x.sh")
+    assert portable(text, "/m/runs", ["/m/wt", "/m/wt_gsa"]) == \
+        "fairseq-train RUNS/data-bin --user-dir ./abc_fairseq --save-dir RUNS/runs/gsa_s1 && bash ./x.sh"
