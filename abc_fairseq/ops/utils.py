@@ -83,6 +83,13 @@ def check_padding_mask(key_padding_mask: Optional[torch.Tensor], k: torch.Tensor
         raise ValueError(f"key_padding_mask must be a bool tensor, got dtype {key_padding_mask.dtype}")
 
 
+def check_tiles(chunk_size: Optional[int], block_size: Optional[int], tile_rows: Optional[int]) -> None:
+    """ValueError naming the argument unless each of the chunked ops' tile sizes is None or >= 1."""
+    for name, value in (("chunk_size", chunk_size), ("block_size", block_size), ("tile_rows", tile_rows)):
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+
+
 def default_scale(scale: Optional[float], head_dim: int) -> float:
     return head_dim ** -0.5 if scale is None else float(scale)
 

@@ -7,7 +7,7 @@ from typing import Optional, Tuple, Union
 import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
-from ..utils import check_qkv_phi, check_state, compute_dtype, default_scale, dropout_keep_mask
+from ..utils import check_qkv_phi, check_state, check_tiles, compute_dtype, default_scale, dropout_keep_mask
 from .chunk import chunk_causal_gsa
 from .recurrent import recurrent_causal_gsa_step
 from .state import GSAState
@@ -68,9 +68,7 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
     """
     check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
     check_backend(backend)
-    for name, value in (("chunk_size", chunk_size), ("block_size", block_size), ("tile_rows", tile_rows)):
-        if value is not None and value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
+    check_tiles(chunk_size, block_size, tile_rows)
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     scale = default_scale(scale, d)
