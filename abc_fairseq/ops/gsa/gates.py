@@ -82,8 +82,7 @@ def gated_geometry(log_gates: torch.Tensor, g_before: torch.Tensor, chunk: int, 
 
     def exact_weights(c: int, z: torch.Tensor) -> torch.Tensor:
         gates = g[z, c]
-        log_write = torch.expm1(gates).neg_().log_()
-        exponent = segment_sums(gates, bool(torch.isfinite(gates).all())).add_(log_write[:, None, :, :])
+        exponent = segment_sums(gates, bool(torch.isfinite(gates).all())).add_(_log_write(gates)[:, None, :, :])
         return exponent.masked_fill_(above[None, :, :, None], float("-inf")).exp_()
 
     return BlockGeometry(F, E, H, chunk_decay, torch.exp(g[:, 0, 0]), torch.zeros_like(g[:, 0, 0]),
@@ -95,7 +94,12 @@ def _exact_leave(gates: torch.Tensor, after: torch.Tensor) -> torch.Tensor:
     suffix summed over the rows it spans."""
     suffix = torch.zeros_like(gates)
     suffix[:, :-1] = gates[:, 1:].flip(1).cumsum(1).flip(1)
-    return suffix.add_(after.unsqueeze(1)).add_(torch.expm1(gates).neg_().log_()).exp_()
+    return suffix.add_(after.unsqueeze(1)).add_(_log_write(gates)).exp_()
+
+
+def _log_write(gates: torch.Tensor) -> torch.Tensor:
+    """log s = log(1 - a) = log(-expm1(g)), exact near a = 1 (-inf where g = 0)."""
+    return torch.expm1(gates).neg_().log_()
 
 
 def gate_grads(log_gates: torch.Tensor, dl: torch.Tensor, dg: torch.Tensor) -> torch.Tensor:
