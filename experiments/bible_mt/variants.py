@@ -4,7 +4,8 @@ than softmax at small scale"): one shared small transformer, attention swapped p
 Every variant trains with ``scripts/mt/train.sh --dataset tiny`` (Adam, inverse-sqrt schedule, label
 smoothing 0.1, shared embeddings, dropout 0.1, 4096 tokens per update) on the same architecture,
 ``abc_transformer`` sized by ``MODEL_ARGS`` (3+3 layers, width 256, 4 heads, FFN 1024), with the
-issue's schedule (``SCHEDULE``: lr 1e-3, 400 warm-up updates). Only the attention differs.
+issue's schedule (``SCHEDULE``: lr 1e-3, 400 warm-up updates). Only the attention differs, and for
+``transformer`` the architecture: fairseq's own, the source model the uptraining evidence converts.
 """
 
 from typing import Dict, List, NamedTuple, Tuple
@@ -52,6 +53,8 @@ def _abc(cross: int, causal: int) -> Tuple[str, ...]:
 VARIANTS: Dict[str, Variant] = {v.name: v for v in (
     Variant("softmax", "softmax everywhere (fairseq's transformer), attention dropout 0 (fairseq's default)",
             ("--model", "softmax")),
+    Variant("transformer", "softmax everywhere in fairseq's own transformer (--arch transformer, no plugin "
+            "module): the uptraining source (docs/uptraining)", ("--model", "softmax", "--arch", "transformer")),
     Variant("softmax_attdrop", "softmax everywhere, attention dropout 0.1",
             ("--model", "softmax"), ("--attention-dropout", "0.1")),
     Variant("abc_32_8", "ABC_MLP cross 32 + causal 8 (the paper's WMT model)", _abc(32, 8)),
