@@ -32,7 +32,7 @@ LOG = "".join([
 ])
 
 
-@pytest.mark.parametrize("module", ["compare_bible", "phi_usage", "phi_init_train"])
+@pytest.mark.parametrize("module", ["compare_bible", "phi_usage", "phi_init_train", "uptrain"])
 def test_help_prints_usage_and_does_nothing(module, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(REPO)}  # the package from a folder it must leave empty
     proc = subprocess.run(_module(module) + ["--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
