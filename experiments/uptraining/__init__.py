@@ -1,7 +1,8 @@
 """Uptraining evidence at CPU scale (issues 36 and 37): a softmax language model trained for P updates,
 converted to ABC-64 and GSA-64 (``python -m abc_fairseq.convert``) and continued for U updates
 (``scripts/lm/uptrain.sh``), against ABC-64, GSA-64 and softmax trained from scratch, with several
-seeds, at the quickstart's model, data and optimiser.
+seeds, at the quickstart's model, data and optimiser. The translation part (Bible ES-EN) is
+``experiments.bible_mt.uptrain``, beside the Bible study it shares its setting with.
 
 Modules, one job each:
 
