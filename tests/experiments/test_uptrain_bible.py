@@ -55,8 +55,11 @@ def test_dry_run_converts_with_each_targets_training_flags(tmp_path):
     uptrain = [line for line in lines if "scripts/mt/uptrain.sh" in line]
     assert len(uptrain) == 2 and all("--lr 7e-4 --warmup 20 --max-update 150 --seed 3" in line for line in uptrain)
     assert "uptrain/abc_32_8_s3/checkpoints" in uptrain[0] and "uptrain/gsa_causal_8_s3/converted.pt" in uptrain[1]
-    # The source is scored at P before its conversion, and continued to P + U in its own folder afterwards.
+    # The source is scored at P before its conversion (valid loss batched as in training: every sentence),
+    # and continued to P + U in its own folder afterwards.
     assert "--tag test_u300" in lines[0]
+    validate = [line for line in lines if "fairseq-validate" in line]
+    assert len(validate) == 1 and "--required-batch-size-multiple 1" in validate[0]
     continued = [line for line in lines if "scripts/mt/train.sh" in line]
     assert len(continued) == 1 and "--max-update 450" in continued[0] and "--arch transformer" in continued[0]
     assert lines.index(continued[0]) > max(lines.index(line) for line in uptrain)
