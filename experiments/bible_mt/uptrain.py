@@ -22,7 +22,8 @@ updates, 4096 tokens per update, about 50 updates per epoch). For each seed of -
             an epoch checkpoint every ~50 updates, each scored (BLEU)
   continue  the source continued to P + U in its own folder (the inverse-sqrt schedule does not
             depend on the budget: this is the softmax model trained P + U updates), scored
-  scratch   each target trained from scratch to P + U by compare_bible (OUT/runs/TARGET[_seedS])
+  scratch   each target trained from scratch to P + U by compare_bible (OUT/runs/TARGET[_seedS]);
+            or, with --scratch-summary, the same runs read from a saved compare_bible summary
   summary   SUMMARY_DIR/mt.{md,json,png}: valid loss and BLEU over the continued updates, per seed
             and their mean (experiments.bible_mt.uptrain_report)
 
@@ -93,6 +94,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS per process (default 1)")
     p.add_argument("--nice", type=int, default=10, help="niceness of the child processes (default 10)")
     p.add_argument("--summary-dir", type=Path, help="where mt.{json,md,png} go; default OUT/summary")
+    p.add_argument("--scratch-summary", type=Path, action="append", default=[],
+                   help="a saved compare_bible summary (compare_bible.json, e.g. docs/mt_quality's) whose run of a "
+                        "target and seed, trained to P + U with the same setting, the summary reads where OUT holds "
+                        "none that reached P + U (repeatable; the summary names the file)")
     p.add_argument("--dry-run", action="store_true", help="print the commands of the chains, run nothing")
     args = p.parse_args(argv)
     stages = [s.strip() for s in args.stages.split(",") if s.strip()]
@@ -111,6 +116,9 @@ def parse_args(argv=None) -> argparse.Namespace:
             p.error(f"{flag} must be a positive number, got {value}")
     if args.warmup < 0:
         p.error(f"--warmup must be >= 0, got {args.warmup}")
+    missing = [str(path) for path in args.scratch_summary if not path.is_file()]
+    if missing:
+        p.error(f"--scratch-summary: no such file: {', '.join(missing)}")
     args.stages = stages
     args.out = args.out.resolve()
     args.data = (args.data or args.out / "prep" / "bin").resolve()

@@ -75,11 +75,26 @@ def collect(args) -> Dict[str, dict]:
                 "curve": curve, "bleu_at": {P + u: b for u, b in _bleu(folder).items()},
                 "convert_command": portable(record.get("convert_command") or [], args), "lr": record.get("lr"),
                 "warmup": record.get("warmup")}
-            scratch = Run(target, seed)
-            runs[f"{target.name}_scratch_s{seed}"] = {
-                "kind": "scratch", "target": target.name, "seed": seed, "folder": f"runs/{scratch.name}",
-                "curve": _curve(cb.log_of(scratch, args)), "bleu_at": _bleu(cb.run_dir_of(scratch, args))}
+            runs[f"{target.name}_scratch_s{seed}"] = scratch_run(args, Run(target, seed))
     return runs
+
+
+def scratch_run(args, run: Run) -> dict:
+    """A target trained from scratch: OUT's run when its log reached P + U, else the first saved
+    summary (--scratch-summary) holding that variant and seed trained to P + U, else OUT's run as
+    far as it got."""
+    final = args.pretrain + args.continued
+    entry = {"kind": "scratch", "target": run.variant.name, "seed": run.seed}
+    curve = _curve(cb.log_of(run, args))
+    if curve and curve[-1]["updates"] >= final or not args.scratch_summary:
+        return {**entry, "folder": f"runs/{run.name}", "curve": curve, "bleu_at": _bleu(cb.run_dir_of(run, args))}
+    for path in args.scratch_summary:
+        saved = json.loads(path.read_text()).get("models", {}).get(run.name)
+        if saved and saved.get("seed") == run.seed and saved["curve"] and saved["curve"][-1]["updates"] >= final:
+            return {**entry, "saved_summary": os.path.relpath(path.resolve(), cb.REPO),
+                    "curve": [{"updates": p["updates"], "loss": p["loss"]} for p in saved["curve"]],
+                    "bleu_at": {int(u): b for u, b in saved["bleu_at"].items() if b is not None}}
+    return {**entry, "folder": f"runs/{run.name}", "curve": curve, "bleu_at": _bleu(cb.run_dir_of(run, args))}
 
 
 def _loss(run: dict, updates: int) -> Optional[float]:
@@ -142,11 +157,24 @@ def markdown(summary: dict) -> str:
               + " against its training log's "
               + ", ".join(f"{v:.3f}" if v is not None else "-" for v in summary["source_validate_check"]["log"])
               + "). BLEU: SacreBLEU on the 399 test sentences, beam 5, length penalty 0.6.", "",
+              _saved_note(summary),
               f"P = {s['pretrain']}, U = {s['continue']}; continued with lr {s['lr']}, {s['warmup']} warm-up "
               "updates (scripts/mt/uptrain.sh: optimizer, schedule, meters and data position reset). "
               f"Machine: {s['machine']}; {s['threads']} thread(s) per process. Commits: "
               + (", ".join(sorted({r["commit"] for r in summary["stages"]})) or "none recorded") + ".", ""]
     return "\n".join(lines)
+
+
+def _saved_note(summary: dict) -> str:
+    """Which from-scratch runs come from saved summaries (an empty line when none)."""
+    saved = {}
+    for name, run in summary["runs"].items():
+        if run.get("saved_summary"):
+            saved.setdefault(run["saved_summary"], []).append(f"{run['target']} seed {run['seed']}")
+    if not saved:
+        return ""
+    return ("From scratch, read from saved compare_bible summaries (the same setting and seeds, trained "
+            "earlier): " + "; ".join(f"{', '.join(runs)} from {path}" for path, runs in saved.items()) + ".\n")
 
 
 def plot(path: Path, summary: dict) -> None:
@@ -204,11 +232,14 @@ def _machine() -> str:
 def summarise(args) -> None:
     P, U = args.pretrain, args.continued
     runs = collect(args)
+    conversions = [runs[f"{t.name}_s{s}"] for t in args.targets for s in args.seeds]
+    continued = [p["updates"] for run in conversions for p in run["curve"] if p["updates"] > P]
+    if not continued:
+        die("no converted model has been continued yet: run the convert and uptrain stages first")
     missing = [name for name, run in runs.items() if not run["curve"]]
     if missing:
-        die(f"no training or validation yet for {', '.join(missing)}: run the other stages first")
-    conversions = [runs[f"{t.name}_s{s}"] for t in args.targets for s in args.seeds]
-    first = min(p["updates"] for p in conversions[0]["curve"] if p["updates"] > P) - P
+        log(f"no validation yet for {', '.join(missing)}: their cells are left empty ('-')")
+    first = min(continued) - P
     stages = [json.loads(line) for line in _text(args.out / "stages.jsonl").splitlines() if line.strip()]
 
     summary = {

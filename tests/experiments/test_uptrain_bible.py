@@ -137,3 +137,26 @@ def test_summary_tables_recovery_and_portable_commands(tmp_path):
     assert json.loads((summary_dir / "mt.json").read_text())["runs"]["abc_32_8_s1"]["convert_command"] == [
         "python", "OUT/x.pt"]
     assert str(tmp_path) not in text and (summary_dir / "mt.png").stat().st_size > 0
+
+
+def test_from_scratch_runs_missing_in_out_are_read_from_a_saved_summary(tmp_path):
+    out = _finished_out(tmp_path)
+    for target in ("abc_32_8", "gsa_causal_8"):
+        (out / "logs" / f"{target}_seed2.train.log").unlink()
+    curve = [{"updates": 100, "epoch": 2, "loss": 8.0, "nll_loss": 7.7, "ppl": 200.0},
+             {"updates": 200, "epoch": 4, "loss": 6.5, "nll_loss": 6.2, "ppl": 70.0}]
+    saved = _write(tmp_path / "saved" / "compare_bible.json", json.dumps({"models": {
+        "abc_32_8_seed2": {"seed": 2, "curve": curve, "bleu_at": {"200": 11.5}},
+        "gsa_causal_8_seed2": {"seed": 2, "curve": curve[:1], "bleu_at": {"100": 3.0}}}}))  # short of P + U
+    summary_dir = tmp_path / "summary"
+    _run(["--out", out, "--data", _data(tmp_path), "--pretrain", "100", "--continue", "100", "--stages", "summary",
+          "--summary-dir", summary_dir, "--scratch-summary", saved], check=True)
+    summary = json.loads((summary_dir / "mt.json").read_text())
+    abc = {row["model"]: row for row in summary["tables"]["abc_32_8"]}["abc_32_8 from scratch"]
+    assert abc["valid_loss"] == [7.3, 6.5] and abc["bleu"] == [7.0, 11.5]
+    gsa = {row["model"]: row for row in summary["tables"]["gsa_causal_8"]}["gsa_causal_8 from scratch"]
+    assert gsa["valid_loss"] == [7.3, None]  # neither OUT nor the saved summary has it at P + U
+    assert summary["runs"]["abc_32_8_scratch_s2"]["saved_summary"].endswith("saved/compare_bible.json")
+    assert "abc_32_8 seed 2 from " in (summary_dir / "mt.md").read_text()
+    proc = _run(["--out", out, "--stages", "summary", "--scratch-summary", tmp_path / "nope.json"])
+    assert proc.returncode == 2 and "--scratch-summary: no such file" in proc.stderr
