@@ -40,7 +40,16 @@ from typing import Dict, List, Optional
 
 from .report import EARLIER_GENERATORS, GENERATOR, REPORT_UPDATES, catch_up, markdown, seed_means
 from .training_curves import ValidPoint, loss_at, plot_curves, train_wall_seconds, valid_curve
-from .variants import DEFAULT_VARIANTS, MODEL_ARGS, SCHEDULE, VARIANTS, Run, parse_seed_list, parse_variant_list
+from .variants import (
+    DEFAULT_VARIANTS,
+    MODEL_ARGS,
+    SCHEDULE,
+    VARIANTS,
+    Run,
+    parse_seed_list,
+    parse_stage_list,
+    parse_variant_list,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -75,12 +84,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    help="further fairseq-train arguments for every variant, space separated (tests: --max-tokens ...)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     args = p.parse_args(argv)
-    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
-    bad = [s for s in stages if s not in STAGES]
-    if bad or not stages:
-        p.error(f"--stages: unknown {', '.join(bad) or '(none given)'}; choose from {', '.join(STAGES)}")
-    args.stages = stages
     try:
+        args.stages = parse_stage_list(args.stages, STAGES)
         args.variants = parse_variant_list(args.variants)
         args.seeds = parse_seed_list(args.seeds)
     except ValueError as err:

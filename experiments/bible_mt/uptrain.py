@@ -49,7 +49,7 @@ from typing import Dict, List
 
 from . import compare_bible as cb
 from .training_curves import valid_curve
-from .variants import VARIANTS, Run, parse_seed_list, parse_variant_list
+from .variants import VARIANTS, Run, parse_seed_list, parse_stage_list, parse_variant_list
 
 REPO = cb.REPO
 STAGES = ("source", "convert", "uptrain", "continue", "scratch", "summary")
@@ -100,11 +100,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         "none that reached P + U (repeatable; the summary names the file)")
     p.add_argument("--dry-run", action="store_true", help="print the commands of the chains, run nothing")
     args = p.parse_args(argv)
-    stages = [s.strip() for s in args.stages.split(",") if s.strip()]
-    bad = [s for s in stages if s not in STAGES]
-    if bad or not stages:
-        p.error(f"--stages: unknown {', '.join(bad) or '(none given)'}; choose from {', '.join(STAGES)}")
     try:
+        args.stages = parse_stage_list(args.stages, STAGES)
         args.seeds = parse_seed_list(args.seeds)
         args.targets = parse_variant_list(args.targets)
     except ValueError as err:
@@ -119,7 +116,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     missing = [str(path) for path in args.scratch_summary if not path.is_file()]
     if missing:
         p.error(f"--scratch-summary: no such file: {', '.join(missing)}")
-    args.stages = stages
     args.out = args.out.resolve()
     args.data = (args.data or args.out / "prep" / "bin").resolve()
     args.summary_dir = (args.summary_dir or args.out / "summary").resolve()

@@ -8,7 +8,7 @@ issue's schedule (``SCHEDULE``: lr 1e-3, 400 warm-up updates). Only the attentio
 ``transformer`` the architecture: fairseq's own, the source model the uptraining evidence converts.
 """
 
-from typing import Dict, List, NamedTuple, Tuple
+from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 # The issue's held-out setting; FFN 1024 (4 x width) is ours, the issue gives none.
 MODEL_ARGS: Tuple[str, ...] = (
@@ -123,3 +123,12 @@ def parse_variant_list(text: str) -> List[Variant]:
     if unknown:
         raise ValueError(f"--variants: unknown {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
     return [VARIANTS[name] for name in dict.fromkeys(names)]
+
+
+def parse_stage_list(text: str, known: Sequence[str]) -> List[str]:
+    """Comma-separated stage names -> the list; an unknown or empty one raises ValueError naming --stages."""
+    stages = [name.strip() for name in text.split(",") if name.strip()]
+    bad = [name for name in stages if name not in known]
+    if bad or not stages:
+        raise ValueError(f"--stages: unknown {', '.join(bad) or '(none given)'}; choose from {', '.join(known)}")
+    return stages
