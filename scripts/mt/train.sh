@@ -152,8 +152,9 @@ if [ -n "$train_module" ]; then
 fi
 
 # ABC options only for ABC architectures; a plain fairseq arch (e.g. --arch transformer) is
-# trained as it is, as the softmax baseline.
-abc_args=()
+# trained as it is, as the softmax baseline. Both get --user-dir: the plugin also lets torch >= 2.6
+# (weights-only loading) read fairseq checkpoints, which resuming a plain arch's run needs too.
+abc_args=(--user-dir "$repo/abc_fairseq")
 if [[ "$arch" == abc_* ]]; then
     # --user-dir imports the plugin, which registers its architectures and attention strategies;
     # check both before launching anything.
@@ -178,7 +179,7 @@ PY
         [ "$model" != softmax ] || die "--encoder-memory needs an ABC --model, not softmax"
         encoder=(--encoder-attn "$model" --encoder-memory "$encoder_mem")
     fi
-    abc_args=(--user-dir "$repo/abc_fairseq" "${cross[@]}" "${causal[@]}" "${encoder[@]}")
+    abc_args+=("${cross[@]}" "${causal[@]}" "${encoder[@]}")
 elif [ "$model" != softmax ] || [ "$causal_model" != softmax ]; then
     die "--arch $arch is not an ABC architecture: only --model softmax can train it"
 fi

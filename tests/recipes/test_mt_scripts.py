@@ -210,6 +210,16 @@ def test_every_table7_row_launches_from_train_sh(tmp_path):
             assert args.encoder_memory == encoder
 
 
+def test_a_plain_fairseq_arch_trains_with_the_plugin_loaded(tmp_path):
+    """--arch transformer gets no ABC flag but --user-dir: resuming its run loads checkpoint_last.pt,
+    which torch >= 2.6 refuses (weights-only) unless the plugin has allowed fairseq's pickled types."""
+    proc = _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "tiny", "--data", _fake_data(tmp_path),
+                 "--save-dir", tmp_path / "ck", "--cpu", "--model", "softmax", "--arch", "transformer", "--dry-run"])
+    cmd = proc.stdout
+    assert "--arch transformer " in cmd and f"--user-dir {REPO}/abc_fairseq " in cmd
+    assert "--decoder-cross-attn" not in cmd and "--encoder-attn" not in cmd
+
+
 @pytest.mark.parametrize("cross", ["abc", "softmax"])
 def test_gsa_causal_under_a_softmax_or_abc_cross_attention(cross, tmp_path):
     """``--causal-model gsa``: GSA (causal only) in the decoder's self attention under the cross
