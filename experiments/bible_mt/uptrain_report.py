@@ -157,7 +157,7 @@ def markdown(summary: dict) -> str:
               + " against its training log's "
               + ", ".join(f"{v:.3f}" if v is not None else "-" for v in summary["source_validate_check"]["log"])
               + "). BLEU: SacreBLEU on the 399 test sentences, beam 5, length penalty 0.6.", "",
-              _saved_note(summary),
+              *([_saved_note(summary)] if _saved_note(summary) else []),
               f"P = {s['pretrain']}, U = {s['continue']}; continued with lr {s['lr']}, {s['warmup']} warm-up "
               "updates (scripts/mt/uptrain.sh: optimizer, schedule, meters and data position reset). "
               f"Machine: {s['machine']}; {s['threads']} thread(s) per process. Commits: "
