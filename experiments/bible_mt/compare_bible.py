@@ -240,16 +240,21 @@ def phi_stats(args) -> None:
         run(cmd, args)
 
 
+def bleu_command(data: Path, save_dir: Path, checkpoint: Path, tag: str) -> List:
+    """scripts/mt/evaluate.sh on the test split (beam 5, length penalty 0.6, SacreBLEU) into
+    SAVE_DIR/eval/TAG/result.json."""
+    return ["bash", REPO / "scripts/mt/evaluate.sh", "--data", data, "--save-dir", save_dir, "--split", "test",
+            "--checkpoint", checkpoint, "--cpu", "--beam", "5", "--lenpen", "0.6", "--tag", tag]
+
+
 def evaluate(args) -> None:
     for job in args.runs:  # not "run": that is the function below
         run_dir = run_dir_of(job, args)
         if not (run_dir / "checkpoint_last.pt").is_file():
             log(f"{job.name}: no checkpoint_last.pt, not evaluated")
             continue
-        cmd = ["bash", REPO / "scripts/mt/evaluate.sh", "--data", args.data, "--save-dir", run_dir, "--split", "test",
-               "--checkpoint", run_dir / "checkpoint_last.pt", "--cpu", "--beam", "5", "--lenpen", "0.6",
-               "--tag", f"test_u{trained_updates(log_of(job, args))}"]
-        run(cmd, args)
+        run(bleu_command(args.data, run_dir, run_dir / "checkpoint_last.pt",
+                         f"test_u{trained_updates(log_of(job, args))}"), args)
 
 
 # -------------------------------------------------------------------------------------- summary

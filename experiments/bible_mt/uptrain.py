@@ -47,6 +47,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, List
 
+from benchmarks.environment import git_commit
+
 from . import compare_bible as cb
 from .training_curves import valid_curve
 from .variants import VARIANTS, Run, parse_seed_list, parse_stage_list, parse_variant_list
@@ -141,12 +143,6 @@ def compare_bible_args(args, variants: List[str], seeds: List[int], updates: int
     return words + (["--dry-run"] if args.dry_run else [])
 
 
-def trained(log_file: Path) -> int:
-    """Updates a training log reached (its last validation, at an epoch end)."""
-    curve = valid_curve(log_file.read_text(encoding="utf-8", errors="replace")) if log_file.is_file() else []
-    return curve[-1].updates if curve else 0
-
-
 def attention_flags(target, args) -> List[str]:
     """The attention flags compare_bible's training of ``target`` passes to fairseq-train (the last
     value of a repeated flag, as argparse takes it), read from train.sh's dry run."""
@@ -175,12 +171,9 @@ class Chain:
         cb.run([str(c) for c in cmd], self.args, log_file)
 
     def bleu(self, save_dir: Path, checkpoint: Path, tag: str) -> None:
-        """scripts/mt/evaluate.sh on test (beam 5, lenpen 0.6) into SAVE_DIR/eval/TAG/result.json."""
-        if (save_dir / "eval" / tag / "result.json").is_file():
-            return
-        self.run(["bash", REPO / "scripts/mt/evaluate.sh", "--data", self.args.data, "--save-dir", save_dir,
-                  "--split", "test", "--checkpoint", checkpoint, "--cpu", "--beam", "5", "--lenpen", "0.6",
-                  "--tag", tag])
+        """compare_bible's BLEU on test into SAVE_DIR/eval/TAG/result.json, unless there already."""
+        if not (save_dir / "eval" / tag / "result.json").is_file():
+            self.run(cb.bleu_command(self.args.data, save_dir, checkpoint, tag))
 
     def validate(self, checkpoint: Path, log_file: Path) -> None:
         """fairseq-validate on the valid split with the checkpoint's own criterion (label smoothing
@@ -200,7 +193,7 @@ class Chain:
     def convert(self) -> None:
         """Score the source at P, convert it to every target, score each before any update."""
         args, P = self.args, self.args.pretrain
-        done = trained(self.source_log)
+        done = cb.trained_updates(self.source_log)
         pending = [t for t in args.targets if not (conversion_dir(args, t.name, self.seed) / "converted.pt").is_file()]
         if pending and done != P and not args.dry_run:
             die(f"{self.source.name}: its log reached {done} updates, not P = {P}: "
@@ -241,7 +234,7 @@ class Chain:
             if not (folder / "converted.pt").is_file() and not args.dry_run:
                 log(f"{folder.name}: not converted yet, not continued")
                 continue
-            if trained(folder / "train.log") < args.continued:
+            if cb.trained_updates(folder / "train.log") < args.continued:
                 self.run(["bash", REPO / "scripts/mt/uptrain.sh", "--checkpoint", folder / "converted.pt",
                           "--data", args.data, "--save-dir", folder / "checkpoints", "--lr", args.lr,
                           "--warmup", str(args.warmup), "--max-update", str(args.continued), "--seed", str(self.seed),
@@ -265,21 +258,13 @@ class Chain:
             self.bleu(self.source_dir, self.source_dir / "checkpoint_last.pt", f"test_u{final}")
 
 
-def commit_of(repo: Path) -> str:
-    """HEAD of the checkout running the steps, ``-dirty`` when it has uncommitted changes."""
-    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return (head or "unknown") + ("-dirty" if dirty else "")
-
-
 def note_start(args, stage: str) -> None:
     """Append the stage, the commit and the time to OUT/stages.jsonl (the summary names them)."""
     if args.dry_run:
         return
     args.out.mkdir(parents=True, exist_ok=True)
     record = {"stage": stage, "seeds": args.seeds, "targets": [t.name for t in args.targets],
-              "commit": commit_of(REPO), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+              "commit": git_commit() or "unknown", "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
               "threads": args.threads, "jobs": args.jobs}
     with open(args.out / "stages.jsonl", "a", encoding="utf-8") as handle:
         handle.write(json.dumps(record) + "\n")

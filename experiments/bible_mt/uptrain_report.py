@@ -9,15 +9,16 @@ before any update, fairseq-validate). BLEU: SacreBLEU on test (scripts/mt/evalua
 
 import json
 import os
-import platform
 import sys
 from pathlib import Path
 from statistics import mean
 from typing import Dict, List, Optional
 
+from benchmarks.environment import cpu_model, git_commit
+
 from . import compare_bible as cb
 from .training_curves import ValidPoint, first_update_reaching, loss_at, valid_curve
-from .uptrain import OWNER_FILE, SOURCE, VALIDATED, attention_flags, commit_of, conversion_dir, die, log, source_run
+from .uptrain import OWNER_FILE, SOURCE, VALIDATED, attention_flags, conversion_dir, die, log, source_run
 from .variants import Run
 
 GENERATOR = "experiments.bible_mt.uptrain"
@@ -222,13 +223,6 @@ def plot(path: Path, summary: dict) -> None:
     plt.close(fig)
 
 
-def _machine() -> str:
-    for line in _text(Path("/proc/cpuinfo")).splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine()
-
-
 def summarise(args) -> None:
     P, U = args.pretrain, args.continued
     runs = collect(args)
@@ -247,7 +241,7 @@ def summarise(args) -> None:
         "settings": {"pretrain": P, "continue": U, "lr": args.lr, "warmup": args.warmup, "seeds": args.seeds,
                      "source": SOURCE.name,
                      "targets": {t.name: " ".join(attention_flags(t, args)) for t in args.targets},
-                     "machine": _machine(), "threads": args.threads, "summary_commit": commit_of(cb.REPO)},
+                     "machine": cpu_model(), "threads": args.threads, "summary_commit": git_commit() or "unknown"},
         "stages": stages,
         "tables": {t.name: rows_for(runs, t.name, args.seeds, P, U, first) for t in args.targets},
         "recovery": {t.name: {str(s): recovery(runs, t.name, s, P) for s in args.seeds} for t in args.targets},
