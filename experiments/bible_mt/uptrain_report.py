@@ -9,7 +9,6 @@ before any update, fairseq-validate). BLEU: SacreBLEU on test (scripts/mt/evalua
 
 import json
 import os
-import sys
 from pathlib import Path
 from statistics import mean
 from typing import Dict, List, Optional
@@ -50,9 +49,11 @@ def _curve(log_file: Path, offset: int = 0) -> List[dict]:
 
 def portable(words: List[str], args) -> List[str]:
     """A command with the machine's folders named as the README writes them: OUT, the checkout '.'
-    and 'python'."""
-    return ["python" if w == sys.executable else w.replace(str(args.out), "OUT").replace(str(cb.REPO), ".")
-            for w in words]
+    and 'python' for the interpreter that ran it (whichever Python writes the summary)."""
+    words = [w.replace(str(args.out), "OUT").replace(str(cb.REPO), ".") for w in words]
+    if words and os.path.basename(words[0]).startswith("python"):
+        words[0] = "python"
+    return words
 
 
 def collect(args) -> Dict[str, dict]:
