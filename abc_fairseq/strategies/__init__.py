@@ -11,11 +11,12 @@ and docs/architecture.md ("Adding a strategy") for registering one, also from th
 """
 
 # Registration order is the order of the flag's choices: ABC family, then the other ABC instances
-# of the paper, then the kernel baselines, then GSA.
+# of the paper, then the kernel baselines, then GSA and the window with sinks.
 from . import abc_mlp  # noqa: F401, I001
 from . import linformer, random_slots, window, cluster, compressive, global_tokens  # noqa: F401, I001
 from . import elu, rfa, t2r, linear  # noqa: F401, I001
 from . import gsa  # noqa: F401, I001 (beyond the paper: ABC's slots with a forget gate)
+from . import window_sink  # noqa: F401, I001 (beyond the paper: a window plus attention sinks)
 from ._kernel import KernelAttention
 from ._slots import SlotStrategy
 from .base import MODES, ControlModule, Memory, Setting, State, Strategy, StrategyOptions
