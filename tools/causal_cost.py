@@ -8,7 +8,8 @@ nc = ceil(N / C) chunks, head dims d (keys) and dv (values), n slots, P bytes pe
 F = 4 (fp32: normalisers, chunk memories, the backward's row terms):
 
     launch         programs          steps  multiply-adds per chunk            bytes per chunk
-    normalisers    (PyTorch)         -      0                                  C n (P + 5F)
+    logcumsumexp   Z n threads       N      0                                  2 C n F
+    normalisers    (PyTorch, 10-11)  -      0                                  C n (3F [+ P + F]) + small
     chunk sums     Z nc              1      C n (d + dv)                       C (d + dv + n) P + n (d + dv + 1) F
     scan           Z [n(d+dv)/256]   nc     0                                  n (2 (d + dv) + 1) F
     output         Z nc              1      C^2 (d + dv + 2n) + C n (d + dv)   C (2d + 2dv + n) P + C n F + n (d + dv) F
@@ -17,7 +18,14 @@ F = 4 (fp32: normalisers, chunk memories, the backward's row terms):
     reverse scan   Z [n(d+dv+1)/256] nc     0                                  n (2 (d + dv + 1) + 1) F
     columns (x 2)  2 Z nc            1      C^2 (2d + 2dv + 2n) + 2C n (d + dv) C (3d + 3dv + n) P + 6C n F
                                                                                + n (d + dv + 1) F
-    dl sum         (PyTorch)         -      0                                  C n (2F + P)
+    dl sum         (PyTorch)         -      0                                  C n (3F [+ F + P])
+
+(bracketed terms: half logits, cast to fp32 and back). ``torch.logcumsumexp(logits, dim=1)``
+(``ops/causal/triton/geometry.py``) scans the middle dimension of [Z, N, n]: on CUDA one thread
+per (sequence, slot) walks the N rows, N dependent load / logaddexp / store steps each, the
+largest sequential cost on the path at long N. The normalisers' other ops (logaddexp with the
+carried normaliser, the chunk-boundary index_select / cat / sub / exp, two fills, the last row's
+clone) are elementwise.
 
 At d = dv = n = C = 64 the forward is 2Cd + 2Cn + 4nd multiply-adds per row (32,768), causal
 softmax about N d / 2 (flash attention skips the masked half): ABC does less arithmetic from
@@ -48,19 +56,30 @@ class Launch(NamedTuple):
     name: str  # the kernel (or "PyTorch: ..." for the glue between kernels)
     launches: int
     programs: int
-    steps: int  # sequential steps of one program
+    steps: int  # sequential (dependent) steps of one program, or of one thread of a PyTorch scan
     macs: float  # multiply-adds, all programs
     bytes: float  # bytes read and written, all programs
+    kind: str = "kernel"  # "kernel" (a Triton kernel), "torch" (PyTorch ops), "torch scan" (a PyTorch scan)
 
 
-def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int) -> List[Launch]:
-    """The launches of one causal ABC forward + backward on the kernels (see the module docstring)."""
+def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
+                    logit_bytes: Optional[int] = None, split_columns: bool = True) -> List[Launch]:
+    """The launches of one causal ABC forward + backward on the kernels (see the module docstring),
+    PyTorch glue included. ``logit_bytes``: bytes per logit (default P; the self-check passes fp32
+    logits with half q, k, v). ``split_columns=False``: the code the H100 run timed (commit
+    f36c261): one columns program per chunk writing dl in the logits' dtype, no dl sum."""
+    L = P if logit_bytes is None else logit_bytes
     nc = math.ceil(N / C)
     chunks = Z * nc
     width = d + dv
+    rows = Z * N * n  # elements of one [Z, N, n] tensor
     scan = lambda w: Z * math.ceil(n * w / SCAN_BLOCK)  # noqa: E731
-    return [
-        Launch("PyTorch: normalisers", 5, 0, 0, 0, chunks * C * n * (P + 5 * F)),
+    cast = 0 if L == F else 1  # logits.float(): a copy unless the logits are fp32
+    boundary = 4 * Z * nc * n * F  # index_select, cat, sub, exp on [Z, nc, n]: small
+    launches = [
+        Launch("PyTorch: logcumsumexp", 1, Z * n, N, 0, 2 * rows * F, "torch scan"),  # a thread per (z, slot)
+        Launch("PyTorch: normalisers", 10 + cast, 0, 0, 0,
+               cast * rows * (L + F) + 3 * rows * F + boundary + Z * n * (width + 1) * F, "torch"),
         Launch("chunk_sums_kernel", 1, chunks, 1, chunks * C * n * width,
                chunks * (C * (width + n) * P + n * (width + 1) * F)),
         Launch("chunk_scan_kernel (forward)", 1, scan(width), nc, 0, chunks * n * (2 * width + 1) * F),
@@ -69,10 +88,18 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int) -> 
         Launch("rows_kernel", 1, chunks, 1, chunks * (C * C * (2 * d + dv + 3 * n) + 2 * C * n * width),
                chunks * (C * (3 * d + 2 * dv + n) * P + 4 * C * n * F + n * (2 * width + 1) * F)),
         Launch("chunk_scan_kernel (reverse)", 1, scan(width + 1), nc, 0, chunks * n * (2 * (width + 1) + 1) * F),
-        Launch("columns_kernel", 1, 2 * chunks, 1, chunks * (C * C * (2 * width + 2 * n) + 2 * C * n * width),
-               chunks * (C * (3 * width + n) * P + 6 * C * n * F + n * (width + 1) * F)),
-        Launch("PyTorch: dl sum", 1, 0, 0, 0, chunks * C * n * (2 * F + P)),
     ]
+    if split_columns:
+        launches += [
+            Launch("columns_kernel", 1, 2 * chunks, 1, chunks * (C * C * (2 * width + 2 * n) + 2 * C * n * width),
+                   chunks * (C * (3 * width + n) * P + 6 * C * n * F + n * (width + 1) * F)),
+            Launch("PyTorch: dl sum", 1 + (L != F), 0, 0, 0, rows * (2 * F + F + (L != F) * (F + L)), "torch"),
+        ]
+    else:
+        launches.append(Launch("columns_kernel", 1, chunks, 1,
+                               chunks * (C * C * (2 * width + 2 * n) + 2 * C * n * width),
+                               chunks * (C * (2 * width + n) * P + C * n * L + 4 * C * n * F + n * (width + 1) * F)))
+    return launches
 
 
 def peaks(device_name: str) -> Optional[tuple]:

@@ -114,17 +114,19 @@ def profile(B: int, H: int, N: int, d: int, n: int, dtype, repeats: int) -> Dict
 
 
 def _rows_with_glue(rows: List[dict], measured: Dict[str, float]) -> List[dict]:
-    """The model's two PyTorch rows take the measured glue time between them (the profiler cannot
-    tell the normalisers from the dl sum): the first holds it, the second shows none."""
+    """The model's PyTorch rows take the measured glue time between them (the profiler cannot
+    tell the logcumsumexp, the other normaliser ops and the dl sum apart): the first holds their
+    sum, the others are dropped."""
     glue = [row for row in rows if row["name"].startswith("PyTorch")]
     if measured and glue:
-        glue[0]["measured_us"] = measured.get("PyTorch glue")
-        glue[0]["name"] = "PyTorch glue (normalisers + dl sum)"
-        glue[0]["macs"] += glue[1]["macs"]
-        for key in ("launches", "bytes"):
-            glue[0][key] += glue[1][key]
-        glue[0]["model_us"] = None if glue[0]["model_us"] is None else glue[0]["model_us"] + glue[1]["model_us"]
-        rows.remove(glue[1])
+        first = glue[0]
+        first["measured_us"] = measured.get("PyTorch glue")
+        first["name"] = "PyTorch glue (normalisers + dl sum)"
+        for other in glue[1:]:
+            for key in ("launches", "macs", "bytes", "steps"):
+                first[key] = max(first[key], other[key]) if key == "steps" else first[key] + other[key]
+            first["model_us"] = None if first["model_us"] is None else first["model_us"] + other["model_us"]
+            rows.remove(other)
     return rows
 
 

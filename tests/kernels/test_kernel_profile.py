@@ -20,6 +20,8 @@ def test_forward_arithmetic_is_2Cd_2Cn_4nd_per_row():
     forward = launches["chunk_sums_kernel"].macs + launches["output_kernel"].macs
     assert forward == Z * N * (2 * C * d + 2 * C * n + 4 * n * d)
     assert launches["chunk_scan_kernel (forward)"].steps == N // C  # sequential over the chunks
+    logcumsumexp = launches["PyTorch: logcumsumexp"]  # one thread per (sequence, slot) walks all N rows
+    assert (logcumsumexp.steps, logcumsumexp.programs, logcumsumexp.kind) == (N, Z * n, "torch scan")
     assert launches["columns_kernel"].programs == 2 * Z * N // C  # key and value sides
 
 
@@ -37,7 +39,7 @@ def test_runs_the_kernels_under_the_interpreter_and_keeps_its_files(tmp_path):
     assert "chunk_sums_kernel" in log and "wrote" in log
     record = json.loads((out / "kernel_profile.json").read_text())
     (size,) = record["sizes"]
-    assert [row["name"] for row in size["launches"]][1:-1] == [
+    assert [row["name"] for row in size["launches"] if row["kind"] == "kernel"] == [
         "chunk_sums_kernel", "chunk_scan_kernel (forward)", "output_kernel", "rows_kernel",
         "chunk_scan_kernel (reverse)", "columns_kernel"]
     assert record["environment"]["commit"]
@@ -47,7 +49,8 @@ def test_runs_the_kernels_under_the_interpreter_and_keeps_its_files(tmp_path):
 
 def test_model_only_and_bad_flags(tmp_path):
     log = run_module("tools.kernel_profile", "--model-only", "--chunk", "64", "--out-dir", tmp_path / "m")
-    assert "| total | 12 |" in log and "H100 peaks" in log
+    # 6 kernels, the logcumsumexp, 11 other normaliser ops (fp16 logits: a cast), the dl sum and its cast
+    assert "| total | 20 |" in log and "| PyTorch: logcumsumexp | 1 | 32,768 | 512 |" in log and "H100 peaks" in log
     code, log = run_module("tools.kernel_profile", "--chunk", "48", "--out-dir", tmp_path / "x", check=False)
     assert code == 2 and "--chunk" in log
     code, log = run_module("tools.kernel_profile", "--lengths", "99999", "--out-dir", tmp_path / "y", check=False)

@@ -1,0 +1,122 @@
+"""``python -m tools.cost_model``: the calibrated cost model's counts (sequential steps of every op
+on the path, PyTorch glue included), its fit (recovers the constants of rows the model itself
+generated; leave-one-out), and its table of the saved H100 rows, read from the saved files."""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from fairseq_helpers import ROOT, run_module
+
+from tools import cost_model
+from tools.causal_cost import F
+
+RESULTS = os.path.join(ROOT, cost_model.RESULTS)
+
+
+def _launch(cost, name):
+    return next(x for x in cost.launches if x.name == name)
+
+
+def test_every_sequential_step_is_counted():
+    Z, N, d, n, C = 3, 320, 16, 8, 16
+    cost = cost_model.ours(Z, N, d, n, C, 2, "attention")
+    logcumsumexp = _launch(cost, "PyTorch: logcumsumexp")
+    assert (logcumsumexp.steps, logcumsumexp.programs, logcumsumexp.kind) == (N, Z * n, "torch scan")
+    scans = [_launch(cost, f"chunk_scan_kernel ({way})").steps for way in ("forward", "reverse")]
+    assert scans == [N // C, N // C]
+    row, _ = cost_model.features(cost)
+    assert row[2] == N + 2 * N // C + 4  # the scan and two chunk loops, plus one step per chunk kernel
+    assert row[1] == sum(x.launches for x in cost.launches) and row[0] == 1
+    assert cost_model.features(cost, "torch")[0][2] == N and cost_model.features(cost, "kernel")[0][2] == 2 * N // C + 4
+    # fla: five loops over its 64-row chunks and the normaliser's (64-row blocks assumed)
+    fla = cost_model.fla_launches(2, 4096, 64, 64, 64, 2)
+    assert sorted(x.steps for x in fla if x.steps > 1) == [4096 // 64] * 6
+    swapped = cost_model.fla_launches(8192, 4, 64, 64, 64, 2)  # the saved rows' problem: one chunk
+    assert max(x.steps for x in swapped) == 1
+    # flash attention: 7 N d FLOPs per token and head, forward + backward, causal
+    assert cost_model.flash(5, 1024, 64, 2, "attention").flash_flops == 7 * 1024 * 64 * 5 * 1024
+
+
+def _synthetic_rows(constants):
+    costs = [cost_model.ours(Z, N, 64, 64, C, P, harness, logit_bytes=L, split_columns=split)
+             for Z, N in ((4, 8192), (64, 512), (16, 2048), (512, 512)) for C in (16, 64)
+             for P, L in ((2, 2), (2, 4)) for harness in ("selfcheck", "attention") for split in (False, True)]
+    costs += [cost_model.flash(Z, N, d, 2, "attention")
+              for Z, N in ((4, 8192), (512, 512), (32, 2048)) for d in (64, 128)]
+    costs += [cost_model.fla(1, N, Z, 64, 64, 2, "selfcheck") for N, Z in ((4, 8192), (2048, 32))]
+    return [cost_model.Row("synthetic", "m", "s", "float16", cost_model.predict(cost, constants), cost, True)
+            for cost in costs]
+
+
+def test_the_fit_recovers_the_constants_of_rows_the_model_made():
+    truth = [120.0, 15.0, 0.4, 0.8, 2500.0]
+    rows = _synthetic_rows(truth)
+    X, fixed, measured = cost_model.design(rows)
+    np.testing.assert_allclose(cost_model.fit(X, fixed, measured), truth, rtol=1e-6)
+    np.testing.assert_allclose(cost_model.leave_one_out(X, fixed, measured), measured, rtol=1e-6)
+    # a constant that is zero stays zero (non-negative least squares), the others are found
+    truth = [0.0, 30.0, 0.5, 0.3, 1000.0]
+    X, fixed, measured = cost_model.design(_synthetic_rows(truth))
+    np.testing.assert_allclose(cost_model.fit(X, fixed, measured), truth, rtol=1e-6, atol=1e-9)
+    # with +-5% noise on the rows the constants stay non-negative and near the truth
+    noisy = measured * (1 + 0.05 * np.sin(np.arange(len(measured))))
+    fitted = cost_model.fit(X, fixed, noisy)
+    assert np.all(fitted >= 0)
+    np.testing.assert_allclose(fitted[1:], truth[1:], rtol=0.25)
+
+
+def test_the_saved_h100_rows_and_their_fit():
+    with open(os.path.join(RESULTS, "selfcheck.json")) as f:
+        timings = json.load(f)["timings"]
+    with open(os.path.join(RESULTS, "attention_fp16_partial.json")) as f:
+        suite = json.load(f)["results"]
+    rows = cost_model.saved_rows(RESULTS)
+    fitted = [row for row in rows if row.fitted]
+    expected = 2 * len(timings) + sum(r["method"] in ("abc", "sdpa") and r["status"] == "ok" for r in suite)
+    assert len(fitted) == expected == 29
+    assert sorted(row.method for row in rows if not row.fitted) == ["fla chunk_abc"] * len(timings)
+    result = cost_model.calibrate(rows)
+    by_key = {(r["source"], r["method"], r["size"], r["dtype"]): r for r in result["fit"]}
+    long_row = by_key[("selfcheck.json", "abc triton", "Z=4 N=8192 d=64", "float16")]
+    assert long_row["measured_us"] == pytest.approx(1e3 * timings[8]["abc triton"]) == pytest.approx(6098.88, abs=0.01)
+    first = suite[0]  # abc at N = 512, 64 x 8 sequence-heads
+    assert by_key[("attention_fp16_partial.json", "abc", "Z=512 N=512 d=64", "float16")]["measured_us"] == \
+        pytest.approx(1e3 * first["ms_per_call"])
+    for r in result["fit"]:
+        assert r["error"] == pytest.approx(r["predicted_us"] / r["measured_us"] - 1)
+    # the stated accuracy: median within 10%, every row within 35%, leave-one-out alike
+    assert result["fit_error"]["median"] < 0.10 and result["fit_error"]["max"] < 0.35
+    assert result["leave_one_out_error"]["median"] < 0.10 and result["leave_one_out_error"]["max"] < 0.40
+    c = result["constants"]
+    assert 0.2 < c["step_us"] < 1.0  # a dependent step: about one global-memory round trip
+    assert all(value >= 0 for value in c.values())
+    # the logcumsumexp is most of the 6.10 ms at N = 8,192 with 4 sequence-heads
+    timed = cost_model.ours(4, 8192, 64, 64, cost_model.H100_CHUNK, 2, "selfcheck", F, False)
+    constants = [c[name] for name in cost_model.CONSTANTS]
+    logcum = _launch_us(cost_model.breakdown(timed, constants), "PyTorch: logcumsumexp")
+    assert logcum > 0.5 * long_row["measured_us"]
+    assert math.isclose(sum(b["us"] for b in cost_model.breakdown(timed, constants)) + c["call_us"],
+                        cost_model.predict(timed, constants), rel_tol=1e-9)
+
+
+def _launch_us(parts, name):
+    return next(part["us"] for part in parts if part["name"] == name)
+
+
+def test_cli_writes_its_files_and_keeps_them(tmp_path):
+    assert "calibrated" in run_module("tools.cost_model", "--help")
+    out = tmp_path / "model"
+    log = run_module("tools.cost_model", "--out-dir", out)
+    assert "leave-one-out" in log.lower() and "wrote" in log
+    record = json.loads((out / "model.json").read_text())
+    assert record["commit"] and record["command"].startswith("python -m tools.cost_model")
+    assert [(p["N"], p["Z"]) for p in record["predictions"]] == [(8192, 4), (2048, 32), (512, 512)]
+    assert set(record["step_extremes"]) == {"torch", "kernel"}
+    assert "| 8,192 | 4 |" in (out / "model.md").read_text()
+    code, log = run_module("tools.cost_model", "--out-dir", out, check=False)
+    assert code == 2 and "--overwrite" in log
+    code, log = run_module("tools.cost_model", "--results", tmp_path, "--out-dir", tmp_path / "x", check=False)
+    assert code == 2 and "--results" in log
