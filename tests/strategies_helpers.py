@@ -9,7 +9,7 @@ import torch
 from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
 
 H, D, N_SLOTS, C_IN = 2, 4, 4, 6
-OPTIONS = StrategyOptions(linformer_max_positions=24, compressive_ratio=2)
+OPTIONS = StrategyOptions(linformer_max_positions=24, compressive_ratio=2, sink_tokens=1)
 
 
 def make(name, mode="causal", n=N_SLOTS, seed=0, options=OPTIONS, dropout=0.0):

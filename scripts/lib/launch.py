@@ -14,12 +14,17 @@ Processes: --nproc-per-node N per node, default: with --cpu 1, else the GPUs in
 CUDA_VISIBLE_DEVICES when it is set, else the lines 'GPU ...' of nvidia-smi -L (a dry run that
 finds none shows 1). processes = nnodes x nproc-per-node.
 
-Batch (one rule for every recipe, never refused):
-  per_process = --per-process when given, else ceil(target / processes)
-  update_freq = ceil(target / (processes x per_process))
-so an update holds processes x per_process x update_freq >= target units (tokens or sentences);
-a note on stderr says when that exceeds the target. The flags --max-tokens (tokens) or
---batch-size (sentences) and --update-freq go right after DATA.
+Batch (one rule for every recipe): an update holds exactly --target units (tokens or sentences),
+  per_process = target / (processes x update_freq)
+with update_freq the smallest integer that makes per_process a whole number of --quantum units, at
+most --per-process (the recipe's maximum per process and pass; default the target) and at least
+--min-per-process (what one process must hold: the longest example, a whole segment). Where the
+maximum divides target / processes this is per_process = min(maximum, target / processes). Where no
+update_freq splits the target exactly, the launch is refused with the flags to change, unless
+--allow-batch-mismatch: then per_process = min(maximum, target / processes rounded up to the
+quantum), update_freq = ceil(target / (processes x per_process)), and a warning gives the batch
+trained. The flags --max-tokens (tokens) or --batch-size (sentences) and --update-freq go right
+after DATA. A resumed run keeps its batch on another process count by the same rule.
 
 Launch shape:
   1 process     PROGRAM ARGS
@@ -93,23 +98,73 @@ def processes_per_node(args):
     fail("no GPU found (CUDA_VISIBLE_DEVICES, nvidia-smi); give --nproc-per-node N, or --cpu for a CPU run")
 
 
-def batch(unit, target, per_process, processes):
-    """(per_process, update_freq) by the one rule; a note when the update exceeds the target."""
-    per_process = per_process or -(-target // processes)
-    update_freq = -(-target // (processes * per_process))
-    reached = processes * per_process * update_freq
-    note("%d process(es) x %d %s x update-freq %d = %d %s per update (target %d)"
-         % (processes, per_process, unit, update_freq, reached, unit, target))
-    if reached > target:
-        note("the update holds %d %s more than the target (--update-freq is rounded up)" % (reached - target, unit))
+class Batch:
+    """What one process holds per pass and how many passes an update takes (the module docstring's rule)."""
+
+    def __init__(self, unit, target, maximum=None, quantum=1, minimum=1):
+        self.unit, self.target, self.quantum = unit, target, quantum
+        self.maximum = maximum or target
+        self.minimum = max(minimum, quantum)
+
+    def exact(self, processes):
+        """(per_process, update_freq) holding exactly the target on PROCESSES, or None."""
+        update_freq = max(1, -(-self.target // (processes * self.maximum)))
+        while processes * update_freq * self.minimum <= self.target:
+            if self.target % (processes * update_freq) == 0:
+                per_process = self.target // (processes * update_freq)
+                if per_process % self.quantum == 0 and per_process <= self.maximum:
+                    return per_process, update_freq
+            update_freq += 1
+        return None
+
+    def nearest(self, processes):
+        """(per_process, update_freq) of --allow-batch-mismatch: at least the target, rounded up."""
+        share = -(-self.target // processes)
+        per_process = min(self.maximum, max(self.minimum, -(-share // self.quantum) * self.quantum))
+        return per_process, -(-self.target // (processes * per_process))
+
+    def exact_process_counts(self, limit=256):
+        """The process counts up to LIMIT on which the target splits exactly (for the refusal)."""
+        return [p for p in range(1, limit + 1) if self.exact(p)]
+
+
+def plan_batch(args, processes):
+    """(per_process, update_freq) by the one rule; refused where the target cannot be held exactly."""
+    rule = Batch(args.unit, args.target, args.per_process, args.quantum, args.min_per_process)
+    plan = rule.exact(processes)
+    if plan is None:
+        per_process, update_freq = rule.nearest(processes)
+        reached = processes * per_process * update_freq
+        if not args.allow_batch_mismatch:
+            shape = "at most %d %s per process (%s)" % (rule.maximum, args.unit, args.per_process_flag)
+            if rule.quantum > 1:
+                shape += ", in multiples of %d" % rule.quantum
+            if rule.minimum > rule.quantum:
+                shape += ", at least %d" % rule.minimum
+            flags = [args.per_process_flag] + ([args.target_flag] if args.target_flag else [])
+            fail("%d %s per update cannot be split exactly over %d process(es) in whole passes of %s. Change the "
+                 "process count (--nproc-per-node x --nnodes; these hold it: %s) or %s, or pass "
+                 "--allow-batch-mismatch to train with %d %s per update instead (another experiment: the learning "
+                 "rate and schedule stay the recipe's)"
+                 % (args.target, args.unit, processes, shape, ", ".join(map(str, rule.exact_process_counts())),
+                    " or ".join(flags), reached, args.unit))
+        print("launch: WARNING: --allow-batch-mismatch: %d process(es) x %d %s x update-freq %d = %d %s per "
+              "update, not the target %d (%+.1f%%)" % (processes, per_process, args.unit, update_freq, reached,
+                                                        args.unit, args.target, 100.0 * (reached / args.target - 1)),
+              file=sys.stderr)
+        return per_process, update_freq
+    per_process, update_freq = plan
+    note("%d process(es) x %d %s x update-freq %d = %d %s per update (the target)"
+         % (processes, per_process, args.unit, update_freq, args.target, args.unit))
     return per_process, update_freq
 
 
 def rendezvous(args, gpus):
     """(job id, first node) of the SLURM allocation, or placeholders for a dry run outside one."""
     job, nodelist = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_JOB_NODELIST")
-    submit = "sbatch --nodes %d --ntasks-per-node 1 --gpus-per-node %d %s %s" % (
-        args.nnodes, gpus, args.sbatch, args.recipe_argv.strip())
+    per_node = "" if args.cpu else " --gpus-per-node %d" % gpus
+    submit = "sbatch --nodes %d --ntasks-per-node 1%s %s %s" % (args.nnodes, per_node, args.sbatch,
+                                                               args.recipe_argv.strip())
     if not (job and nodelist):
         if not args.dry_run:
             fail("--nnodes %d needs a SLURM allocation (one torchrun per node, started by srun); submit: %s"
@@ -127,11 +182,9 @@ def rendezvous(args, gpus):
 
 def command(args, fairseq_args, extra):
     """The full command line (a list of words)."""
-    if args.cpu and args.nnodes > 1:
-        fail("--cpu runs on one machine; drop --nnodes %d" % args.nnodes)
     gpus = processes_per_node(args)
     processes = args.nnodes * gpus
-    per_process, update_freq = batch(args.unit, args.target, args.per_process, processes)
+    per_process, update_freq = plan_batch(args, processes)
     program = ["python", "-m", args.train_module] if args.train_module else ["fairseq-train"]
     train = [fairseq_args[0], BATCH_FLAGS[args.unit], str(per_process), "--update-freq", str(update_freq),
              *fairseq_args[1:]]
@@ -160,7 +213,18 @@ def parser():
     p.add_argument("--cpu", action="store_true", help="train on CPU (gloo when several processes)")
     p.add_argument("--unit", choices=sorted(BATCH_FLAGS), required=True, help="what the batch counts")
     p.add_argument("--target", type=positive, required=True, help="units per update to reach")
-    p.add_argument("--per-process", type=positive, help="units per process and pass (default: see above)")
+    p.add_argument("--per-process", type=positive,
+                   help="the most units per process and pass (default: the target)")
+    p.add_argument("--quantum", type=positive, default=1,
+                   help="units per process come in multiples of this (e.g. the LM's 512-token segment; default 1)")
+    p.add_argument("--min-per-process", type=positive, default=1,
+                   help="the fewest units one process may hold (e.g. the longest training example; default 1)")
+    p.add_argument("--allow-batch-mismatch", action="store_true",
+                   help="train with the nearest batch when the target cannot be split exactly (a warning says which)")
+    p.add_argument("--per-process-flag", default="--per-process",
+                   help="the recipe's flag of the per-process maximum (named in messages)")
+    p.add_argument("--target-flag", default="",
+                   help="the recipe's flag of the target, if it has one (named in messages)")
     p.add_argument("--train-module", help="run python -m MODULE instead of fairseq-train")
     p.add_argument("--rdzv-port", type=positive, default=29500, help="the rendezvous port (default 29500)")
     p.add_argument("--sbatch", default="the recipe's .sbatch", help="the recipe's .sbatch (named in messages)")

@@ -7,10 +7,14 @@
 # its fairseq-train arguments, then
 #
 #   plan_launch UNIT TARGET PER_PROCESS SBATCH ARGS... [-- EXTRA...]
-#       UNIT tokens or sentences, TARGET units per update, PER_PROCESS units per process and pass
-#       (empty: TARGET / processes), SBATCH the recipe's .sbatch (named when several nodes need
-#       one), ARGS the data and the recipe's flags, EXTRA the user's. Sets LAUNCH (the command,
-#       shell-quoted); with --dry-run prints it and exits 0.
+#       UNIT tokens or sentences, TARGET units per update (held exactly: launch.py's batch rule,
+#       refused where it cannot be), PER_PROCESS the most units per process and pass (empty: the
+#       target), SBATCH the recipe's .sbatch (named when several nodes need one), ARGS the data
+#       and the recipe's flags, EXTRA the user's. Sets LAUNCH (the command, shell-quoted); with
+#       --dry-run prints it and exits 0. A recipe states its batch constraints in LAUNCH_OPTS
+#       before: --quantum Q (per-process units in multiples of Q), --min-per-process M, and the
+#       flags that set the maximum and the target (--per-process-flag, --target-flag), which a
+#       refusal names.
 #   claim_launch SAVE_DIR KIND ID
 #       SAVE_DIR becomes this run's (claim_dir: marked by SAVE_DIR/.run) and is locked (take_lock).
 #   exec_launch
@@ -18,7 +22,9 @@
 #
 # LAUNCH_FLAGS, the parse_flags entries every launcher shares, set (defaults here):
 #   --nnodes N (nnodes=1), --nproc-per-node N (nproc: empty = launch.py's count), --cpu (cpu=1),
-#   --dry-run (dry_run=1), --rdzv-port P (rdzv_port=29500); the deprecated aliases --nodes,
+#   --dry-run (dry_run=1), --rdzv-port P (rdzv_port=29500), --allow-batch-mismatch
+#   (allow_mismatch=1: train the nearest batch where the target cannot be held exactly, with a
+#   warning; without it such a launch is refused); the deprecated aliases --nodes,
 #   --gpus, --cpu-procs and --nproc. LAUNCH_OPTS takes further launch.py options
 #   (--train-module MODULE). LAUNCH_ARGV holds the script's own arguments (this file is sourced
 #   without arguments, so "$@" is still the script's), for messages and the lock.
@@ -33,11 +39,11 @@ LAUNCH_OPTS=()
 LAUNCH=""
 # The variables below are the shared flags' values, read by the sourcing recipe.
 # shellcheck disable=SC2034
-nnodes=1 nproc="" cpu=0 dry_run=0 rdzv_port=29500
+nnodes=1 nproc="" cpu=0 dry_run=0 rdzv_port=29500 allow_mismatch=0
 # shellcheck disable=SC2034
 LAUNCH_FLAGS=(
     "--nnodes nnodes a number" "--nproc-per-node nproc a number" "--cpu cpu=1" "--dry-run dry_run=1"
-    "--rdzv-port rdzv_port a port"
+    "--rdzv-port rdzv_port a port" "--allow-batch-mismatch allow_mismatch=1"
     "--nodes >--nnodes" "--gpus >--nproc-per-node" "--cpu-procs >--nproc-per-node" "--nproc >--nproc-per-node"
 )
 
@@ -56,6 +62,7 @@ plan_launch() {  # UNIT TARGET PER_PROCESS SBATCH ARGS... [-- EXTRA...]
     [ -z "$nproc" ] || opts+=(--nproc-per-node "$nproc")
     [ "$cpu" = 0 ] || opts+=(--cpu)
     [ "$dry_run" = 0 ] || opts+=(--dry-run)
+    [ "$allow_mismatch" = 0 ] || opts+=(--allow-batch-mismatch)
     LAUNCH="$(python3 "$LAUNCH_LIB/launch.py" "${opts[@]}" -- "$@")" || exit 1
     if [ "$dry_run" = 1 ]; then
         printf '%s\n' "$LAUNCH"

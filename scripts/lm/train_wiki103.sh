@@ -13,10 +13,13 @@
 # scripts/lm/train_wiki103.sbatch with the same arguments (outside an allocation the launcher
 # refuses and prints the sbatch command; a dry run shows the command with placeholders).
 #
-# Batch: the paper's 64 segments x 512 tokens = 32768 tokens per update (--batch-tokens), kept
-# whatever the hardware by the launchers' one rule, never refused:
-#   update_freq = ceil(batch tokens / (processes x --max-tokens))
-# (an update holds at least the batch; a note says when it holds more).
+# Batch: the paper's 64 segments x 512 tokens = 32768 tokens per update (--batch-tokens), held
+# exactly on every process count by the launchers' one rule (scripts/lib/launch.py --help):
+#   tokens per process = batch tokens / (processes x update_freq), whole 512-token segments, at
+#   most --max-tokens, update_freq the smallest that allows it
+# (1 GPU: 8192 x 4; 4 GPUs: 8192 x 1; 8: 4096 x 1; 32: 1024 x 1). A layout that cannot hold it
+# (more than 64 processes, or a count that does not divide the 64 segments) is refused with the
+# flags to change, unless --allow-batch-mismatch.
 #
 # Optimisation, as fairseq's Baevski & Auli WikiText-103 recipe (fairseq
 # examples/language_model/README.adaptive_inputs.md) and Table 9 of the paper (lr 1.0):
@@ -38,8 +41,11 @@
 #                        CUDA_VISIBLE_DEVICES, else of nvidia-smi -L)
 #   --nnodes N           nodes (default 1; more run inside a SLURM allocation)
 #   --rdzv-port P        the rendezvous port on the first node (several nodes; default 29500)
-#   --max-tokens N       tokens per process and forward pass, a multiple of 512 (default 8192)
+#   --max-tokens N       the most tokens per process and forward pass (default 8192); each process
+#                        takes whole 512-token segments
 #   --batch-tokens N     tokens per update (default 32768 = 64 x 512, the paper's batch)
+#   --allow-batch-mismatch  where the batch cannot be held exactly, train the nearest one (a
+#                        warning says which) instead of refusing
 #   --cpu                train on CPU (small runs; gloo with several processes)
 #   --no-fp16            GPU training in fp32 (default: --fp16, as Baevski & Auli)
 #   --no-tensorboard     do not write TensorBoard logs (default: SAVE_DIR/tensorboard)
@@ -72,8 +78,8 @@ parse_flags flags "$@"
 lm_row "$row"
 posint --max-tokens "$max_tokens"
 posint --batch-tokens "$batch_tokens"
-[ $((max_tokens % TOKENS_PER_SAMPLE)) = 0 ] \
-    || die "--max-tokens $max_tokens is not a multiple of the $TOKENS_PER_SAMPLE-token segment"
+# Each process takes whole segments, at least one.
+LAUNCH_OPTS+=(--quantum "$TOKENS_PER_SAMPLE" --per-process-flag=--max-tokens --target-flag=--batch-tokens)
 
 # A dry run needs no data: it shows the command a prepared --data would get.
 [ ! -f "$data/dict.txt" ] || data="$(cd "$data" && pwd)"

@@ -28,8 +28,10 @@
 # Launching and batch: scripts/lib/launch.py, the one launcher (its --help): one process runs
 # fairseq-train; --nproc-per-node N > 1 runs torchrun on one node; --nnodes N > 1 runs srun +
 # torchrun inside a SLURM allocation (submit scripts/lm/uptrain.sbatch with the same arguments).
-# --batch-tokens per update are kept whatever the hardware:
-#   update_freq = ceil(batch tokens / (processes x --max-tokens))
+# --batch-tokens per update are held exactly on every process count by the launchers' one rule
+# (tokens per process = batch tokens / (processes x update_freq), whole segments of the model's
+# --tokens-per-sample, at most --max-tokens); a layout that cannot hold them is refused with the
+# flags to change, unless --allow-batch-mismatch.
 #
 # Options:
 #   --checkpoint FILE    the converted checkpoint (python -m abc_fairseq.convert; required)
@@ -39,12 +41,13 @@
 #   --warmup N           warm-up updates (default 1000)
 #   --max-update N       uptraining updates (default 20000)
 #   --seed N             (default 1)
-#   --max-tokens N       tokens per process and forward pass (default 8192)
+#   --max-tokens N       the most tokens per process and forward pass (default 8192)
 #   --batch-tokens N     tokens per update (default 32768)
 #   --nproc-per-node N   processes per node (default: with --cpu 1, else the GPUs of
 #                        CUDA_VISIBLE_DEVICES, else of nvidia-smi -L)
 #   --nnodes N           nodes (default 1; more run inside a SLURM allocation)
 #   --rdzv-port P        the rendezvous port on the first node (several nodes; default 29500)
+#   --allow-batch-mismatch  train the nearest batch where --batch-tokens cannot be held exactly
 #   --cpu                train on CPU (gloo with several processes)
 #   --no-fp16            GPU training in fp32 (default: --fp16)
 #   --no-tensorboard     no TensorBoard logs (default: SAVE_DIR/tensorboard)
@@ -88,6 +91,13 @@ args=(
 )
 [ "$tensorboard" = 0 ] || args+=(--tensorboard-logdir "$save_dir/tensorboard")
 [ "$cpu" = 1 ] || [ "$fp16" = 0 ] || args+=(--fp16)
+# Each process takes whole segments of the model's --tokens-per-sample (fairseq's default 1024 when
+# the checkpoint does not set it).
+segment=1024
+for i in "${!run_args[@]}"; do
+    [ "${run_args[$i]}" != --tokens-per-sample ] || segment="${run_args[$((i + 1))]}"
+done
+LAUNCH_OPTS+=(--quantum "$segment" --per-process-flag=--max-tokens --target-flag=--batch-tokens)
 plan_launch tokens "$batch_tokens" "$max_tokens" scripts/lm/uptrain.sbatch "${args[@]}" -- "${extra[@]}"
 
 [ -f "$data/dict.txt" ] || die "--data $data has no dict.txt (binarised language-modelling data)"

@@ -12,10 +12,16 @@
 # allocation the launcher refuses and prints the sbatch command; a dry run shows the command with
 # placeholders).
 #
-# Batch: the dataset's tokens per update (below; --total-tokens) are kept whatever the hardware
-# by the launchers' one rule, never refused:
-#   update_freq = ceil(total tokens / (processes x --max-tokens))
-# (an update holds at least the total; a note says when it holds more).
+# Batch: the dataset's tokens per update (below; --total-tokens) are held exactly on every
+# process count by the launchers' one rule (scripts/lib/launch.py --help):
+#   tokens per process = total tokens / (processes x update_freq), at most --max-tokens and at
+#   least the longest training example (wmt14: 256 = 250 BPE tokens + EOS, the data recipe's
+#   --max-len; iwslt14_doc: 1024, its --max-source/target-positions), update_freq the smallest
+#   that allows it
+# (wmt14 on 1 / 4 / 8 / 32 GPUs: 4096 x 8 / 4096 x 2 / 4096 x 1 / 1024 x 1). A layout that
+# cannot hold the total (e.g. wmt14 on 128 GPUs, iwslt14_doc on more than 16) is refused with
+# the flags to change, unless --allow-batch-mismatch. fairseq would silently drop the examples
+# longer than a process's --max-tokens: hence the floor.
 #
 # Resuming: fairseq restores SAVE_DIR/checkpoint_last.pt (model, optimizer, scheduler, data
 # position) when it exists, so rerunning the same command continues an interrupted run.
@@ -60,8 +66,10 @@
 #                          CUDA_VISIBLE_DEVICES, else of nvidia-smi -L)
 #   --nnodes N             nodes (default 1; more run inside a SLURM allocation: train.sbatch)
 #   --rdzv-port P          the rendezvous port on the first node (several nodes; default 29500)
+#   --allow-batch-mismatch where --total-tokens cannot be held exactly, train the nearest batch
+#                          (a warning says which) instead of refusing
 #   --cpu                  train on CPU
-#   --max-tokens N         tokens per process per step (default per dataset)
+#   --max-tokens N         the most tokens per process per step (default per dataset)
 #   --total-tokens N       tokens per update to reach (default per dataset)
 #   --lr X --warmup N --max-update N --seed N   override the defaults
 #   --train-module MODULE  run training as 'python -m MODULE' instead of fairseq-train: a module
@@ -116,18 +124,18 @@ common=(--optimizer adam --adam-betas '(0.9, 0.98)' --adam-eps 1e-9 --clip-norm 
 case "$dataset" in
     wmt14)
         d_arch=abc_transformer_wmt_en_de d_cross=32 d_causal=8 d_lr=7e-4 d_warmup=6000
-        d_max_tokens=4096 d_total=32768 d_max_update=100000
+        d_max_tokens=4096 d_total=32768 d_max_update=100000 d_longest=256
         d_args=(--dropout 0.1 --weight-decay 0.0 --save-interval-updates 2000 --keep-interval-updates 1
                 --keep-last-epochs 5) ;;
     iwslt14_doc)
         d_arch=abc_transformer_iwslt_doc d_cross=128 d_causal=64 d_lr=5e-4 d_warmup=4000
-        d_max_tokens=4096 d_total=16384 d_max_update=50000
+        d_max_tokens=4096 d_total=16384 d_max_update=50000 d_longest=1024
         d_args=(--dropout 0.3 --weight-decay 0.0001 --keep-last-epochs 5
                 --max-source-positions 1024 --max-target-positions 1024
                 --skip-invalid-size-inputs-valid-test) ;;
     tiny)
         d_arch=abc_transformer_tiny d_cross=16 d_causal=8 d_lr=3e-3 d_warmup=100
-        d_max_tokens=4096 d_total=4096 d_max_update=300
+        d_max_tokens=4096 d_total=4096 d_max_update=300 d_longest=256
         d_args=(--dropout 0.1 --weight-decay 0.0 --keep-last-epochs 5) ;;
     *) die "--dataset must be wmt14, iwslt14_doc or tiny, got '$dataset'" ;;
 esac
@@ -189,6 +197,8 @@ train_args=("$data" --arch "$arch" "${abc_args[@]}" "${common[@]}" "${d_args[@]}
             --lr "$lr" --warmup-updates "$warmup" --max-update "$max_update" --seed "$seed"
             --save-dir "$save_dir" --tensorboard-logdir "$save_dir/tensorboard"
             --log-format simple --log-interval 100)
+# A process holds at least the dataset's longest training example (fairseq drops longer ones).
+LAUNCH_OPTS+=(--min-per-process "$d_longest" --per-process-flag=--max-tokens --target-flag=--total-tokens)
 plan_launch tokens "$total_tokens" "$max_tokens" scripts/mt/train.sbatch "${train_args[@]}" -- "${extra[@]}"
 
 [ -d "$data" ] || die "--data $data is not a directory"

@@ -29,7 +29,9 @@
 # fairseq-train; --nproc-per-node N > 1 runs torchrun on one node; --nnodes N > 1 runs srun +
 # torchrun inside a SLURM allocation (submit scripts/mt/uptrain.sbatch with the same arguments).
 # --total-tokens per update are kept whatever the hardware:
-#   update_freq = ceil(total tokens / (processes x --max-tokens))
+#   tokens per process = total tokens / (processes x update_freq), at most --max-tokens, with
+#   update_freq the smallest that allows it; a layout that cannot hold the total exactly is refused
+#   with the flags to change, unless --allow-batch-mismatch
 #
 # Options:
 #   --checkpoint FILE    the converted checkpoint (python -m abc_fairseq.convert; required)
@@ -39,12 +41,13 @@
 #   --warmup N           warm-up updates (default 1000)
 #   --max-update N       uptraining updates (default 20000)
 #   --seed N             (default 1)
-#   --max-tokens N       tokens per process and forward pass (default 4096)
+#   --max-tokens N       the most tokens per process and forward pass (default 4096)
 #   --total-tokens N     tokens per update (default 32768)
 #   --nproc-per-node N   processes per node (default: with --cpu 1, else the GPUs of
 #                        CUDA_VISIBLE_DEVICES, else of nvidia-smi -L)
 #   --nnodes N           nodes (default 1; more run inside a SLURM allocation)
 #   --rdzv-port P        the rendezvous port on the first node (several nodes; default 29500)
+#   --allow-batch-mismatch  train the nearest batch where --total-tokens cannot be held exactly
 #   --cpu                train on CPU (gloo with several processes)
 #   --no-tensorboard     no TensorBoard logs (default: SAVE_DIR/tensorboard)
 #   --dry-run            print the command instead of running it (without the checkpoint, the
@@ -84,6 +87,7 @@ args=(
     --save-dir "$save_dir" --log-format simple --log-interval 100
 )
 [ "$tensorboard" = 0 ] || args+=(--tensorboard-logdir "$save_dir/tensorboard")
+LAUNCH_OPTS+=(--per-process-flag=--max-tokens --target-flag=--total-tokens)
 plan_launch tokens "$total_tokens" "$max_tokens" scripts/mt/uptrain.sbatch "${args[@]}" -- "${extra[@]}"
 
 compgen -G "$data/dict.*.txt" >/dev/null || die "--data $data has no dict.*.txt (binarised translation data)"

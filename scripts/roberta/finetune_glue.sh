@@ -19,10 +19,12 @@
 #   --nnodes N          nodes [1]; more run inside a SLURM allocation: submit
 #                       scripts/roberta/finetune_glue.sbatch (srun + torchrun, c10d rendezvous)
 #   --rdzv-port P       the rendezvous port on the first node (several nodes) [29500]
-#   --max-sentences S   sentences per process per step [ceil(the task's batch / processes)]; the
-#                       task's batch is kept by the launchers' one rule, never refused:
-#                       update_freq = ceil(batch / (processes x S)) (a note says when an update
-#                       holds more than the batch)
+#   --max-sentences S   the most sentences per process per step [the task's batch]; the task's
+#                       batch is held exactly by the launchers' one rule: batch / (processes x
+#                       update_freq) sentences per process, at most S, update_freq the smallest
+#                       that allows it; a layout that cannot hold it (e.g. 32 processes for a
+#                       batch of 16) is refused with the flags to change, unless
+#                       --allow-batch-mismatch (the nearest batch, with a warning)
 #   --cpu               run on CPU (tests; no fp16; gloo with several processes)
 #   --dry-run           print the command and exit
 #   -- ARGS             passed to fairseq-train as is (e.g. -- --max-update 10)
@@ -108,6 +110,7 @@ fi
 [ "$task" != "CoLA" ] || args+=(--report-mcc)
 [ "$task" != "MNLI" ] || args+=(--valid-subset "valid,valid1")
 [ "$cpu" = 1 ] || args+=(--fp16 --fp16-init-scale 4 --threshold-loss-scale 1 --fp16-scale-window 128)
+LAUNCH_OPTS+=(--per-process-flag=--max-sentences)
 plan_launch sentences "${hp[1]}" "$max_sentences" scripts/roberta/finetune_glue.sbatch "${args[@]}" -- "${extra[@]}"
 
 [ -f "$checkpoint" ] || die "--checkpoint $checkpoint does not exist"

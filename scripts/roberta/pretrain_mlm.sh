@@ -19,10 +19,15 @@
 #   --nnodes M          nodes [1]; more run inside a SLURM allocation: submit
 #                       scripts/roberta/pretrain_mlm.sbatch (srun + torchrun, c10d rendezvous)
 #   --rdzv-port P       the rendezvous port on the first node (several nodes) [29500]
-#   --batch-seqs B      sequences per update [2048], kept whatever G x M by the launchers' one
-#                       rule, never refused: update_freq = ceil(B / (G x M x S))
-#   --max-sentences S   sequences per process per step [16]
+#   --batch-seqs B      sequences per update [2048], held exactly on every G x M by the launchers'
+#                       one rule: B / (G x M x update_freq) sequences per process and step, at
+#                       most S, update_freq the smallest that allows it (1 GPU: 16 x 128; 8: 16 x
+#                       16; 128: 16 x 1); a layout that cannot hold B is refused with the flags to
+#                       change, unless --allow-batch-mismatch
+#   --max-sentences S   the most sequences per process per step [16]
 #   --total-updates U   updates [125000]     --warmup-updates W  [10000]     --lr LR  [0.0005]
+#   --allow-batch-mismatch  train the nearest batch where B cannot be held exactly (a warning
+#                       says which)
 #   --cpu               run on CPU (tests; no fp16; gloo with several processes)
 #   --dry-run           print the command and exit
 #   -- ARGS             anything after -- goes to fairseq-train as is
@@ -76,6 +81,7 @@ if [ "$restore" != "none" ]; then
     train_args+=(--restore-file "$restore" --reset-optimizer --reset-dataloader --reset-meters)
 fi
 [ "$cpu" = 1 ] || train_args+=(--fp16)
+LAUNCH_OPTS+=(--per-process-flag=--max-sentences --target-flag=--batch-seqs)
 plan_launch sentences "$batch_seqs" "$max_sentences" scripts/roberta/pretrain_mlm.sbatch "${train_args[@]}" \
     -- "${extra[@]}"
 

@@ -5,10 +5,11 @@ chunked op and in every registered strategy's parallel causal form."""
 import pytest
 import torch
 from ops_helpers import random_inputs, step_by_step
+from strategies_helpers import OPTIONS
 
 from abc_fairseq.ops import causal_abc
 from abc_fairseq.ops.utils import zero_safe_matmul
-from abc_fairseq.strategies import STRATEGIES, StrategyOptions, get_strategy
+from abc_fairseq.strategies import STRATEGIES, get_strategy
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -82,7 +83,6 @@ def test_zero_safe_matmul_equals_matmul_when_finite_and_isolates_nan():
 
 # ------------------------------------------------------------------------- strategies (registry)
 H, D, SLOTS, C_IN = 2, 4, 4, 6
-OPTIONS = StrategyOptions(linformer_max_positions=24, compressive_ratio=2)
 CAUSAL = [name for name, cls in STRATEGIES.items() if "causal" in cls.modes]
 
 

@@ -41,18 +41,21 @@ def test_finetuning_keeps_the_task_batch_on_several_gpus(task, gpus, max_sentenc
         assert argv[:4] == ["torchrun", "--standalone", "--nproc_per_node", str(gpus)]
 
 
-def test_a_batch_that_does_not_split_is_rounded_up_and_said():
-    """The launchers' one rule: update_freq = ceil(batch / (GPUs x per-GPU)), never refused."""
-    proc = finetune("RTE", "--nproc-per-node", "3")
-    argv = shlex.split(proc.stdout)
-    assert (value(argv, "--batch-size"), value(argv, "--update-freq")) == ("6", "1")  # 3 x 6 x 1 = 18 >= 16
-    assert "18 sentences per update (target 16)" in proc.stderr and "more than the target" in proc.stderr
+def test_the_task_batch_is_held_exactly_or_refused():
+    """The launchers' one rule: batch / (GPUs x update_freq) sentences per GPU, at most
+    --max-sentences; a layout that cannot hold the batch is refused unless --allow-batch-mismatch."""
     proc = finetune("RTE", "--nproc-per-node", "2", "--max-sentences", "3")
     argv = shlex.split(proc.stdout)
-    assert (value(argv, "--batch-size"), value(argv, "--update-freq")) == ("3", "3")  # 2 x 3 x 3 = 18 >= 16
+    assert (value(argv, "--batch-size"), value(argv, "--update-freq")) == ("2", "4")  # 2 x 2 x 4 = 16
+    assert "= 16 sentences per update (the target)" in proc.stderr
+    proc = finetune("RTE", "--nproc-per-node", "3", check=False)
+    assert proc.returncode != 0 and "16 sentences per update cannot be split exactly over 3" in proc.stderr
+    proc = finetune("RTE", "--nproc-per-node", "3", "--allow-batch-mismatch")
+    argv = shlex.split(proc.stdout)
+    assert (value(argv, "--batch-size"), value(argv, "--update-freq")) == ("6", "1")  # 3 x 6 x 1 = 18
+    assert "WARNING: --allow-batch-mismatch" in proc.stderr and "not the target 16" in proc.stderr
     proc = finetune("RTE", "--max-sentences", "0", check=False)
     assert proc.returncode != 0 and "--max-sentences" in proc.stderr
-
 
 def test_finetune_flags_parse_and_report_the_glue_metrics():
     from fairseq import options

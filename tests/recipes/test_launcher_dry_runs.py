@@ -1,11 +1,11 @@
 """Every launcher of scripts/lm, scripts/mt and scripts/roberta shares one set of flag names
 (--nnodes, --nproc-per-node, --dry-run), and its --dry-run prints a fairseq command that fairseq's
 own parser accepts, with the values the launcher promises. No data is needed for a dry run.
-The launch itself is scripts/lib/launch.py's for every recipe: one launch shape, one
---update-freq rule, one GPU count, one multi-node path (srun + torchrun, c10d rendezvous; the
-recipes' .sbatch files run under a faked SLURM job here)."""
+The launch itself is scripts/lib/launch.py's for every recipe: one launch shape, one batch rule
+(the target held exactly, or refused), one GPU count, one multi-node path (srun + torchrun, c10d
+rendezvous; the recipes' .sbatch files run under a faked SLURM job here)."""
 
-import math
+import importlib.util
 import os
 import shlex
 import subprocess
@@ -145,26 +145,75 @@ def test_one_node_launch_shape_is_every_recipes(recipe, flags, shape):
         assert args.cpu and args.distributed_backend == "gloo" and args.ddp_backend == "legacy_ddp"
 
 
-# (recipe, flags, batch flag, target): the rule is update_freq = ceil(target / (processes x per process))
-@pytest.mark.parametrize("recipe,flags,per,target", [
-    ("lm", ["--nproc-per-node", "3"], 8192, 32768),
-    ("lm", ["--nproc-per-node", "8", "--max-tokens", "1024", "--batch-tokens", "10240"], 1024, 10240),
-    ("mt", ["--nproc-per-node", "3"], 4096, 32768),
-    ("mt", ["--nproc-per-node", "16"], 4096, 32768),
-    ("mlm", ["--nproc-per-node", "3", "--max-sentences", "10", "--batch-seqs", "100"], 10, 100),
-    ("glue", ["--nproc-per-node", "3"], 6, 16),
-    ("glue", ["--nproc-per-node", "2", "--max-sentences", "3"], 3, 16),
+# (recipe, flags, per process, update freq): an update holds exactly the target, per process at most
+# the recipe's maximum, update_freq the smallest that allows it.
+@pytest.mark.parametrize("recipe,flags,per,update_freq", [
+    ("lm", ["--nproc-per-node", "1"], 8192, 4),
+    ("lm", ["--nproc-per-node", "8"], 4096, 1),
+    ("lm", ["--nproc-per-node", "8", "--nnodes", "4"], 1024, 1),
+    ("lm", ["--nproc-per-node", "2", "--max-tokens", "3000"], 2048, 8),  # whole 512-token segments
+    ("lm", ["--nproc-per-node", "8", "--max-tokens", "1024", "--batch-tokens", "16384"], 1024, 2),
+    ("mt", ["--nproc-per-node", "8"], 4096, 1),
+    ("mt", ["--nproc-per-node", "8", "--nnodes", "4"], 1024, 1),
+    ("mt", ["--nproc-per-node", "1", "--max-tokens", "5000"], 4096, 8),
+    ("mlm", ["--nproc-per-node", "8", "--nnodes", "16"], 16, 1),
+    ("mlm", ["--nproc-per-node", "3", "--max-sentences", "10", "--batch-seqs", "120"], 10, 4),
+    ("glue", ["--nproc-per-node", "8"], 2, 1),
+    ("glue", ["--nproc-per-node", "2", "--max-sentences", "3"], 2, 4),
 ])
-def test_one_update_freq_rule_rounds_up_and_says_so(recipe, flags, per, target):
+def test_one_batch_rule_holds_the_target_exactly(recipe, flags, per, update_freq):
     proc = dry_run_env(recipe, *flags)
     args = parse_command(proc.stdout.strip())[1]
-    processes = int(flags[flags.index("--nproc-per-node") + 1])
     assert (args.max_tokens if recipe in ("lm", "mt") else args.batch_size) == per
-    assert args.update_freq == [math.ceil(target / (processes * per))]
-    reached = processes * per * args.update_freq[0]
-    assert "= %d %s per update (target %d)" % (reached, "tokens" if recipe in ("lm", "mt") else "sentences",
-                                                 target) in proc.stderr
-    assert ("more than the target" in proc.stderr) == (reached > target)
+    assert args.update_freq == [update_freq]
+    unit = "tokens" if recipe in ("lm", "mt") else "sentences"
+    assert "x update-freq %d = %d %s per update (the target)" % (
+        update_freq, args.distributed_world_size * per * update_freq, unit) in proc.stderr
+
+
+# (recipe, flags, the flags a refusal names, the batch --allow-batch-mismatch trains)
+@pytest.mark.parametrize("recipe,flags,named,nearest", [
+    ("lm", ["--nproc-per-node", "3"], ["--max-tokens", "--batch-tokens", "1, 2, 4, 8, 16, 32, 64"], 49152),
+    ("lm", ["--nproc-per-node", "8", "--nnodes", "16"], ["--max-tokens", "--batch-tokens"], 65536),
+    ("lm", ["--nproc-per-node", "1", "--max-tokens", "256"], ["multiples of 512"], None),
+    ("mt", ["--nproc-per-node", "3"], ["--max-tokens", "--total-tokens", "at least 256"], 36864),
+    ("mlm", ["--nproc-per-node", "3"], ["--max-sentences", "--batch-seqs"], 2064),
+    ("glue", ["--nproc-per-node", "8", "--nnodes", "4"], ["--max-sentences", "1, 2, 4, 8, 16"], 32),
+])
+def test_a_batch_that_cannot_be_held_is_refused_unless_allowed(recipe, flags, named, nearest):
+    proc = subprocess.run([*RECIPES[recipe], *flags, "--dry-run"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 1 and not proc.stdout
+    assert "cannot be split exactly" in proc.stderr and "--allow-batch-mismatch" in proc.stderr
+    assert all(flag in proc.stderr for flag in named), proc.stderr
+    if nearest is None:
+        return
+    proc = dry_run_env(recipe, *flags, "--allow-batch-mismatch")
+    args = parse_command(proc.stdout.strip())[1]
+    per = args.max_tokens if recipe in ("lm", "mt") else args.batch_size
+    assert args.distributed_world_size * per * args.update_freq[0] == nearest
+    assert "WARNING: --allow-batch-mismatch" in proc.stderr and "= %d " % nearest in proc.stderr
+
+
+def _launch_module():
+    spec = importlib.util.spec_from_file_location("launch", ROOT_PATH / "scripts" / "lib" / "launch.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("target,maximum,quantum,minimum", [
+    (32768, 8192, 512, 512), (16384, 4096, 1, 1024), (2048, 16, 1, 1), (16, 16, 1, 1), (10240, 1024, 512, 512),
+    (32768, 3000, 1, 256), (96, 7, 1, 1),
+])
+def test_the_rule_is_exact_minimal_and_refuses_only_the_impossible(target, maximum, quantum, minimum):
+    """Against a brute force over every update_freq: the rule finds the smallest update_freq that holds
+    the target exactly within the bounds, and refuses exactly when there is none."""
+    rule = _launch_module().Batch("tokens", target, maximum, quantum, minimum)
+    for processes in range(1, 70):
+        exact = [(target // (processes * f), f) for f in range(1, target + 1)
+                 if target % (processes * f) == 0 and target // (processes * f) <= maximum
+                 and target // (processes * f) % quantum == 0 and target // (processes * f) >= max(minimum, quantum)]
+        assert rule.exact(processes) == (exact[0] if exact else None), processes
 
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
@@ -206,13 +255,14 @@ def test_sbatch_outside_slurm_says_how_to_submit():
 def test_launcher_states_its_rules_and_names_bad_flags():
     launch = ["python3", "scripts/lib/launch.py"]
     usage = subprocess.run([*launch, "--help"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
-    assert "update_freq = ceil(target / (processes x per_process))" in usage and "c10d" in usage
+    assert "per_process = target / (processes x update_freq)" in usage and "c10d" in usage
+    assert "--allow-batch-mismatch" in usage
     proc = subprocess.run([*launch, "--unit", "tokens", "--target", "0", "--", "data"], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "--target" in proc.stderr
-    proc = subprocess.run([*launch, "--unit", "tokens", "--target", "8", "--cpu", "--nnodes", "2", "--", "data"],
+    proc = subprocess.run([*launch, "--unit", "tokens", "--target", "8", "--quantum", "3", "--", "data"],
                           cwd=ROOT, capture_output=True, text=True)
-    assert proc.returncode == 1 and "--cpu" in proc.stderr and "--nnodes 2" in proc.stderr
+    assert proc.returncode == 1 and "multiples of 3" in proc.stderr
 
 
 def test_a_new_recipe_is_a_thin_wrapper(tmp_path):

@@ -111,13 +111,13 @@ def test_scripts_explain_bad_arguments(tmp_path):
         assert code != 0 and "--bogus" in log
     code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "nope", check=False)
     assert code != 0 and "abc_n64" in log  # lists the rows
-    # 3 x 8192 tokens do not divide the 32768-token batch: update-freq is rounded up, and said so
+    # 3 processes cannot hold the 64 segments of the paper's batch: refused, with the counts that can
     code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--nproc-per-node", "3", "--dry-run",
                     "--data", tmp_path, check=False)
-    assert code == 0 and "--update-freq 2 " in log and "49152 tokens per update (target 32768)" in log
-    code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--max-tokens", "1000", "--dry-run",
+    assert code != 0 and "cannot be split exactly over 3 process(es)" in log and "1, 2, 4, 8, 16, 32, 64" in log
+    code, log = run("bash", "scripts/lm/train_wiki103.sh", "--row", "abc_n64", "--max-tokens", "256", "--dry-run",
                     check=False)
-    assert code != 0 and "--max-tokens 1000" in log  # not a multiple of the 512-token segment
+    assert code != 0 and "--max-tokens" in log and "multiples of 512" in log  # less than one segment
 
 
 def test_update_freq_keeps_the_paper_batch(prepared):
