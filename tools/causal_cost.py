@@ -63,11 +63,14 @@ class Launch(NamedTuple):
 
 
 def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
-                    logit_bytes: Optional[int] = None, split_columns: bool = True) -> List[Launch]:
+                    logit_bytes: Optional[int] = None, split_columns: bool = True,
+                    prefix_in_kernels: bool = False) -> List[Launch]:
     """The launches of one causal ABC forward + backward on the kernels (see the module docstring),
     PyTorch glue included. ``logit_bytes``: bytes per logit (default P; the self-check passes fp32
     logits with half q, k, v). ``split_columns=False``: the code the H100 run timed (commit
-    f36c261): one columns program per chunk writing dl in the logits' dtype, no dl sum."""
+    f36c261): one columns program per chunk writing dl in the logits' dtype, no dl sum.
+    ``prefix_in_kernels``: a what-if, the normalisers built chunk by chunk inside the kernels (no
+    PyTorch scan, no g [Z, N, n] written; the kernels' own bytes counted as today)."""
     L = P if logit_bytes is None else logit_bytes
     nc = math.ceil(N / C)
     chunks = Z * nc
@@ -76,10 +79,14 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     scan = lambda w: Z * math.ceil(n * w / SCAN_BLOCK)  # noqa: E731
     cast = 0 if L == F else 1  # logits.float(): a copy unless the logits are fp32
     boundary = 4 * Z * nc * n * F  # index_select, cat, sub, exp on [Z, nc, n]: small
-    launches = [
-        Launch("PyTorch: logcumsumexp", 1, Z * n, N, 0, 2 * rows * F, "torch scan"),  # a thread per (z, slot)
-        Launch("PyTorch: normalisers", 10 + cast, 0, 0, 0,
-               cast * rows * (L + F) + 3 * rows * F + boundary + Z * n * (width + 1) * F, "torch"),
+    if prefix_in_kernels:  # the fills of the carried memory and normaliser, the last row's copy
+        launches = [Launch("PyTorch: normalisers", 3, 0, 0, 0, Z * n * (width + 2) * F, "torch")]
+    else:
+        launches = [
+            Launch("PyTorch: logcumsumexp", 1, Z * n, N, 0, 2 * rows * F, "torch scan"),  # a thread per (z, slot)
+            Launch("PyTorch: normalisers", 10 + cast, 0, 0, 0,
+                   cast * rows * (L + F) + 3 * rows * F + boundary + Z * n * (width + 1) * F, "torch")]
+    launches += [
         Launch("chunk_sums_kernel", 1, chunks, 1, chunks * C * n * width,
                chunks * (C * (width + n) * P + n * (width + 1) * F)),
         Launch("chunk_scan_kernel (forward)", 1, scan(width), nc, 0, chunks * n * (2 * width + 1) * F),

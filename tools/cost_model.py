@@ -1,26 +1,31 @@
-"""A cost model of causal attention forward + backward on a GPU (ours on the Triton kernels, fla's
-``chunk_abc``, flash attention), calibrated by least squares on the H100's saved timings.
+"""A cost model of causal attention on a GPU (ours on the Triton kernels, fla's ``chunk_abc``, flash
+attention; forward + backward, and greedy decoding steps), calibrated by least squares on the
+H100's saved timings.
 
     python -m tools.cost_model                      # -> docs/gpu_cost/model.{md,json}
-    python -m tools.cost_model --out-dir DIR --results docs/benchmarks/h100
+    python -m tools.cost_model --out-dir DIR --results docs/benchmarks/h100 --overwrite
 
 Every op on a method's path is counted, PyTorch glue and the timing harness's own ops included
-(``tools.causal_cost`` for ours, ``fla_launches`` and ``flash_launches`` here): its launches, the
-dependent steps of a sequential loop (a PyTorch scan over N is N steps: ``torch.logcumsumexp``
-scans a middle dimension with one thread per (sequence, slot); a kernel's loop over chunks is one
-step a chunk), the bytes it moves and its products. A call then takes, linear in five constants,
+(``tools.causal_cost`` for ours, ``fla_launches`` and ``flash_launches`` here, ``decode_ops`` for a
+decoding step): its PyTorch ops and Triton launches, the dependent steps of a sequential loop (a
+PyTorch scan over N is N steps: ``torch.logcumsumexp`` scans a middle dimension with one thread
+per (sequence, slot); a kernel's loop over chunks is one step a chunk), the bytes it moves and
+its products. A timed call then takes, linear in six constants,
 
-    t = call + launch * launches + step * (PyTorch scan steps + kernel scan steps)
-        + MB / bandwidth + flash TFLOP / flash throughput + fixed
+    t = call + op * (PyTorch ops) + triton * (Triton launches) + step * (dependent steps)
+        + us_per_MB * MB + us_per_flash_TFLOP * (flash attention's TFLOP) + fixed
 
 where ``fixed`` is not fitted: tensor-core products at half the dense peak of their operand type
-(under 3% of every saved row) and a kernel scan step's bytes at one SM's share of the L2 (64 B a
-cycle). The constants are fitted on the saved rows (``selfcheck.json``: ours and SDPA;
-``attention_fp16_partial.json``: ours and SDPA) by least squares on the relative error with every
-constant >= 0, and checked by leave-one-out (fit without row i, predict row i). fla's saved rows
-timed another problem (its [B, T, H, *] inputs given as [B, H, T, *]: B * N sequences of H = 4
-tokens); they are not fitted, only set beside the model of that problem. The PyTorch path's rows
-and ``decode.json`` (fairseq's decoder step by step: not this path) are not modelled.
+(a few percent of any saved row) and a kernel scan step's bytes at one SM's share of the L2 (64 B
+a cycle). The terms add up: host time (ops, launches) and device time are not overlapped, so a
+call whose device work hides under its host work (SDPA at small sizes) is over-predicted and
+flash's fitted throughput absorbs the difference. The constants are fitted on the saved rows
+(``selfcheck.json``: ours and SDPA; ``attention_fp16_partial.json``: ours and SDPA;
+``decode.json``: softmax and ABC decoding steps) by least squares on the relative error with
+every constant >= 0, and checked by leave-one-out (fit without row i, predict row i). fla's
+saved rows timed another problem (its [B, T, H, *] inputs given as [B, H, T, *]: B * N sequences
+of H = 4 tokens); they are not fitted, only set beside the model of that problem. The PyTorch
+path's rows are not modelled (not the kernels' path).
 
 Writes model.md and model.json (commit, command, constants, fit and leave-one-out tables, the
 predictions at three sizes); existing files are kept unless ``--overwrite``.
@@ -35,14 +40,13 @@ import os
 import re
 import shlex
 import sys
-from typing import List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
 from . import causal_cost
 from .causal_cost import F, Launch
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RESULTS = os.path.join("docs", "benchmarks", "h100")
 OUT_DIR = os.path.join("docs", "gpu_cost")
 
@@ -54,8 +58,10 @@ SM_BYTES_PER_US = 64 * H100["clock_ghz"] * 1e3  # one SM's share of the L2: 64 B
 H100_CHUNK = 16  # the chunk the launcher took for every saved row (f36c261's compile table)
 FLA_BT, FLA_BC = 64, 16  # fla chunk_abc's chunk and sub-chunk (hard-coded there)
 
-CONSTANTS = ("call_us", "launch_us", "step_us", "us_per_MB", "us_per_flash_TFLOP")
-UNITS = {"call_us": "us per timed call (host side and harness)", "launch_us": "us per kernel launch or PyTorch op",
+CONSTANTS = ("call_us", "op_us", "triton_us", "step_us", "us_per_MB", "us_per_flash_TFLOP")
+UNITS = {"call_us": "us per timed call (host side and harness)",
+         "op_us": "us per PyTorch op (its dispatch and kernel launch)",
+         "triton_us": "us per Triton kernel launch (Triton's launcher on the host)",
          "step_us": "us per dependent step: of a PyTorch scan, and of a kernel's loop over chunks",
          "us_per_MB": "us per MB moved", "us_per_flash_TFLOP": "us per TFLOP of flash attention"}
 # Which dependent steps ``step_us`` prices. "both" (the model): a step of a PyTorch scan and one of
@@ -67,11 +73,13 @@ STEP_SPLITS = ("both", "torch", "kernel")
 
 
 class Cost(NamedTuple):
-    """What one forward + backward call does: its launches, flash attention's FLOPs, and the
-    multiply-adds per second its products run at (their operand type's dense peak)."""
+    """What one timed call does: its launches (kind "kernel": Triton launches; "torch", "torch
+    scan": PyTorch ops), flash attention's FLOPs, the multiply-adds per second its products run
+    at (their operand type's dense peak), and how many timed calls it is (a decoding step: 0)."""
     launches: List[Launch]
     flash_flops: float = 0.0
     mac_rate: float = H100["macs_tf32"]
+    calls: float = 1.0
 
 
 def features(cost: Cost, steps: str = "both") -> Tuple[np.ndarray, float]:
@@ -80,7 +88,9 @@ def features(cost: Cost, steps: str = "both") -> Tuple[np.ndarray, float]:
     torch_steps = sum(x.steps for x in cost.launches if x.kind == "torch scan")
     kernel_steps = sum(x.steps for x in cost.launches if x.kind == "kernel")
     counted = {"both": torch_steps + kernel_steps, "torch": torch_steps, "kernel": kernel_steps}[steps]
-    row = np.array([1.0, sum(x.launches for x in cost.launches), counted,
+    ops = sum(x.launches for x in cost.launches if x.kind != "kernel")
+    triton = sum(x.launches for x in cost.launches if x.kind == "kernel")
+    row = np.array([cost.calls, ops, triton, counted,
                     sum(x.bytes for x in cost.launches) / 1e6, cost.flash_flops / 1e12])
     fixed = 1e6 * sum(x.macs for x in cost.launches) / (MAC_EFFICIENCY * cost.mac_rate)
     for x in cost.launches:  # a scan step waits for its program's bytes at one SM's share of the L2
@@ -105,7 +115,8 @@ def breakdown(cost: Cost, constants: Sequence[float], steps: str = "both") -> Li
         step_us = c["step_us"]
         if x.kind == "kernel" and x.steps > 1 and x.programs:
             step_us += x.bytes / (x.programs * x.steps) / SM_BYTES_PER_US
-        us = (c["launch_us"] * x.launches + c["step_us"] * steps_priced + (step_us - c["step_us"]) * x.steps
+        us = (c["triton_us" if x.kind == "kernel" else "op_us"] * x.launches + c["step_us"] * steps_priced
+              + (step_us - c["step_us"]) * x.steps
               + c["us_per_MB"] * x.bytes / 1e6
               + 1e6 * x.macs / (MAC_EFFICIENCY * cost.mac_rate))
         out.append(dict(name=x.name, launches=x.launches, steps=x.steps, MB=x.bytes / 1e6, us=us))
@@ -130,24 +141,26 @@ def harness_launches(harness: str, out_elems: int, P: int, leaves: Sequence[int]
 
 
 def ours(Z: int, N: int, d: int, n: int, C: int, P: int, harness: str, logit_bytes: Optional[int] = None,
-         split_columns: bool = True) -> Cost:
+         split_columns: bool = True, prefix_in_kernels: bool = False) -> Cost:
     """Causal ABC on the Triton kernels (``tools.causal_cost``) inside ``harness``; dv = d.
-    ``split_columns=False``: the code the H100 run timed."""
+    ``split_columns=False``: the code the H100 run timed; ``prefix_in_kernels``: the what-if
+    without the PyTorch scan."""
     L = P if logit_bytes is None else logit_bytes
-    launches = causal_cost.causal_launches(Z, N, d, d, n, C, P, logit_bytes=L, split_columns=split_columns)
+    launches = causal_cost.causal_launches(Z, N, d, d, n, C, P, logit_bytes=L, split_columns=split_columns,
+                                           prefix_in_kernels=prefix_in_kernels)
     leaves = [Z * N * d * P] * 3 + [Z * N * n * L]
     return Cost(launches + harness_launches(harness, Z * N * d, P, leaves))
 
 
 def flash_launches(Z: int, N: int, d: int, P: int) -> Tuple[List[Launch], float]:
     """torch's flash attention 2, causal, forward + backward: (launches, FLOPs). FLOPs: 7 N d per
-    token and head (forward 2 N d, backward 5 N d: causal halves of 4 and 10). Launches: the
-    forward; the backward's dq accumulator fill, do . o, the main kernel and the dq conversion.
+    token and head (forward 2 N d, backward 5 N d: causal halves of 4 and 10). Two PyTorch ops:
+    the forward, and the backward (its dq accumulator fill, do . o, main kernel and dq conversion).
     Bytes: q, k, v, o, do, dq, dk, dv once each, the log-sum-exp and do . o rows, the fp32 dq
     accumulator written and read (k, v re-read per query block hit the L2: not counted)."""
     rows = Z * N
-    launches = [Launch("flash forward", 1, 0, 0, 0, rows * (4 * d * P + F)),
-                Launch("flash backward (4 launches)", 4, 0, 0, 0, rows * (8 * d * P + 3 * F + 2 * d * F))]
+    launches = [Launch("flash forward", 1, 0, 0, 0, rows * (4 * d * P + F), "torch"),
+                Launch("flash backward", 1, 0, 0, 0, rows * (8 * d * P + 3 * F + 2 * d * F), "torch")]
     return launches, 7.0 * N * d * rows
 
 
@@ -228,6 +241,88 @@ def fla(B: int, T: int, H: int, d: int, n: int, P: int, harness: str, leaf_bytes
                 mac_rate=H100["macs_half"])
 
 
+# ---- greedy decoding (``benchmarks decode``): a step is one PyTorch op after another ----
+
+def decode_ops(method: str, config: dict) -> Tuple[int, int]:
+    """(PyTorch ops, Triton launches) of one greedy decoding step of ``benchmarks decode``'s model
+    with the saved ``config``'s layers, heads and memories, counted on CPU in fp16 at toy widths
+    (the count does not depend on them), at a steady step (the fourth). An aten op counts when it
+    writes a new or in-place tensor or reads a value back to the host; ABC's ``causal_abc_step``,
+    one fused Triton launch on CUDA, counts as one launch in place of its PyTorch ops."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_leaves
+
+    from abc_fairseq.ops.causal import op as causal_op
+    from benchmarks.decode import build_translation_model, sizes_of
+
+    class Counter(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.ops, self.triton, self.paused = 0, 0, False
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            name = func.overloadpacket.__name__
+            if self.paused or name.startswith(("empty", "new_empty", "_shape_as_tensor", "lift_fresh")):
+                return out
+            inputs = {x.untyped_storage().data_ptr() for x in tree_leaves((args, kwargs))
+                      if isinstance(x, torch.Tensor)}
+            new = any(x.untyped_storage().data_ptr() not in inputs for x in tree_leaves(out)
+                      if isinstance(x, torch.Tensor))
+            if new or name.endswith("_") or name in ("_local_scalar_dense", "item", "is_nonzero"):
+                self.ops += 1
+            return out
+
+    counter = Counter()
+    recurrent = causal_op.recurrent_causal_abc_step
+
+    def fused_step(*args, **kwargs):  # on CUDA: causal.triton.recurrent.causal_step, one launch
+        counter.paused, counter.triton = True, counter.triton + 1
+        try:
+            return recurrent(*args, **kwargs)
+        finally:
+            counter.paused = False
+
+    params = dict(vocab=64, encoder_layers=1, decoder_layers=config["decoder_layers"], embed_dim=8 * config["heads"],
+                  heads=config["heads"], ffn_dim=16 * config["heads"], method=method, length=16, batch=2,
+                  sizes=sizes_of(config))
+    torch.manual_seed(0)
+    model, dictionary = build_translation_model(params)
+    model = model.to(torch.float16)
+    src = torch.randint(dictionary.nspecial, len(dictionary), (2, 16))
+    src[:, -1] = dictionary.eos()
+    causal_op.recurrent_causal_abc_step = fused_step
+    try:
+        with torch.inference_mode():
+            encoder_out = model.encoder(src, src_lengths=torch.full((2,), 16, dtype=torch.long))
+            tokens, state = torch.full((2, 6), dictionary.eos(), dtype=torch.long), {}
+            for t in range(4):
+                counter.ops = counter.triton = 0
+                with counter:
+                    logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out, incremental_state=state)
+                    scores = logits[:, -1]
+                    scores[:, dictionary.pad()] = float("-inf")
+                    tokens[:, t + 1] = scores.argmax(dim=-1)
+    finally:
+        causal_op.recurrent_causal_abc_step = recurrent
+    return counter.ops, counter.triton
+
+
+def decode_step(method: str, config: dict, result: dict, ops: Tuple[int, int]) -> Cost:
+    """One decoding step (no per-call constant): ``ops`` = (PyTorch ops, Triton launches) and the
+    bytes it reads: the decoder's weights (each layer 8 E^2 + 2 E F, the output projection V E) and
+    the state (``result["state_bytes"]`` after the last step: softmax reads the cross-attention
+    cache and, on average, half its final self-attention cache; ABC reads its state and writes
+    a new self-attention state)."""
+    E, FF, P = config["embed_dim"], config["ffn_dim"], _bytes(config["dtype"])
+    weights = P * (config["decoder_layers"] * (8 * E * E + 2 * E * FF) + config["vocab"] * E)
+    state = result["state_bytes"]
+    state_read = state["cross"] + (state["self"] / 2 if method == "softmax" else 2 * state["self"])
+    return Cost([Launch("decode: PyTorch ops", ops[0], 0, 0, 0, weights + state_read, "torch"),
+                 Launch("decode: Triton launches", ops[1], 0, 0, 0, 0)], calls=0.0)
+
+
 # ---- the saved H100 rows ----
 
 class Row(NamedTuple):
@@ -244,10 +339,12 @@ def _bytes(dtype: str) -> int:
     return {"float16": 2, "bfloat16": 2, "float32": 4}[dtype]
 
 
-def saved_rows(results: str) -> List[Row]:
-    """The H100 rows the model can describe, from ``selfcheck.json`` and
-    ``attention_fp16_partial.json`` under ``results``."""
+def saved_rows(results: str, decode_counts: Optional[Dict[str, Tuple[int, int]]] = None) -> List[Row]:
+    """The H100 rows the model can describe, from ``selfcheck.json``, ``attention_fp16_partial.json``
+    and ``decode.json`` under ``results``; ``decode_counts``: method -> ``decode_ops`` (counted
+    when None)."""
     rows = []
+    decode_counts = {} if decode_counts is None else decode_counts
     with open(os.path.join(results, "selfcheck.json")) as f:
         selfcheck = json.load(f)
     for timing in selfcheck["timings"]:
@@ -276,6 +373,17 @@ def saved_rows(results: str) -> List[Row]:
                 else flash(Z, N, d, P, "attention"))
         rows.append(Row(name, result["method"], f"Z={Z} N={N} d={d}", config["dtype"], 1e3 * result["ms_per_call"],
                         cost, True))
+    with open(os.path.join(results, "decode.json")) as f:
+        decode = json.load(f)
+    config = decode["config"]
+    for result in decode["results"]:
+        if result["status"] != "ok" or result["method"] not in ("softmax", "abc"):
+            continue
+        if result["method"] not in decode_counts:
+            decode_counts[result["method"]] = decode_ops(result["method"], config)
+        cost = decode_step(result["method"], config, result, decode_counts[result["method"]])
+        rows.append(Row("decode.json", f"decode {result['method']}", f"batch {result['batch']} N={result['N']}, a step",
+                        config["dtype"], 1e3 * result["ms_per_step"], cost, True))
     return rows
 
 
@@ -333,6 +441,8 @@ def predictions(constants: Sequence[float], steps: str = "both", d: int = 64, n:
         for C in CHUNKS:
             row[f"ours_C{C}_us"] = predict(ours(Z, N, d, n, C, P, "attention"), constants, steps)
         row["ours_us"] = min(row[f"ours_C{C}_us"] for C in CHUNKS)
+        row["ours_prefix_in_kernels_us"] = min(
+            predict(ours(Z, N, d, n, C, P, "attention", prefix_in_kernels=True), constants, steps) for C in CHUNKS)
         row["ours_h100_code_us"] = predict(ours(Z, N, d, n, H100_CHUNK, P, "attention", split_columns=False),
                                            constants, steps)
         logcum = next(x for x in breakdown(ours(Z, N, d, n, H100_CHUNK, P, "attention"), constants, steps)
@@ -372,7 +482,8 @@ def calibrate(rows: Sequence[Row], steps: str = "both") -> dict:
 
 def report(results: str, command: str) -> Tuple[dict, str]:
     """(model.json's record, model.md's text) from the saved rows under ``results``."""
-    rows = saved_rows(results)
+    decode_counts: Dict[str, Tuple[int, int]] = {}
+    rows = saved_rows(results, decode_counts)
     main_fit = calibrate(rows)
     constants = [main_fit["constants"][name] for name in CONSTANTS]
     side = [dict(source=row.source, method=row.method, size=row.size, dtype=row.dtype, measured_us=row.measured_us,
@@ -389,12 +500,14 @@ def report(results: str, command: str) -> Tuple[dict, str]:
     record = dict(
         command=command, commit=git_commit(),
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        results=os.path.relpath(os.path.abspath(results), ROOT),
+        results=results,
         device=dict(H100, mac_efficiency=MAC_EFFICIENCY, sm_bytes_per_us=SM_BYTES_PER_US,
                     chunk_of_saved_rows=H100_CHUNK),
         **main_fit, not_fitted=side, predictions=predictions(constants),
         breakdown_h100_8192=breakdown(ours(4, 8192, 64, 64, H100_CHUNK, 2, "selfcheck", F, False), constants),
-        step_extremes=extremes)
+        step_extremes=extremes,
+        decode_ops_per_step={method: dict(pytorch_ops=ops, triton_launches=triton)
+                             for method, (ops, triton) in decode_counts.items()})
     return record, markdown(record)
 
 
@@ -435,6 +548,19 @@ def markdown(record: dict) -> str:
     for b in record["breakdown_h100_8192"]:
         lines.append(f"| {b['name']} | {b['launches']} | {b['steps']:,} | {b['MB']:,.0f} | {b['us']:,.0f} |")
     lines.append(f"| per call | | | | {c['call_us']:,.0f} |")
+    if record["decode_ops_per_step"]:
+        counts = ", ".join(f"{method} {c['pytorch_ops']} PyTorch ops + {c['triton_launches']} Triton launches"
+                           for method, c in record["decode_ops_per_step"].items())
+        lines += ["", "## Decoding at batch 16 (`decode.json`: greedy, WMT-base sizes, fp16)", "",
+                  f"A step, counted on CPU by `decode_ops` (the current code): {counts}. The rows above hold each "
+                  "step predicted against measured; as speed against softmax:", "",
+                  "| N | ABC / softmax, measured | ABC / softmax, model |", "|---:|---:|---:|"]
+        steps = {(r["method"], r["size"]): r for r in record["fit"] if r["source"] == "decode.json"}
+        for (method, size), r in steps.items():
+            if method == "decode abc":
+                soft = steps[("decode softmax", size)]
+                lines.append(f"| {size.split('N=')[1].split(',')[0]} | {soft['measured_us'] / r['measured_us']:.2f}x | "
+                             f"{soft['predicted_us'] / r['predicted_us']:.2f}x |")
     lines += ["", "## Predictions (d = n = 64, fp16, forward + backward, the attention suite's harness)", "",
               prediction_table(record["predictions"]), "",
               "The saved rows cannot tell a PyTorch scan step from a kernel's chunk step (every row ran at C = 16: "
@@ -451,11 +577,13 @@ def markdown(record: dict) -> str:
 
 def prediction_table(preds: List[dict]) -> str:
     lines = ["| N | sequence-heads | ours (best C) | C = 16 / 32 / 64 | of which logcumsumexp | "
-             "H100 run's code (C = 16) | fla chunk_abc | flash attention |", "|---:|---:|---:|---|---:|---:|---:|---:|"]
+             "H100 run's code (C = 16) | ours, g in kernels (what-if) | fla chunk_abc | flash attention |",
+             "|---:|---:|---:|---|---:|---:|---:|---:|---:|"]
     for p in preds:
         chunks = " / ".join(f"{p[f'ours_C{C}_us'] / 1e3:.2f}" for C in CHUNKS)
         lines.append(f"| {p['N']:,} | {p['Z']} | {p['ours_us'] / 1e3:.2f} ms | {chunks} | "
                      f"{p['ours_logcumsumexp_us'] / 1e3:.2f} | {p['ours_h100_code_us'] / 1e3:.2f} | "
+                     f"{p['ours_prefix_in_kernels_us'] / 1e3:.2f} | "
                      f"{p['fla_us'] / 1e3:.2f} | {p['flash_us'] / 1e3:.2f} |")
     return "\n".join(lines)
 
@@ -465,8 +593,8 @@ def _parser() -> argparse.ArgumentParser:
                                      epilog=__doc__.split("\n\n", 2)[2],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", default=RESULTS,
-                        help="folder of the saved H100 timings (selfcheck.json, attention_fp16_partial.json; "
-                             "default: %(default)s)")
+                        help="folder of the saved H100 timings (selfcheck.json, attention_fp16_partial.json, "
+                             "decode.json; default: %(default)s)")
     parser.add_argument("--out-dir", default=OUT_DIR, help="folder for model.{md,json} (default: %(default)s)")
     parser.add_argument("--overwrite", action="store_true", help="replace model.{md,json} already in --out-dir")
     return parser
@@ -475,7 +603,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    for name in ("selfcheck.json", "attention_fp16_partial.json"):
+    for name in ("selfcheck.json", "attention_fp16_partial.json", "decode.json"):
         if not os.path.isfile(os.path.join(args.results, name)):
             parser.error(f"--results {args.results} has no {name}")
     paths = [os.path.join(args.out_dir, f"model.{ext}") for ext in ("json", "md")]

@@ -49,8 +49,9 @@ def test_runs_the_kernels_under_the_interpreter_and_keeps_its_files(tmp_path):
 
 def test_model_only_and_bad_flags(tmp_path):
     log = run_module("tools.kernel_profile", "--model-only", "--chunk", "64", "--out-dir", tmp_path / "m")
-    # 6 kernels, the logcumsumexp, 11 other normaliser ops (fp16 logits: a cast), the dl sum and its cast
-    assert "| total | 20 |" in log and "| PyTorch: logcumsumexp | 1 | 32,768 | 512 |" in log and "H100 peaks" in log
+    # N = 4,096 (64 sequence-heads): 6 kernels, the logcumsumexp (a thread per sequence and slot, N steps),
+    # 11 other normaliser ops (fp16 logits: a cast), the dl sum and its cast
+    assert "| total | 20 |" in log and "| PyTorch: logcumsumexp | 1 | 4,096 | 4096 |" in log and "H100 peaks" in log
     code, log = run_module("tools.kernel_profile", "--chunk", "48", "--out-dir", tmp_path / "x", check=False)
     assert code == 2 and "--chunk" in log
     code, log = run_module("tools.kernel_profile", "--lengths", "99999", "--out-dir", tmp_path / "y", check=False)
