@@ -450,6 +450,12 @@ def predictions(constants: Sequence[float], steps: str = "both", d: int = 64, n:
         row["ours_logcumsumexp_us"] = logcum["us"]
         row["fla_us"] = predict(fla(1, N, Z, d, n, P, "attention"), constants, steps)
         row["flash_us"] = predict(flash(Z, N, d, P, "attention"), constants, steps)
+        best = min(CHUNKS, key=lambda C: row[f"ours_C{C}_us"])
+        for name, cost in (("ours", ours(Z, N, d, n, best, P, "attention")),
+                           ("fla", fla(1, N, Z, d, n, P, "attention")), ("flash", flash(Z, N, d, P, "attention"))):
+            counts = features(cost)[0]
+            row[f"{name}_counts"] = dict(pytorch_ops=int(counts[1]), triton_launches=int(counts[2]),
+                                         dependent_steps=int(counts[3]), MB=float(counts[4]))
         out.append(row)
     return out
 
@@ -562,7 +568,15 @@ def markdown(record: dict) -> str:
                 lines.append(f"| {size.split('N=')[1].split(',')[0]} | {soft['measured_us'] / r['measured_us']:.2f}x | "
                              f"{soft['predicted_us'] / r['predicted_us']:.2f}x |")
     lines += ["", "## Predictions (d = n = 64, fp16, forward + backward, the attention suite's harness)", "",
-              prediction_table(record["predictions"]), "",
+              prediction_table(record["predictions"]), "", "What each does per call (ours at its best chunk):", "",
+              "| N | sequence-heads | method | PyTorch ops | Triton launches | dependent steps | MB |",
+              "|---:|---:|---|---:|---:|---:|---:|"]
+    for p in record["predictions"]:
+        for name in ("ours", "fla", "flash"):
+            k = p[f"{name}_counts"]
+            lines.append(f"| {p['N']:,} | {p['Z']} | {name} | {k['pytorch_ops']} | {k['triton_launches']} | "
+                         f"{k['dependent_steps']:,} | {k['MB']:,.0f} |")
+    lines += ["",
               "The saved rows cannot tell a PyTorch scan step from a kernel's chunk step (every row ran at C = 16: "
               "2 N / 16 kernel steps beside N PyTorch steps). The model prices both alike; fitted with only one "
               "kind waiting, the fit and the predictions become:", ""]
