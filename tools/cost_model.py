@@ -522,7 +522,7 @@ def markdown(record: dict) -> str:
     bandwidth = 1 / c["us_per_MB"] if c["us_per_MB"] else float("inf")  # MB / us = TB / s
     flash_rate = 1e6 / c["us_per_flash_TFLOP"] if c["us_per_flash_TFLOP"] else float("inf")
     lines = [
-        "# Causal attention forward + backward on the H100: the calibrated cost model", "",
+        "# Causal attention on the H100 (forward + backward, decoding steps): the calibrated cost model", "",
         f"`{record['command']}` at commit `{record['commit']}`, {record['date']}; saved timings: "
         f"`{record['results']}` (one H100 80GB HBM3, Triton 3.6, commit f36c261; every causal row at C = "
         f"{record['device']['chunk_of_saved_rows']}). The model and its assumptions: `tools/cost_model.py`.", "",
