@@ -7,6 +7,8 @@ P' = P * keep / (1 - p) the read weights (P' = P without dropout), out_t = sum_{
     dq_t = scale sum_{i<=t} (dS_t W_ti) k_i
     dk_i = scale sum_{t>=i} (dS_t W_ti) q_t,   dv_i = sum_{t>=i} (P'_t W_ti) dO_t
     dl_i = sum_{t>=i} W_ti (dS_t A_ti + P'_t (dO_t . v_i) + dg_t)
+With ``CHUNKED`` both kernels rebuild their rows' g from the logits and e_prev
+(``common.chunk_prefix``) instead of loading it.
 1. ``rows_kernel`` recomputes S and P of its chunk from the saved entering memory, and writes dq,
    the row terms dS, P', dg (fp32) and the chunk's reverse sums sum_t R_t (x) [dS_t q_t, P'_t dO_t,
    dg_t] (stored at e_{c-1}, the normaliser before the chunk).
@@ -44,10 +46,12 @@ from .forward import chunk_scores
 def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr,
                 dq_ptr, ds_ptr, pr_ptr, dg_ptr, rev_ptr, scale, keep_scale, N, n, K, V, nc,
                 C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr):
+                PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr,
+                CHUNKED: tl.constexpr):
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
-    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
+    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE,
+                                  CHUNKED)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     steep = first_steep < N
     q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
@@ -123,12 +127,14 @@ def _column_side(x, y, weights, extra, rev_x, rev_extra, factor, leave, F, E, y_
 def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_ptr, ds_ptr, pr_ptr,
                    dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, scale, N, n, K, V, nc,
                    C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                   PREC: tl.constexpr, SAFE: tl.constexpr, PREFIX: tl.constexpr):
+                   PREC: tl.constexpr, SAFE: tl.constexpr, PREFIX: tl.constexpr,
+                   CHUNKED: tl.constexpr):
     """Program (z, c, side): side 0 writes dk and dl's key part to dl [0], side 1 dv and dl's value
     part to dl [1] (dl: fp32 [2, Z, N, n], the caller adds the parts)."""
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
-    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
+    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE,
+                                  CHUNKED)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     steep = first_steep < N
     leave = tl.exp(l - slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)[None, :])  # H, <= 1

@@ -9,6 +9,10 @@ Factors of chunk c (see ``causal/chunk_geometry.py``), per slot, with a = g at t
 e_prev = g just before the chunk (the normaliser the carried memory is stored at):
     F_t = exp(a - g_t) <= 1,  E_i = exp(l_i - a) (capped at exp(SAFE)),  R_t = exp(e_prev - g_t) <= 1
 so that W_ti = exp(l_i - g_t) = E_i F_t inside the chunk, and R_t rescales the carried memory.
+
+The prefix normalisers g of a chunk are either loaded (computed beforehand over the whole
+sequence) or, with ``CHUNKED``, rebuilt here from the chunk's logits and e_prev (``chunk_prefix``):
+a sum down the chunk's C rows, so that nothing scans the N rows of a sequence outside a kernel.
 """
 
 import triton
@@ -54,14 +58,70 @@ def slot_vector(base, z, c, nc, n, slots, fill):
 
 
 @triton.jit
-def normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots):
-    """(l, g, a, e_prev) of chunk c: logits and prefix normalisers [C, BS], anchor and the
-    normaliser before the chunk [BS]."""
-    l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
-    g = row_tile(g_ptr, z, N, rows, n, slots, float("inf"))
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)), elementwise, without overflow; -inf with -inf is -inf and a NaN
+    stays NaN (max / min taken NaN-propagating)."""
+    hi = tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+    lo = tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+    return tl.where(lo == float("-inf"), hi, hi + tl.log(1.0 + tl.exp(lo - hi)))
+
+
+@triton.jit
+def chunk_total(l):
+    """log sum_i exp(l_i) down the rows of l [C, BS] ([BS]; -inf where every row is -inf). The
+    peak is taken over the whole chunk: only the memories of later chunks depend on it."""
+    peak = tl.max(l, axis=0)
+    peak = tl.where(peak == float("-inf"), 0.0, peak)
+    return peak + tl.log(tl.sum(tl.exp(l - peak[None, :]), axis=0))
+
+
+@triton.jit
+def chunk_prefix(l, e_prev, rows, slots, N, n, C: tl.constexpr, SAFE: tl.constexpr):
+    """(g [C, BS], a [BS]): the prefix normalisers g_t = logaddexp(e_prev, log sum_{first<=i<=t}
+    exp(l_i)) of the chunk's rows and their anchor a = logaddexp(e_prev, l_first), from the
+    logits l [C, BS] and the normaliser before the chunk e_prev [BS] (padded slots and rows past N
+    get g = +inf, padded slots a = 0, as ``normalisers`` loads them).
+
+    Rows before the chunk's first steep row (``chunk_factors``: some exp(l_i - a) > exp(SAFE))
+    take one running sum of exp(l_i - a) (terms <= exp(SAFE), the first one 1): C dependent adds,
+    log(C) deep as a scan. From the steep row on, the sum would overflow: those rows take
+    logaddexp itself, one row i of the chunk at a time into every row t >= i (C steps on [C, BS]
+    tiles, as the steep path of ``exact`` costs), exact for any finite logits. Which form a row
+    takes depends on the rows up to it only, and each form's value at row t on rows i <= t only,
+    so a later row never changes an earlier one's bits."""
     first = tl.min(rows, axis=0)
-    a = tl.load(g_ptr + (z * N + first) * n + slots, mask=slots < n, other=0.0)
+    a = logaddexp(e_prev, tl.sum(tl.where((rows == first)[:, None], l, 0.0), axis=0))
+    a = tl.where(slots < n, a, 0.0)
+    base = tl.where(a == float("-inf"), 0.0, a)  # a = -inf: nothing written yet (g stays -inf)
+    rise = l - base[None, :]
+    g = base[None, :] + tl.log(tl.exp(e_prev - base)[None, :]
+                               + tl.cumsum(tl.exp(tl.minimum(rise, SAFE)), axis=0))
+    steep_rows = tl.max(l - a[None, :], axis=1) > SAFE
+    first_steep = tl.min(tl.where(steep_rows, rows, 2147483647), axis=0)
+    if first_steep < N:
+        exact = tl.zeros_like(l) + e_prev[None, :]
+        for ii in range(0, C):
+            l_i = tl.sum(tl.where((rows == first + ii)[:, None], l, 0.0), axis=0)
+            exact = tl.where((rows >= first + ii)[:, None], logaddexp(exact, l_i[None, :]), exact)
+        g = tl.where((rows >= first_steep)[:, None], exact, g)
+    g = tl.where((rows < N)[:, None] & (slots < n)[None, :], g, float("inf"))
+    return g, a
+
+
+@triton.jit
+def normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C: tl.constexpr,
+                SAFE: tl.constexpr, CHUNKED: tl.constexpr):
+    """(l, g, a, e_prev) of chunk c: logits and prefix normalisers [C, BS], anchor and the
+    normaliser before the chunk [BS]. g loaded from g_ptr [Z, N, n], or with ``CHUNKED``
+    computed from the logits and e_prev (``chunk_prefix``; g_ptr unused)."""
+    l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
     e_prev = slot_vector(eprev_ptr, z, c, nc, n, slots, 0.0)
+    if CHUNKED:
+        g, a = chunk_prefix(l, e_prev, rows, slots, N, n, C, SAFE)
+    else:
+        g = row_tile(g_ptr, z, N, rows, n, slots, float("inf"))
+        first = tl.min(rows, axis=0)
+        a = tl.load(g_ptr + (z * N + first) * n + slots, mask=slots < n, other=0.0)
     return l, g, a, e_prev
 
 

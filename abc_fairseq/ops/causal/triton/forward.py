@@ -1,10 +1,14 @@
 """Forward kernels of causal ABC, one program per (sequence, chunk).
 
 1. ``chunk_sums_kernel``: what each chunk writes into the memory, sum_i H_i (x) [k_i, v_i] with
-   H_i = exp(l_i - e_c) <= 1 (e_c: g at the chunk's last row), [Z, nc, n, K + V] in fp32.
-2. ``scan.chunk_scan_kernel`` turns those sums into the memory entering each chunk.
+   H_i = exp(l_i - e_c) <= 1 (e_c: g at the chunk's last row), [Z, nc, n, K + V] in fp32. With
+   ``CHUNKED`` (the prefix normalisers not given) e_c is the chunk's own total T_c = log sum_i
+   exp(l_i) over its rows, written to [Z, nc, n] for the scan, which rescales the sums.
+2. ``scan.chunk_scan_kernel`` turns those sums into the memory entering each chunk (and, with
+   ``NORMALISE``, the chunk totals into the normalisers e_prev, e_end).
 3. ``output_kernel``: scores (carried memory + masked intra-chunk q.k weighted by W), the slot
-   softmax in fp32, optional attention dropout, and the value read, fused.
+   softmax in fp32, optional attention dropout, and the value read, fused. With ``CHUNKED`` it
+   rebuilds its rows' g from the logits and e_prev (``common.chunk_prefix``).
 """
 
 import triton
@@ -14,6 +18,7 @@ from .common import (
     causal,
     chunk_factors,
     chunk_program,
+    chunk_total,
     memory_tile,
     mm,
     mm_in,
@@ -28,14 +33,21 @@ from .exact import exact_mix, exact_read
 
 
 @triton.jit
-def chunk_sums_kernel(k_ptr, v_ptr, l_ptr, eend_ptr, mem_ptr, N, n, K, V, nc,
+def chunk_sums_kernel(k_ptr, v_ptr, l_ptr, eend_ptr, total_ptr, mem_ptr, N, n, K, V, nc,
                       C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                      PREC: tl.constexpr):
+                      PREC: tl.constexpr, CHUNKED: tl.constexpr):
+    """The sums at e_end [Z, nc, n] (given), or with ``CHUNKED`` at the chunk's total, written to
+    total [Z, nc, n] (eend_ptr unused)."""
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = k_ptr.dtype.element_ty
     l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
-    e_end = slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)
-    leave = tl.trans(tl.exp(l - e_end[None, :]))  # [BS, C], <= 1
+    if CHUNKED:
+        total = chunk_total(l)
+        tl.store(total_ptr + (z * nc + c) * n + slots, total, mask=slots < n)
+        anchor = tl.where(total == float("-inf"), 0.0, total)
+    else:
+        anchor = slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)
+    leave = tl.trans(tl.exp(l - anchor[None, :]))  # [BS, C], <= 1
     k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
     v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
     store_memory_tile(mem_ptr, z, c, nc, n, K + V, 0, K, slots, cols_k, mm_in(leave, k, IN, PREC))
@@ -60,10 +72,12 @@ def chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k,
 def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr, o_ptr,
                   scale, keep_scale, N, n, K, V, nc,
                   C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                  PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr):
+                  PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr,
+                  CHUNKED: tl.constexpr):
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
-    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots)
+    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE,
+                                  CHUNKED)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
     k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)

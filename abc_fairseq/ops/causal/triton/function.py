@@ -1,10 +1,17 @@
 """The autograd Function running the causal ABC kernels, and the op's entry point for them.
 
-Launches: forward = the normalisers (a few PyTorch calls) + 3 kernels (chunk sums, scan, output);
-backward = 3 kernels (rows, reverse scan, columns). Saved for the backward: the inputs, the
-normalisers g [Z, N, n] and the memory entering each chunk [Z, N / C, n, d + dv] (fp32).
+Launches: forward = 3 kernels (chunk sums and totals, scan of the memories and normalisers,
+output); backward = 3 kernels (rows, reverse scan, columns). Saved for the backward: the inputs,
+the chunk normalisers e_prev, e_end, decay [Z, N / C, n] and the memory entering each chunk
+[Z, N / C, n, d + dv] (fp32).
+
+``ABC_TRITON_NORMALISER`` (read once per call by ``normaliser_choice``) selects how the prefix
+normalisers are found: "chunked" (the default) inside the kernels, chunk by chunk; "logcumsumexp"
+the previous way, a few PyTorch calls before the kernels around one ``torch.logcumsumexp`` over
+the whole sequence (``geometry.chunk_normalisers``), the rows' g [Z, N, n] then saved too.
 """
 
+import os
 from functools import partial
 from typing import Callable, Optional, Tuple, Union
 
@@ -17,10 +24,23 @@ from ..chunk_geometry import SAFE_EXPONENT
 from ..state import ABCState
 from .backward import columns_kernel, rows_kernel
 from .forward import chunk_sums_kernel, output_kernel
-from .geometry import ChunkNormalisers, chunk_normalisers
+from .geometry import ChunkNormalisers, PrefixInKernels, chunk_normalisers
 from .scan import chunk_scan_kernel
 
 SCAN_BLOCK = 256
+NORMALISER_VARIABLE = "ABC_TRITON_NORMALISER"
+NORMALISERS = ("chunked", "logcumsumexp")  # the default first
+
+
+def normaliser_choice() -> str:
+    """How causal ABC's kernels find the prefix normalisers: ``ABC_TRITON_NORMALISER`` ("chunked",
+    the default, or "logcumsumexp", the previous PyTorch scan); any other value is a ValueError
+    naming the variable."""
+    text = os.environ.get(NORMALISER_VARIABLE, "").strip() or NORMALISERS[0]
+    if text not in NORMALISERS:
+        raise ValueError(f"{NORMALISER_VARIABLE}={text!r}: the causal kernels take "
+                         f"{' or '.join(NORMALISERS)}")
+    return text
 
 
 def _sizes(q, v, logits, chunk):
@@ -29,29 +49,44 @@ def _sizes(q, v, logits, chunk):
     return Z, N, n, d, dv, triton.cdiv(N, chunk), causal_tiles(chunk, n, d, dv, q.dtype)
 
 
-def _scan(mem, decay, carry, final, reverse):
+def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=None, e_end=None):
+    """The chunk scan over ``mem`` in place; with ``totals`` (the chunk totals, forward) it also
+    writes the normalisers e_prev, e_end and decay from them and ``g_before``."""
     Z, nc, n, width = mem.shape
     grid = (Z, triton.cdiv(n * width, SCAN_BLOCK))
+    normalise = totals is not None
     chunk_scan_kernel[grid](mem, decay, carry if carry is not None else mem,
-                            final if final is not None else mem, nc, n, width, BLOCK=SCAN_BLOCK,
-                            REVERSE=reverse, HAS_CARRY=carry is not None,
-                            HAS_FINAL=final is not None)
+                            final if final is not None else mem,
+                            *((totals, g_before, e_prev, e_end) if normalise else (decay,) * 4),
+                            nc, n, width, BLOCK=SCAN_BLOCK, REVERSE=reverse, HAS_CARRY=carry is not None,
+                            HAS_FINAL=final is not None, NORMALISE=normalise)
 
 
-def forward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, carry, scale, keep_scale, chunk):
-    """The forward launches on the normalisers ``norm``: (out [Z, N, dv], the memory after the
-    last row [Z, n, d + dv], the memory entering each chunk [Z, nc, n, d + dv] fp32)."""
+def forward_kernels(q, k, v, logits, norm: Union[ChunkNormalisers, PrefixInKernels], keep, carry, scale,
+                    keep_scale, chunk):
+    """The forward launches: (out [Z, N, dv], the memory after the last row [Z, n, d + dv], the
+    memory entering each chunk [Z, nc, n, d + dv] fp32, the ChunkNormalisers the backward takes).
+    ``norm``: the normalisers, given (ABC's previous way, GSA), or ``PrefixInKernels`` (ABC's prefix
+    normalisers found by the kernels: the returned ones then have g None)."""
     Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
     mem = q.new_empty((Z, nc, n, d + dv), dtype=torch.float32)
-    chunk_sums_kernel[(Z, nc)](k, v, logits, norm.e_end, mem, N, n, d, dv, nc, **tiles)
     final = torch.empty_like(carry)
-    _scan(mem, norm.decay, carry, final, reverse=False)
+    if isinstance(norm, PrefixInKernels):
+        totals, e_prev, e_end, decay = (q.new_empty((Z, nc, n), dtype=torch.float32) for _ in range(4))
+        chunk_sums_kernel[(Z, nc)](k, v, logits, e_end, totals, mem, N, n, d, dv, nc, CHUNKED=True, **tiles)
+        _scan(mem, decay, carry, final, False, totals, norm.g_before, e_prev, e_end)
+        norm = ChunkNormalisers(None, e_prev, e_end, decay)
+    else:
+        chunk_sums_kernel[(Z, nc)](k, v, logits, norm.e_end, norm.e_end, mem, N, n, d, dv, nc, CHUNKED=False,
+                                   **tiles)
+        _scan(mem, norm.decay, carry, final, reverse=False)
     out = torch.empty_like(v)
     dropout = keep is not None
-    output_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q,
-                           out, scale, keep_scale, N, n, d, dv, nc, SAFE=SAFE_EXPONENT,
-                           DROPOUT=dropout, **tiles)
-    return out, final, mem
+    chunked = norm.g is None
+    output_kernel[(Z, nc)](q, k, v, logits, logits if chunked else norm.g, norm.e_prev, mem,
+                           keep if dropout else q, out, scale, keep_scale, N, n, d, dv, nc,
+                           SAFE=SAFE_EXPONENT, DROPOUT=dropout, CHUNKED=chunked, **tiles)
+    return out, final, mem, norm
 
 
 def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_out, scale,
@@ -59,20 +94,23 @@ def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_ou
     """The backward launches: (dq, dk, dv, dl, dg). dg [Z, N, n] fp32 is the gradient of the
     normalisers g_t where the reads take them (exp(-g_t)); with ``prefix`` (g = the prefix
     logcumsumexp of the logits, ABC) dl includes what reaches the logits through g, without it
-    (g given, GSA) dl is the gradient of W = exp(l - g) alone and the caller chains dg."""
+    (g given, GSA) dl is the gradient of W = exp(l - g) alone and the caller chains dg. With
+    ``norm.g`` None the kernels rebuild g per chunk (``forward_kernels``)."""
     Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
     dq, dk, dv_ = (torch.empty_like(x) for x in (q, k, v))
     dl_parts = logits.new_empty((2, *logits.shape), dtype=torch.float32)  # key and value sides
-    d_scores, p_read, d_norm = (torch.empty_like(norm.g) for _ in range(3))
+    d_scores, p_read, d_norm = (logits.new_empty(logits.shape, dtype=torch.float32) for _ in range(3))
     rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
     dropout = keep is not None
-    rows_kernel[(Z, nc)](q, k, v, logits, norm.g, norm.e_prev, mem, keep if dropout else q, grad_out,
+    chunked = norm.g is None
+    g = logits if chunked else norm.g  # unused by the kernels when chunked
+    rows_kernel[(Z, nc)](q, k, v, logits, g, norm.e_prev, mem, keep if dropout else q, grad_out,
                          dq, d_scores, p_read, d_norm, rev, scale, keep_scale,
-                         N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, **tiles)
+                         N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, CHUNKED=chunked, **tiles)
     _scan(rev, norm.decay, None, None, reverse=True)
-    columns_kernel[(Z, nc, 2)](q, k, v, logits, norm.g, norm.e_prev, norm.e_end, grad_out, d_scores,
+    columns_kernel[(Z, nc, 2)](q, k, v, logits, g, norm.e_prev, norm.e_end, grad_out, d_scores,
                                p_read, d_norm, rev, dk, dv_, dl_parts, scale, N, n, d, dv, nc,
-                               SAFE=SAFE_EXPONENT, PREFIX=prefix, **tiles)
+                               SAFE=SAFE_EXPONENT, PREFIX=prefix, CHUNKED=chunked, **tiles)
     return dq, dk, dv_, (dl_parts[0] + dl_parts[1]).to(logits.dtype), d_norm
 
 
@@ -90,16 +128,17 @@ def _torch_forward(ctx, carry, g_before, keep, q, k, v, logits):
 class TritonCausalABC(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n]; keep: int8 [Z, N, n] or None (no
     dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant);
-    guard: the ``ops.backend.KernelGuard`` running the backward (None: failures raise).
+    normaliser: one of ``NORMALISERS`` (``normaliser_choice``); guard: the
+    ``ops.backend.KernelGuard`` running the backward (None: failures raise).
     Returns out [Z, N, dv] in q's dtype, the memory after the last row and its normaliser."""
 
     @staticmethod
-    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, guard):
-        norm = chunk_normalisers(logits, g_before, chunk)
-        out, final, mem = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
+    def forward(ctx, q, k, v, logits, keep, carry, g_before, normaliser, scale, keep_scale, chunk, guard):
+        norm = abc_normalisers(logits, g_before, chunk, normaliser)
+        out, final, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
         ctx.save_for_backward(q, k, v, logits, keep, carry, g_before, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
-        g_last = norm.g[:, -1].clone()
+        g_last = norm.e_end[:, -1].clone()  # the last chunk's e_end is g at row N - 1
         ctx.mark_non_differentiable(final, g_last)
         return out, final, g_last
 
@@ -117,14 +156,21 @@ class TritonCausalABC(torch.autograd.Function):
         else:
             grads = ctx.guard.backward(kernels, partial(_torch_forward, ctx, carry, g_before, keep), (q, k, v, logits),
                                        tuple(ctx.needs_input_grad[:4]), (grad_out,))
-        return (*grads, None, None, None, None, None, None, None)
+        return (*grads, None, None, None, None, None, None, None, None)
+
+
+def abc_normalisers(logits, g_before, chunk: int, normaliser: str) -> Union[ChunkNormalisers, PrefixInKernels]:
+    """What ``forward_kernels`` takes for ABC under ``normaliser`` (one of ``NORMALISERS``)."""
+    if normaliser == "chunked":
+        return PrefixInKernels(g_before)
+    return chunk_normalisers(logits, g_before, chunk)
 
 
 def measured_chunk(q, k, v, keep, carry, normalisers: Callable, scale: float, keep_scale: float, chunk: int,
                    prefix: bool) -> int:
     """The chunk the kernels run at (``tuning``): the fastest candidate for this size class, timed
     once as one forward and backward on these inputs. q, k, v, keep, carry: as the Function takes
-    them; ``normalisers(chunk)`` -> (logits, ChunkNormalisers) at that chunk; ``prefix``: as in
+    them; ``normalisers(chunk)`` -> (logits, what ``forward_kernels`` takes) at that chunk; ``prefix``: as in
     ``backward_kernels`` (True for ABC, False for GSA)."""
     Z, N, d = q.shape
     n, dv = carry.shape[1], v.shape[-1]
@@ -133,7 +179,7 @@ def measured_chunk(q, k, v, keep, carry, normalisers: Callable, scale: float, ke
     def trial(c: int) -> None:
         with torch.no_grad():
             logits, norm = normalisers(c)
-            out, _, mem = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, c)
+            out, _, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, c)
             backward_kernels(q, k, v, logits, norm, keep, mem, out, scale, keep_scale, c, prefix)
 
     widths = causal_tiles(chunk, n, d, dv, q.dtype)
@@ -175,10 +221,11 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         g_before = q.new_full((Z, n), float("-inf"), dtype=torch.float32)
     else:
         g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
+    normaliser = normaliser_choice()
     chunk = measured_chunk(*flat[:3], keep, carry,
-                           lambda c: (flat[3], chunk_normalisers(flat[3], g_before, c)),
+                           lambda c: (flat[3], abc_normalisers(flat[3], g_before, c, normaliser)),
                            float(scale), float(keep_scale), chunk, prefix=True)
-    out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale),
+    out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, normaliser, float(scale),
                                                float(keep_scale), chunk, guard)
     out = out.reshape(B, H, N, dv)
     if not return_state:

@@ -1,26 +1,39 @@
-"""Prefix normalisers and chunk-boundary normalisers for the kernels (plain PyTorch, fp32).
+"""Prefix normalisers and chunk-boundary normalisers for the kernels.
 
-g_t = log(exp(g_before) + sum_{i<=t} exp(l_i)) per slot is one ``logcumsumexp`` over the rows; a
-chunk's memory is stored at e_c = g at its last row, and the memory entering it at e_{c-1}
-(g_before for the first chunk). Every exponent the kernels take is l_i - g_t or g_s - g_t with
-s <= t: a normaliser of the past, never of a later row. ``gated_normalisers`` writes GSA's
-weights in the same form (g given, each chunk in its own frame).
+g_t = log(exp(g_before) + sum_{i<=t} exp(l_i)) per slot; a chunk's memory is stored at e_c = g at
+its last row, and the memory entering it at e_{c-1} (g_before for the first chunk). Every
+exponent the kernels take is l_i - g_t or g_s - g_t with s <= t: a normaliser of the past, never
+of a later row.
+
+Two ways to ABC's g, chosen by ``function.normaliser_choice``:
+- ``PrefixInKernels`` (the default): the kernels compute it chunk by chunk (each chunk's total in
+  ``chunk_sums_kernel``, the e_c by one logaddexp per chunk in the scan, each row's g inside the
+  kernels that read it, from its chunk's logits and e_{c-1}); g [Z, N, n] is never stored.
+- ``chunk_normalisers`` (the previous way): one ``torch.logcumsumexp`` over the rows in plain
+  PyTorch, whose GPU kernel walks the N rows one after the other per (sequence, slot).
+``gated_normalisers`` writes GSA's weights in the same form (g given, each chunk in its own frame).
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import torch
 
 
+class PrefixInKernels(NamedTuple):
+    """ABC's prefix normalisers to be computed by the kernels (``function.forward_kernels``)."""
+    g_before: torch.Tensor  # [Z, n] fp32: the normaliser before row 0 (-inf for an empty prefix)
+
+
 class ChunkNormalisers(NamedTuple):
-    g: torch.Tensor  # [Z, N, n], contiguous fp32
+    g: Optional[torch.Tensor]  # [Z, N, n], contiguous fp32; None: the kernels rebuild it per chunk
     e_prev: torch.Tensor  # [Z, nc, n]: the normaliser before each chunk
     e_end: torch.Tensor  # [Z, nc, n]: the normaliser at each chunk's last row
     decay: torch.Tensor  # [Z, nc, n]: exp(e_prev - e_end) <= 1
 
 
 def chunk_normalisers(logits: torch.Tensor, g_before: torch.Tensor, chunk: int) -> ChunkNormalisers:
-    """logits: [Z, N, n] (any float dtype); g_before: [Z, n] fp32 (-inf for an empty prefix)."""
+    """The previous way (PyTorch, a scan over N): logits [Z, N, n] (any float dtype); g_before
+    [Z, n] fp32 (-inf for an empty prefix)."""
     N = logits.shape[1]
     g = torch.logaddexp(g_before.unsqueeze(1), torch.logcumsumexp(logits.float(), dim=1))
     last_rows = torch.arange(chunk - 1, N + chunk - 1, chunk, device=logits.device).clamp_(max=N - 1)

@@ -40,7 +40,7 @@ class TritonCausalGSA(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, log_gates, keep, carry, scale, keep_scale, chunk, guard):
         logits, norm = gated_normalisers(log_gates, chunk)
-        out, final, mem = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
+        out, final, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
         ctx.save_for_backward(q, k, v, log_gates, logits, keep, carry, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         ctx.mark_non_differentiable(final)
