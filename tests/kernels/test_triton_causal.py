@@ -95,6 +95,58 @@ def test_a_chunk_the_kernels_cannot_take_is_refused_naming_the_variable(value, m
         _triton(*(x.float() for x in random_inputs(1, 1, 20, 16, 8, seed=1)))
 
 
+@pytest.mark.parametrize("normaliser", ["chunked", "logcumsumexp"])
+def test_either_prefix_normaliser_is_taken_and_exact(normaliser, monkeypatch):
+    """ABC_TRITON_NORMALISER picks how the prefix normalisers are found: in the kernels, chunk by
+    chunk (the default: no PyTorch scan over the rows), or the previous torch.logcumsumexp. Slot
+    2 climbs by 9 per row, so that chunks take both the running sum and the steep rows' path."""
+    from abc_fairseq.ops.causal.triton import function as causal_function
+    from abc_fairseq.ops.causal.triton.geometry import ChunkNormalisers, PrefixInKernels
+
+    taken = []
+    real = causal_function.forward_kernels
+    monkeypatch.setattr(causal_function, "forward_kernels", lambda *a: taken.append(type(a[4])) or real(*a))
+    if normaliser == "chunked":
+        monkeypatch.delenv("ABC_TRITON_NORMALISER", raising=False)  # the default
+        monkeypatch.setattr(torch, "logcumsumexp", None)  # any call would fail
+    else:
+        monkeypatch.setenv("ABC_TRITON_NORMALISER", normaliser)
+    q, k, v, l = random_inputs(1, 2, 40, 16, 8, seed=14)
+    l[..., 2] += 9.0 * torch.arange(40, dtype=torch.float64)
+    _check((q, k, v, l), torch.float32, 1e-4, 1e-3)
+    assert set(taken) == {PrefixInKernels if normaliser == "chunked" else ChunkNormalisers}
+
+
+def test_an_unknown_normaliser_is_refused_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("ABC_TRITON_NORMALISER", "cumsum")
+    with pytest.raises(ValueError, match="ABC_TRITON_NORMALISER='cumsum'.*chunked"):
+        _triton(*(x.float() for x in random_inputs(1, 1, 20, 16, 8, seed=1)))
+
+
+def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
+    """e_prev, e_end and decay as the forward kernels find them (chunk totals, then one logaddexp
+    per chunk from a given g_before) against float64 logcumsumexp; logits of +-60 around a
+    climb, N not a multiple of the chunk."""
+    from abc_fairseq.ops.causal.triton.function import forward_kernels
+    from abc_fairseq.ops.causal.triton.geometry import PrefixInKernels
+
+    Z, N, n, d, C = 2, 45, 8, 16, 16
+    gen = torch.Generator().manual_seed(15)
+    logits = 30.0 * torch.randn(Z, N, n, generator=gen) + 2.0 * torch.arange(N)[:, None]
+    g_before = torch.randn(Z, n, generator=gen) * 40.0
+    g_before[0, :3] = float("-inf")  # an empty prefix in some slots
+    q, k, v = (torch.randn(Z, N, d, generator=gen) for _ in range(3))
+    carry = torch.zeros(Z, n, 2 * d)
+    *_, norm = forward_kernels(q, k, v, logits, PrefixInKernels(g_before), None, carry, 0.25, 1.0, C)
+    g = torch.logaddexp(g_before.double()[:, None], torch.logcumsumexp(logits.double(), dim=1))
+    e_end = g[:, [min(c + C - 1, N - 1) for c in range(0, N, C)]]
+    e_prev = torch.cat([g_before.double()[:, None], e_end[:, :-1]], dim=1)
+    assert norm.g is None
+    torch.testing.assert_close(norm.e_end.double(), e_end, rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(norm.e_prev.double(), e_prev, rtol=1e-6, atol=1e-5)
+    torch.testing.assert_close(norm.decay.double(), torch.exp(e_prev - e_end), rtol=1e-5, atol=1e-6)
+
+
 def test_perturbing_the_future_changes_nothing_in_the_past():
     q, k, v, l = (x.float() for x in random_inputs(1, 2, 40, 16, 8, seed=7))
     before = _triton(q, k, v, l)
