@@ -50,14 +50,16 @@ def _sizes(q, v, logits, chunk):
 
 
 def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=None, e_end=None):
-    """The chunk scan over ``mem`` in place; with ``totals`` (the chunk totals, forward) it also
-    writes the normalisers e_prev, e_end and decay from them and ``g_before``."""
+    """The chunk scan over ``mem`` in place, from the memory ``carry`` (None: zeros); with
+    ``totals`` (the chunk totals, forward) it also writes the normalisers e_prev, e_end and decay
+    from them and ``g_before`` (None with ``carry`` None: an empty prefix)."""
     Z, nc, n, width = mem.shape
     grid = (Z, triton.cdiv(n * width, SCAN_BLOCK))
     normalise = totals is not None
     chunk_scan_kernel[grid](mem, decay, carry if carry is not None else mem,
                             final if final is not None else mem,
-                            *((totals, g_before, e_prev, e_end) if normalise else (decay,) * 4),
+                            *((totals, decay if g_before is None else g_before, e_prev, e_end) if normalise
+                              else (decay,) * 4),
                             nc, n, width, BLOCK=SCAN_BLOCK, REVERSE=reverse, HAS_CARRY=carry is not None,
                             HAS_FINAL=final is not None, NORMALISE=normalise)
 
@@ -67,10 +69,11 @@ def forward_kernels(q, k, v, logits, norm: Union[ChunkNormalisers, PrefixInKerne
     """The forward launches: (out [Z, N, dv], the memory after the last row [Z, n, d + dv], the
     memory entering each chunk [Z, nc, n, d + dv] fp32, the ChunkNormalisers the backward takes).
     ``norm``: the normalisers, given (ABC's previous way, GSA), or ``PrefixInKernels`` (ABC's prefix
-    normalisers found by the kernels: the returned ones then have g None)."""
+    normalisers found by the kernels: the returned ones then have g None). ``carry``: the memory
+    before row 0 [Z, n, d + dv] fp32, or None for none (zeros, and an empty prefix)."""
     Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
     mem = q.new_empty((Z, nc, n, d + dv), dtype=torch.float32)
-    final = torch.empty_like(carry)
+    final = q.new_empty((Z, n, d + dv), dtype=torch.float32)
     if isinstance(norm, PrefixInKernels):
         totals, e_prev, e_end, decay = (q.new_empty((Z, nc, n), dtype=torch.float32) for _ in range(4))
         chunk_sums_kernel[(Z, nc)](k, v, logits, e_end, totals, mem, N, n, d, dv, nc, CHUNKED=True, **tiles)
@@ -111,14 +114,15 @@ def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_ou
     columns_kernel[(Z, nc, 2)](q, k, v, logits, g, norm.e_prev, norm.e_end, grad_out, d_scores,
                                p_read, d_norm, rev, dk, dv_, dl_parts, scale, N, n, d, dv, nc,
                                SAFE=SAFE_EXPONENT, PREFIX=prefix, CHUNKED=chunked, **tiles)
-    return dq, dk, dv_, (dl_parts[0] + dl_parts[1]).to(logits.dtype), d_norm
+    dl = torch.add(dl_parts[0], dl_parts[1], out=torch.empty_like(logits))  # one launch, cast included
+    return dq, dk, dv_, dl, d_norm
 
 
 def _torch_forward(ctx, carry, g_before, keep, q, k, v, logits):
     """The Function's forward on the PyTorch path (``ctx.guard.torch_op``, ``chunk_causal_abc``),
     on the Function's own [Z, N, *] inputs viewed as [Z, 1, N, *]."""
     d = q.shape[-1]
-    state = ABCState(carry[:, None, :, :d], carry[:, None, :, d:], g_before[:, None])
+    state = None if carry is None else ABCState(carry[:, None, :, :d], carry[:, None, :, d:], g_before[:, None])
     mask = None if keep is None else keep.bool()[:, None]
     out = ctx.guard.torch_op(q[:, None], k[:, None], v[:, None], logits[:, None], ctx.scale, ctx.chunk, None, None,
                              state, False, mask, ctx.keep_scale)
@@ -127,10 +131,11 @@ def _torch_forward(ctx, carry, g_before, keep, q, k, v, logits):
 
 class TritonCausalABC(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n]; keep: int8 [Z, N, n] or None (no
-    dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant);
-    normaliser: one of ``NORMALISERS`` (``normaliser_choice``); guard: the
+    dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant),
+    both None for none; normaliser: one of ``NORMALISERS`` (``normaliser_choice``); guard: the
     ``ops.backend.KernelGuard`` running the backward (None: failures raise).
-    Returns out [Z, N, dv] in q's dtype, the memory after the last row and its normaliser."""
+    Returns out [Z, N, dv] in q's dtype, the memory after the last row and its normaliser (a
+    view of the saved e_end: copy it before changing it)."""
 
     @staticmethod
     def forward(ctx, q, k, v, logits, keep, carry, g_before, normaliser, scale, keep_scale, chunk, guard):
@@ -138,7 +143,7 @@ class TritonCausalABC(torch.autograd.Function):
         out, final, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
         ctx.save_for_backward(q, k, v, logits, keep, carry, g_before, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
-        g_last = norm.e_end[:, -1].clone()  # the last chunk's e_end is g at row N - 1
+        g_last = norm.e_end[:, -1]  # the last chunk's e_end is g at row N - 1 (no copy: no launch)
         ctx.mark_non_differentiable(final, g_last)
         return out, final, g_last
 
@@ -163,17 +168,19 @@ def abc_normalisers(logits, g_before, chunk: int, normaliser: str) -> Union[Chun
     """What ``forward_kernels`` takes for ABC under ``normaliser`` (one of ``NORMALISERS``)."""
     if normaliser == "chunked":
         return PrefixInKernels(g_before)
+    if g_before is None:
+        g_before = logits.new_full((logits.shape[0], logits.shape[-1]), float("-inf"), dtype=torch.float32)
     return chunk_normalisers(logits, g_before, chunk)
 
 
-def measured_chunk(q, k, v, keep, carry, normalisers: Callable, scale: float, keep_scale: float, chunk: int,
-                   prefix: bool) -> int:
+def measured_chunk(q, k, v, n: int, keep, carry, normalisers: Callable, scale: float, keep_scale: float,
+                   chunk: int, prefix: bool) -> int:
     """The chunk the kernels run at (``tuning``): the fastest candidate for this size class, timed
     once as one forward and backward on these inputs. q, k, v, keep, carry: as the Function takes
-    them; ``normalisers(chunk)`` -> (logits, what ``forward_kernels`` takes) at that chunk; ``prefix``: as in
-    ``backward_kernels`` (True for ABC, False for GSA)."""
+    them; n: the memory size; ``normalisers(chunk)`` -> (logits, what ``forward_kernels`` takes)
+    at that chunk; ``prefix``: as in ``backward_kernels`` (True for ABC, False for GSA)."""
     Z, N, d = q.shape
-    n, dv = carry.shape[1], v.shape[-1]
+    dv = v.shape[-1]
     candidates = chunk_candidates(chunk, n, d, dv, q.dtype, q.device)
 
     def trial(c: int) -> None:
@@ -191,14 +198,14 @@ def measured_chunk(q, k, v, keep, carry, normalisers: Callable, scale: float, ke
 def flatten_heads(q, k, v, control, keep: Optional[torch.Tensor], memories: Optional[Tuple[torch.Tensor, ...]]):
     """The kernels' layout: q, k, v, control [B, H, N, *] -> contiguous [B * H, N, *]; keep bool
     [B, H, N, n] -> int8 [B * H, N, n] (or None); memories (key [B, H, n, d], value [B, H, n, dv])
-    -> the fp32 carry [B * H, n, d + dv], zeros when None."""
+    -> the fp32 carry [B * H, n, d + dv], None when None."""
     B, H, N, d = q.shape
     n, dv, Z = control.shape[-1], v.shape[-1], B * H
     flat = [x.reshape(Z, N, x.shape[-1]).contiguous() for x in (q, k, v, control)]
     if keep is not None:
         keep = keep.reshape(Z, N, n).to(torch.int8).contiguous()
     if memories is None:
-        carry = q.new_zeros((Z, n, d + dv), dtype=torch.float32)
+        carry = None  # the kernels start from zeros: no launch to write them
     else:
         carry = torch.cat([t.detach().float() for t in memories], dim=-1).reshape(Z, n, d + dv).contiguous()
     return flat, keep, carry
@@ -218,11 +225,11 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
     Z = B * H
     flat, keep, carry = flatten_heads(q, k, v, phi_logits, keep, None if initial_state is None else initial_state[:2])
     if initial_state is None:
-        g_before = q.new_full((Z, n), float("-inf"), dtype=torch.float32)
+        g_before = None  # an empty prefix: the kernels start from -inf
     else:
         g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
     normaliser = normaliser_choice()
-    chunk = measured_chunk(*flat[:3], keep, carry,
+    chunk = measured_chunk(*flat[:3], n, keep, carry,
                            lambda c: (flat[3], abc_normalisers(flat[3], g_before, c, normaliser)),
                            float(scale), float(keep_scale), chunk, prefix=True)
     out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, normaliser, float(scale),
@@ -232,4 +239,4 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         return out
     final = final.reshape(B, H, n, d + dv)
     return out, ABCState(final[..., :d].contiguous(), final[..., d:].contiguous(),
-                         g_last.reshape(B, H, n))
+                         g_last.reshape(B, H, n).clone())

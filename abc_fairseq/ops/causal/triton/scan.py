@@ -29,7 +29,8 @@ def chunk_scan_kernel(mem_ptr, decay_ptr, carry_ptr, final_ptr, total_ptr, gbefo
                       eend_ptr, nc, n, W, BLOCK: tl.constexpr, REVERSE: tl.constexpr,
                       HAS_CARRY: tl.constexpr, HAS_FINAL: tl.constexpr, NORMALISE: tl.constexpr):
     """decay [Z, nc, n] is read, or with ``NORMALISE`` written (with e_prev, e_end, from total and
-    g_before); total_ptr, gbefore_ptr, eprev_ptr and eend_ptr are unused without it."""
+    g_before); total_ptr, gbefore_ptr, eprev_ptr and eend_ptr are unused without it. Without
+    ``HAS_CARRY`` the memory before the first step is zero and g_before -inf (nothing read)."""
     z = tl.program_id(0).to(tl.int64)
     idx = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     ok = idx < n * W
@@ -37,9 +38,10 @@ def chunk_scan_kernel(mem_ptr, decay_ptr, carry_ptr, final_ptr, total_ptr, gbefo
     owner = ok & (idx % W == 0)  # one lane per slot writes the normalisers
     if HAS_CARRY:
         acc = tl.load(carry_ptr + z * n * W + idx, mask=ok, other=0.0)
+        e = tl.load(gbefore_ptr + z * n + slot, mask=ok, other=0.0)  # unused without NORMALISE
     else:
         acc = tl.zeros((BLOCK,), dtype=tl.float32)
-    e = tl.load(gbefore_ptr + z * n + slot, mask=ok, other=0.0)  # unused without NORMALISE
+        e = tl.full((BLOCK,), float("-inf"), dtype=tl.float32)
     if NORMALISE:  # what each step reads beside the sums
         side_ptr = total_ptr
     else:

@@ -24,7 +24,7 @@ def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
     """The Function's forward on the PyTorch path (``ctx.guard.torch_op``, ``chunk_causal_gsa``),
     on the Function's own [Z, N, *] inputs viewed as [Z, 1, N, *]."""
     d = q.shape[-1]
-    state = GSAState(carry[:, None, :, :d], carry[:, None, :, d:])
+    state = None if carry is None else GSAState(carry[:, None, :, :d], carry[:, None, :, d:])
     mask = None if keep is None else keep.bool()[:, None]
     out = ctx.guard.torch_op(q[:, None], k[:, None], v[:, None], log_gates[:, None], ctx.scale, None, None, None,
                              state, False, mask, ctx.keep_scale)
@@ -33,7 +33,7 @@ def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
 
 class TritonCausalGSA(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; log_gates: [Z, N, n]; keep: int8 [Z, N, n] or None (no
-    dropout); carry [Z, n, d + dv]: the fp32 memories before row 0 (a constant); guard: the
+    dropout); carry [Z, n, d + dv]: the fp32 memories before row 0 (a constant; None: zeros); guard: the
     ``ops.backend.KernelGuard`` running the backward (None: failures raise). Returns out
     [Z, N, dv] in q's dtype and the memories after the last row [Z, n, d + dv] fp32."""
 
@@ -74,7 +74,7 @@ def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_stat
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     flat, keep, carry = flatten_heads(q, k, v, log_gates, keep, initial_state)
-    chunk = measured_chunk(*flat[:3], keep, carry, lambda c: gated_normalisers(flat[3], c), float(scale),
+    chunk = measured_chunk(*flat[:3], n, keep, carry, lambda c: gated_normalisers(flat[3], c), float(scale),
                            float(keep_scale), chunk, prefix=False)
     out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard)
     out = out.reshape(B, H, N, dv)
