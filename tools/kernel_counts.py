@@ -12,7 +12,8 @@ problem in fla's layout [B, T, H, *]. Bytes count only the active lanes of each 
 (the mask's True lanes), two ways: requested (every lane of every load, reloads included) and
 distinct (each address once per launch: the traffic of a perfect cache, which is what
 ``tools.causal_cost`` models; its per-launch bytes are set beside both). A PyTorch op's bytes are
-its tensor operands read once and its results written once (views and allocations move nothing).
+its tensor operands read once and its results written once (views and allocations move nothing,
+fills and new tensors only write, index_select reads the rows it selects).
 fla's autotuned kernels run their first configuration (the interpreter cannot time the others).
 Writes counts.json and counts.md (commit, command, sizes) to --out-dir.
 """
@@ -34,6 +35,8 @@ DTYPES = {"fp32": "float32", "fp16": "float16"}
 SCANS = ("cumsum", "cumsum_", "cumprod", "cumprod_", "logcumsumexp", "_logcumsumexp", "cummax", "cummin",
          "_cummax_helper", "_cummin_helper")
 ALLOCATIONS = ("empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided")
+FILLS = ("zeros", "ones", "full", "arange", "scalar_tensor", "rand", "randn", "randint")
+GATHERS = ("index_select", "gather")
 FLAG_RATIO = 0.10  # counted bytes further than this from the model's are flagged
 
 
@@ -274,8 +277,12 @@ def _torch_op(func, args, kwargs, out, counter: InterpreterCounter) -> TorchOp:
     nbytes = lambda xs: sum(x.numel() * x.element_size() for x in xs)  # noqa: E731
     if func.is_view or name in ALLOCATIONS or name.startswith("_has_") or name in ("detach", "alias"):
         moved = 0
+    elif name in FILLS or name.startswith("new_") or name.endswith("_like"):  # written, nothing read
+        moved = nbytes(outputs)
     elif name in ("copy_", "fill_", "zero_"):  # the destination is written, not read
         moved = nbytes(inputs[1:]) + nbytes(outputs)
+    elif name in GATHERS:  # reads the rows it selects (as many as it writes) and the index
+        moved = 2 * nbytes(outputs) + nbytes(inputs[1:])
     else:
         moved = nbytes(inputs) + nbytes(outputs)
     scan_length = None
@@ -444,7 +451,8 @@ def op_markdown(op: str, result: dict, N: int) -> str:
             lines.append(f"| {i + 1} | {x['kernel']} | {dot['a']} x {dot['b']} | {dot['precision']} | "
                          f"{dot['M']} x {dot['N']} x {dot['K']} | {dot['calls']:,} | {dot['macs']:,} |")
     lines += ["", "PyTorch ops outside the launches, in order (after launch #: how many launches ran before; "
-              "bytes: operands read once, results written once).\n",
+              "bytes: operands read once, results written once; fills and new tensors only written, "
+              "index_select reads what it selects).\n",
               "| after launch # | phase | op | operands | bytes | scan length | sequential over N |", "|" + "---|" * 7]
     for t in result["torch_ops"]:
         steps = f"**yes: {N} dependent steps**" if t["sequential"] else ""
@@ -461,6 +469,19 @@ def op_markdown(op: str, result: dict, N: int) -> str:
                          f"{_n(r.get('model_bytes'))} | {_n(r.get('distinct'))} | {ratio} | {_n(r.get('requested'))} | "
                          f"{_n(r.get('model_macs'))} | {_n(r.get('macs'))} | {'**> 10%**' if r.get('flag') else ''} |")
     return "\n".join(lines) + "\n"
+
+
+def summary_markdown(ops: Dict[str, dict]) -> str:
+    """One line per op: the totals of its launches and of the PyTorch ops between them."""
+    lines = ["| op | launches | programs | loaded B (distinct) | stored B (distinct) | dot MACs | PyTorch ops moving "
+             "data | their bytes | scans over N |", "|" + "---|" * 9]
+    for op, result in ops.items():
+        launches, moving = result["launches"], [t for t in result["torch_ops"] if t["bytes"]]
+        total = lambda kind: sum(x["distinct"].get(kind, 0) for x in launches)  # noqa: E731
+        lines.append(f"| {op} | {len(launches)} | {sum(x['programs'] for x in launches):,} | {total('load'):,} | "
+                     f"{total('store'):,} | {sum(x['macs'] for x in launches):,} | {len(moving)} | "
+                     f"{sum(t['bytes'] for t in moving):,} | {', '.join(result['sequential']) or '-'} |")
+    return "\n".join(lines)
 
 
 def op_record(op: str, sizes: Sizes) -> dict:
@@ -604,12 +625,16 @@ def markdown(record: dict) -> str:
              "Bytes count the active lanes only (a masked-off lane moves nothing): `lanes` is every active lane of "
              "every tl.load / tl.store (reloads included), `distinct` each address once per launch (a perfect "
              "cache). fla's autotuned kernels run their first configuration; its kernels' loop variables are made "
-             "tensors as compiled Triton makes them (the interpreter gives Python ints, on which fla's `.to()` fails).",
+             "tensors as compiled Triton makes them (the interpreter gives Python ints, on which fla's `.to()` fails), "
+             "and a scalar mask splat over a block is passed as bool (the interpreter keeps its operands' integer "
+             "type and refuses it).",
              ""]
     if record["uncommitted"]:
         lines += ["**Uncommitted changes in the counted code:** " + "; ".join(record["uncommitted"]), ""]
     for op, reason in record["unavailable"].items():
         lines += [f"{op}: not counted ({reason}).", ""]
+    if record["ops"]:
+        lines += [summary_markdown(record["ops"]), ""]
     for op, result in record["ops"].items():
         lines.append(op_markdown(op, result, sizes["N"]))
     return "\n".join(lines)
