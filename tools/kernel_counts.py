@@ -38,6 +38,7 @@ ALLOCATIONS = ("empty", "empty_like", "new_empty", "empty_strided", "new_empty_s
 FILLS = ("zeros", "ones", "full", "arange", "scalar_tensor", "rand", "randn", "randint")
 GATHERS = ("index_select", "gather")
 FLAG_RATIO = 0.10  # counted bytes further than this from the model's are flagged
+KERNEL_VARIABLES = ("ABC_TRITON_NORMALISER", "ABC_TRITON_CHUNK")  # what chooses the kernels' path, when set
 
 
 @dataclass
@@ -391,10 +392,16 @@ def model_rows(counter: InterpreterCounter, sizes: Sizes) -> List[dict]:
     """Per launch of ``tools.causal_cost.causal_launches`` at ``sizes``: its bytes, multiply-adds
     and programs beside the counted ones. Its PyTorch rows before the first kernel are set against
     the forward's counted PyTorch ops, those after the last against the backward's."""
+    import inspect
+
     from . import causal_cost
 
-    P = 4 if sizes.dtype == "fp32" else 2
-    model = causal_cost.causal_launches(sizes.batch * sizes.heads, sizes.N, sizes.d, sizes.d, sizes.n, sizes.chunk, P)
+    args = dict(Z=sizes.batch * sizes.heads, N=sizes.N, d=sizes.d, dv=sizes.d, n=sizes.n, C=sizes.chunk,
+                P=4 if sizes.dtype == "fp32" else 2)
+    if "prefix_in_kernels" in inspect.signature(causal_cost.causal_launches).parameters:
+        # the normalisers found in the kernels (no PyTorch scan ran) or by a PyTorch logcumsumexp
+        args["prefix_in_kernels"] = not any(op.name in SCANS for op in counter.torch_ops)
+    model = causal_cost.causal_launches(**args)
     kernels = [i for i, row in enumerate(model) if not row.name.startswith("PyTorch")]
     by_name = defaultdict(list)
     for launch in counter.launches:
@@ -414,8 +421,10 @@ def model_rows(counter: InterpreterCounter, sizes: Sizes) -> List[dict]:
     for name, launches in by_name.items():  # counted, not in the model
         rows.append(dict(name=name, model_bytes=None, distinct=sum(sum(x.distinct.values()) for x in launches)))
     for phase, listed in glue_model.items():
-        rows.append(dict(name=f"PyTorch ({phase}): " + ", ".join(r.name.split(": ", 1)[-1] for r in listed),
+        names = ", ".join(r.name.split(": ", 1)[-1] for r in listed) or "none in the model"
+        rows.append(dict(name=f"PyTorch ({phase}): {names}",
                          model_bytes=sum(r.bytes for r in listed) if listed else None, distinct=glue[phase]))
+    rows.append(dict(name="model call", call="causal_launches(" + ", ".join(f"{k}={v}" for k, v in args.items()) + ")"))
     for row in rows:
         if row.get("model_bytes") and row.get("distinct") is not None:
             row["ratio"] = row["distinct"] / row["model_bytes"]
@@ -464,6 +473,9 @@ def op_markdown(op: str, result: dict, N: int) -> str:
                   "| launch | programs (model) | programs | bytes (model) | bytes (distinct) | ratio | bytes (lanes) "
                   "| MACs (model) | dot MACs | flag |", "|" + "---|" * 10]
         for r in result["model"]:
+            if "call" in r:
+                lines.append(f"| model: `tools.causal_cost.{r['call']}` |" + " |" * 9)
+                continue
             ratio = f"{r['ratio']:.3f}" if "ratio" in r else "-"
             lines.append(f"| {r['name']} | {_n(r.get('model_programs'))} | {_n(r.get('programs'))} | "
                          f"{_n(r.get('model_bytes'))} | {_n(r.get('distinct'))} | {ratio} | {_n(r.get('requested'))} | "
@@ -597,7 +609,8 @@ def main(argv=None) -> int:
 
     record = dict(tool="tools.kernel_counts", environment=environment_info(
         "python -m tools.kernel_counts", sys.argv[1:] if argv is None else list(map(str, argv))),
-        uncommitted=_dirty_paths(), sizes=vars(sizes), ops={}, unavailable={})
+        uncommitted=_dirty_paths(), sizes=vars(sizes), ops={}, unavailable={},
+        variables={name: os.environ[name] for name in KERNEL_VARIABLES if name in os.environ})
     for op in args.ops:
         print(f"counting {op} ...", flush=True)
         try:
@@ -629,6 +642,8 @@ def markdown(record: dict) -> str:
              "and a scalar mask splat over a block is passed as bool (the interpreter keeps its operands' integer "
              "type and refuses it).",
              ""]
+    if record.get("variables"):
+        lines += ["Set for the run: " + ", ".join(f"`{k}={v}`" for k, v in record["variables"].items()) + ".", ""]
     if record["uncommitted"]:
         lines += ["**Uncommitted changes in the counted code:** " + "; ".join(record["uncommitted"]), ""]
     for op, reason in record["unavailable"].items():
