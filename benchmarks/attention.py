@@ -8,7 +8,6 @@ without CUDA or fla-core) is skipped."""
 import argparse
 import contextlib
 import functools
-import importlib
 from typing import Callable, Dict, List, Sequence
 
 import torch
@@ -62,26 +61,29 @@ def _gsa(backend: str, params: dict, device) -> Case:
 
 
 def _fla(name: str, params: dict, device) -> Case:
-    """fla's ``chunk_abc`` or ``chunk_gsa`` (``name``) on q, k, v [B, N, H, d] and slot logits x
-    [B, N, H, n]; gsa gets log gates g = logsigmoid(x) / 8 and write weights 1 - exp(g), as the gsa
-    strategy. CaseUnavailable off CUDA or where fla-core does not import."""
+    """fla's ``chunk_abc`` or ``chunk_gsa`` (``name``) on our problem: q, k, v [B, H, N, d] and slot
+    logits x [B, H, N, n] moved to fla's layout [B, T, H, *] by ``abc_fairseq.selfcheck.fla_peer``
+    (before the timing), which also gives gsa the log gates logsigmoid(x) / 8 and write weights
+    1 - exp(g), as the gsa strategy. The case records fla-core's version and layout.
+    CaseUnavailable off CUDA or where fla-core does not import."""
+    from abc_fairseq.selfcheck import fla_peer
+
     if device.type != "cuda":
         raise CaseUnavailable(f"fla-{name} runs on CUDA only (flash-linear-attention's Triton kernels)")
     try:
-        op = getattr(importlib.import_module(f"fla.ops.{name}"), f"chunk_{name}")
+        op = fla_peer.fla_op(name)
     except Exception as exc:  # optional: never a dependency of this project
         raise CaseUnavailable(f"fla-{name}: flash-linear-attention (the fla-core package) is not importable: "
                               f"{type(exc).__name__}: {exc}") from exc
     B, H, N, d, n = _dims(params)
-    q, k, v, x = (_randn((B, N, H, size), params, device) for size in (d, d, d, n))
+    ours = [_randn((B, H, N, size), params, device, requires_grad=False) for size in (d, d, d, n)]
+    q, k, v, x = (t.requires_grad_() for t in fla_peer.to_fla_layout(*ours))
 
     def attend() -> torch.Tensor:
-        if name == "abc":
-            return op(q, k, v, x)[0]
-        g = torch.nn.functional.logsigmoid(x.float()) / 8.0
-        return op(q, k, v, (-torch.expm1(g)).to(q.dtype), g.to(q.dtype))[0]
+        control = x if name == "abc" else (torch.nn.functional.logsigmoid(x.float()) / 8.0).to(x.dtype)
+        return fla_peer.fla_attention(name, q, k, v, control, op=op)
 
-    return _case(attend, (B, N, H, d), (q, k, v, x), params, device)
+    return _case(attend, (B, N, H, d), (q, k, v, x), params, device, **fla_peer.fla_record())
 
 
 def _sdpa(params: dict, device) -> Case:

@@ -79,6 +79,9 @@ def _environment(cuda: bool) -> dict:
         env["triton"] = triton.__version__
     except ImportError:
         env["triton"] = None
+    from .fla_peer import fla_record
+
+    env.update(fla_record())  # the peer the timings compare with: fla-core's version (None: absent), its layout
     if cuda:
         props = torch.cuda.get_device_properties(0)
         env.update(device=props.name, capability=f"sm_{props.major}{props.minor}",

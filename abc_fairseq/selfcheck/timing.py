@@ -1,12 +1,12 @@
 """The self-check's timings on CUDA: causal ABC forward + backward on the Triton kernels (at the
 chunk the launcher picks, and at every chunk it could take, forced through ``ABC_TRITON_CHUNK``)
 and on the PyTorch path, against fused causal softmax attention (``scaled_dot_product_attention``,
-flash where the device has it) and, when installed, flash-linear-attention's ``chunk_abc``."""
+flash where the device has it) and, when installed, flash-linear-attention's ``chunk_abc`` on the
+same problem (its inputs built by ``fla_peer`` in fla's layout, before the timing)."""
 
 import contextlib
-import importlib.util
 import os
-from typing import Callable, Dict, Iterator, List, Union
+from typing import Callable, Dict, Iterator, List, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -17,6 +17,7 @@ from ..ops.causal.chunk import DEFAULT_CHUNK_SIZE
 from ..ops.triton import tuning
 from ..ops.triton.sizes import CHUNK_VARIABLE, chunks_for, device_chunk, pad, table_width
 from .checks import Size
+from .fla_peer import fla_attention, fla_op, to_fla_layout
 
 
 def _median_ms(fn: Callable[[], None], repeats: int) -> float:
@@ -56,14 +57,12 @@ def _forced_chunk(chunk: int) -> Iterator[None]:
             os.environ[CHUNK_VARIABLE] = before
 
 
-def _fla_chunk_abc():
-    if importlib.util.find_spec("fla") is None:
-        return None
+def _fla(kind: str) -> Optional[Callable]:
+    """fla's chunk op for ``kind``, or None where fla-core is not installed (or does not import)."""
     try:
-        from fla.ops.abc import chunk_abc
-    except ImportError:
+        return fla_op(kind)
+    except Exception:  # noqa: BLE001 (an optional peer: not installed, or broken on this machine)
         return None
-    return chunk_abc
 
 
 def time_causal(size: Size, dtype: torch.dtype, repeats: int = 5) -> Dict[str, Union[float, int]]:
@@ -92,12 +91,12 @@ def time_causal(size: Size, dtype: torch.dtype, repeats: int = 5) -> Dict[str, U
     if dtype != torch.float32 or N <= 4096:  # fp32 SDPA has no flash kernel: math path, N^2 memory
         times["sdpa causal"] = _median_ms(
             _fwd_bwd(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True), [q, k, v]), repeats)
-    chunk_abc = _fla_chunk_abc()
-    if chunk_abc is not None and n & (n - 1) == 0:
-        s = logits.to(dtype)
-        try:  # fla's layout: [B, H, N, *]; the exact signature varies between its releases
-            times["fla chunk_abc"] = _median_ms(_fwd_bwd(lambda q, k, v, s: chunk_abc(q, k, v, s)[0],
-                                                         [q, k, v, s]), repeats)
+    chunk_abc = _fla("abc")
+    if chunk_abc is not None and n & (n - 1) == 0:  # fla's prefix normaliser holds n slots in one block
+        fla_inputs = to_fla_layout(q, k, v, logits.to(dtype))  # fla's layout [B, T, H, *], outside the timing
+        try:
+            times["fla chunk_abc"] = _median_ms(
+                _fwd_bwd(lambda *x: fla_attention("abc", *x, op=chunk_abc), list(fla_inputs)), repeats)
         except Exception as error:  # noqa: BLE001 (a peer library's failure is reported, not fatal)
             times["fla chunk_abc"] = float("nan")
             print(f"fla chunk_abc could not be timed: {type(error).__name__}: {error}")
