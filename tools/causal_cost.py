@@ -8,24 +8,29 @@ nc = ceil(N / C) chunks, head dims d (keys) and dv (values), n slots, P bytes pe
 F = 4 (fp32: normalisers, chunk memories, the backward's row terms):
 
     launch         programs          steps  multiply-adds per chunk            bytes per chunk
-    logcumsumexp   Z n threads       N      0                                  2 C n F
-    normalisers    (PyTorch, 10-11)  -      0                                  C n (3F [+ P + F]) + small
-    chunk sums     Z nc              1      C n (d + dv)                       C (d + dv + n) P + n (d + dv + 1) F
-    scan           Z [n(d+dv)/256]   nc     0                                  n (2 (d + dv) + 1) F
-    output         Z nc              1      C^2 (d + dv + 2n) + C n (d + dv)   C (2d + 2dv + n) P + C n F + n (d + dv) F
-    rows           Z nc              1      C^2 (2d + dv + 3n) + 2C n (d + dv) C (3d + 2dv + n) P + 4C n F
+    chunk sums     Z nc              1      C n (d + dv)                       C (d + dv + n) P + n (d + dv + 2) F
+    scan           Z [n(d+dv)/256]   nc     0                                  n (2 (d + dv) + 4) F
+    output         Z nc              1      C^2 (d + dv + 2n) + C n (d + dv)   C (2d + 2dv + n) P + n (d + dv) F
+    rows           Z nc              1      C^2 (2d + dv + 3n) + 2C n (d + dv) C (3d + 2dv + n) P + 3C n F
                                                                                + n (2d + 2dv + 1) F
     reverse scan   Z [n(d+dv+1)/256] nc     0                                  n (2 (d + dv + 1) + 1) F
-    columns (x 2)  2 Z nc            1      C^2 (2d + 2dv + 2n) + 2C n (d + dv) C (3d + 3dv + n) P + 6C n F
+    columns (x 2)  2 Z nc            1      C^2 (2d + 2dv + 2n) + 2C n (d + dv) C (3d + 3dv + n) P + 5C n F
                                                                                + n (d + dv + 1) F
-    dl sum         (PyTorch)         -      0                                  C n (3F [+ F + P])
+    dl sum         (PyTorch, 1 add)  -      0                                  C n (2F + P)
 
-(bracketed terms: half logits, cast to fp32 and back). ``torch.logcumsumexp(logits, dim=1)``
-(``ops/causal/triton/geometry.py``) scans the middle dimension of [Z, N, n]: on CUDA one thread
-per (sequence, slot) walks the N rows, N dependent load / logaddexp / store steps each, the
-largest sequential cost on the path at long N. The normalisers' other ops (logaddexp with the
-carried normaliser, the chunk-boundary index_select / cat / sub / exp, two fills, the last row's
-clone) are elementwise.
+That is the default: the prefix normalisers found chunk by chunk inside the kernels (chunk totals
+from the chunk sums, e_c from the forward scan, each row's g rebuilt from its chunk's logits).
+The previous way (``ABC_TRITON_NORMALISER=logcumsumexp``, ``normaliser="logcumsumexp"``) adds
+PyTorch ops before the kernels and a read of g (C n F) in the output, rows and columns kernels:
+
+    logcumsumexp   Z n threads       N      0                                  2 C n F
+    normalisers    (PyTorch, 10-11)  -      0                                  C n (3F [+ P + F]) + small
+
+(bracketed: half logits, cast to fp32). ``torch.logcumsumexp(logits, dim=1)`` scans the middle
+dimension of [Z, N, n]: on CUDA one thread per (sequence, slot) walks the N rows, N dependent
+load / logaddexp / store steps each, the largest sequential cost on that path at long N. The
+normalisers' other ops (logaddexp with the carried normaliser, the chunk-boundary index_select /
+cat / sub / exp, two fills, the last row's clone) are elementwise.
 
 At d = dv = n = C = 64 the forward is 2Cd + 2Cn + 4nd multiply-adds per row (32,768), causal
 softmax about N d / 2 (flash attention skips the masked half): ABC does less arithmetic from
@@ -64,43 +69,49 @@ class Launch(NamedTuple):
 
 def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
                     logit_bytes: Optional[int] = None, split_columns: bool = True,
-                    prefix_in_kernels: bool = False) -> List[Launch]:
+                    normaliser: str = "chunked") -> List[Launch]:
     """The launches of one causal ABC forward + backward on the kernels (see the module docstring),
     PyTorch glue included. ``logit_bytes``: bytes per logit (default P; the self-check passes fp32
-    logits with half q, k, v). ``split_columns=False``: the code the H100 run timed (commit
-    f36c261): one columns program per chunk writing dl in the logits' dtype, no dl sum.
-    ``prefix_in_kernels``: a what-if, the normalisers built chunk by chunk inside the kernels (no
-    PyTorch scan, no g [Z, N, n] written; the kernels' own bytes counted as today)."""
+    logits with half q, k, v). ``normaliser``: "chunked" (the default, ``ABC_TRITON_NORMALISER``'s):
+    the prefix normalisers found chunk by chunk inside the kernels (chunk totals written by the
+    chunk sums, e_c by the forward scan, each row's g rebuilt from the logits: no PyTorch scan, no
+    g [Z, N, n]); "logcumsumexp": the previous way, PyTorch ops around one ``torch.logcumsumexp``
+    over N before the kernels, g read by the output, rows and columns kernels.
+    ``split_columns=False``: the code the H100 run timed (commit f36c261, logcumsumexp): one
+    columns program per chunk writing dl in the logits' dtype, no dl sum."""
+    if normaliser not in ("chunked", "logcumsumexp"):
+        raise ValueError(f"normaliser must be 'chunked' or 'logcumsumexp', got {normaliser!r}")
     L = P if logit_bytes is None else logit_bytes
     nc = math.ceil(N / C)
     chunks = Z * nc
     width = d + dv
     rows = Z * N * n  # elements of one [Z, N, n] tensor
     scan = lambda w: Z * math.ceil(n * w / SCAN_BLOCK)  # noqa: E731
-    cast = 0 if L == F else 1  # logits.float(): a copy unless the logits are fp32
-    boundary = 4 * Z * nc * n * F  # index_select, cat, sub, exp on [Z, nc, n]: small
-    if prefix_in_kernels:  # the fills of the carried memory and normaliser, the last row's copy
-        launches = [Launch("PyTorch: normalisers", 3, 0, 0, 0, Z * n * (width + 2) * F, "torch")]
+    g = 0 if normaliser == "chunked" else 1  # a chunk kernel reads g (C n F) only when it is stored
+    if normaliser == "chunked":  # the chunk totals out of the chunk sums; e_prev, e_end, decay out of the scan
+        launches, totals, boundary = [], n * F, 3 * n * F
     else:
+        cast = 0 if L == F else 1  # logits.float(): a copy unless the logits are fp32
+        small = 4 * Z * nc * n * F + Z * n * (width + 1) * F  # the [Z, nc, n] ops, the fills, the last row
         launches = [
             Launch("PyTorch: logcumsumexp", 1, Z * n, N, 0, 2 * rows * F, "torch scan"),  # a thread per (z, slot)
-            Launch("PyTorch: normalisers", 10 + cast, 0, 0, 0,
-                   cast * rows * (L + F) + 3 * rows * F + boundary + Z * n * (width + 1) * F, "torch")]
+            Launch("PyTorch: normalisers", 10 + cast, 0, 0, 0, cast * rows * (L + F) + 3 * rows * F + small, "torch")]
+        totals = boundary = 0
     launches += [
         Launch("chunk_sums_kernel", 1, chunks, 1, chunks * C * n * width,
-               chunks * (C * (width + n) * P + n * (width + 1) * F)),
-        Launch("chunk_scan_kernel (forward)", 1, scan(width), nc, 0, chunks * n * (2 * width + 1) * F),
+               chunks * (C * (width + n) * P + n * (width + 1) * F + totals)),
+        Launch("chunk_scan_kernel (forward)", 1, scan(width), nc, 0, chunks * (n * (2 * width + 1) * F + boundary)),
         Launch("output_kernel", 1, chunks, 1, chunks * (C * C * (width + 2 * n) + C * n * width),
-               chunks * (C * (2 * d + 2 * dv + n) * P + C * n * F + n * width * F)),
+               chunks * (C * (2 * d + 2 * dv + n) * P + g * C * n * F + n * width * F)),
         Launch("rows_kernel", 1, chunks, 1, chunks * (C * C * (2 * d + dv + 3 * n) + 2 * C * n * width),
-               chunks * (C * (3 * d + 2 * dv + n) * P + 4 * C * n * F + n * (2 * width + 1) * F)),
+               chunks * (C * (3 * d + 2 * dv + n) * P + (3 + g) * C * n * F + n * (2 * width + 1) * F)),
         Launch("chunk_scan_kernel (reverse)", 1, scan(width + 1), nc, 0, chunks * n * (2 * (width + 1) + 1) * F),
     ]
     if split_columns:
         launches += [
             Launch("columns_kernel", 1, 2 * chunks, 1, chunks * (C * C * (2 * width + 2 * n) + 2 * C * n * width),
-                   chunks * (C * (3 * width + n) * P + 6 * C * n * F + n * (width + 1) * F)),
-            Launch("PyTorch: dl sum", 1 + (L != F), 0, 0, 0, rows * (2 * F + F + (L != F) * (F + L)), "torch"),
+                   chunks * (C * (3 * width + n) * P + (5 + g) * C * n * F + n * (width + 1) * F)),
+            Launch("PyTorch: dl sum", 1, 0, 0, 0, rows * (2 * F + L), "torch"),  # one add, the cast included
         ]
     else:
         launches.append(Launch("columns_kernel", 1, chunks, 1,

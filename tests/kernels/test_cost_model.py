@@ -23,17 +23,24 @@ def _launch(cost, name):
 
 def test_every_sequential_step_is_counted():
     Z, N, d, n, C = 3, 320, 16, 8, 16
-    cost = cost_model.ours(Z, N, d, n, C, 2, "attention")
-    logcumsumexp = _launch(cost, "PyTorch: logcumsumexp")
+    previous = cost_model.ours(Z, N, d, n, C, 2, "attention", normaliser="logcumsumexp")
+    logcumsumexp = _launch(previous, "PyTorch: logcumsumexp")
     assert (logcumsumexp.steps, logcumsumexp.programs, logcumsumexp.kind) == (N, Z * n, "torch scan")
-    scans = [_launch(cost, f"chunk_scan_kernel ({way})").steps for way in ("forward", "reverse")]
+    scans = [_launch(previous, f"chunk_scan_kernel ({way})").steps for way in ("forward", "reverse")]
     assert scans == [N // C, N // C]
-    calls, ops, triton, steps, _, flops = cost_model.features(cost)[0]
+    calls, ops, triton, steps, _, flops = cost_model.features(previous)[0]
     assert steps == N + 2 * N // C + 4  # the scan and two chunk loops, plus one step per chunk kernel
     assert (calls, triton, flops) == (1, 6, 0)  # sums, scan, output, rows, reverse scan, columns
-    # the normalisers (a cast of half logits, the scan, 10 more), the dl sum and its cast, the harness's 3
-    assert ops == 1 + 11 + 2 + 3
-    assert cost_model.features(cost, "torch")[0][3] == N and cost_model.features(cost, "kernel")[0][3] == 2 * N // C + 4
+    # the normalisers (a cast of half logits, the scan, 10 more), the dl sum, the harness's 3
+    assert ops == 1 + 11 + 1 + 3
+    assert cost_model.features(previous, "torch")[0][3] == N
+    assert cost_model.features(previous, "kernel")[0][3] == 2 * N // C + 4
+    # the default finds the normalisers in the kernels: nothing sequential over N outside them
+    current = cost_model.ours(Z, N, d, n, C, 2, "attention")
+    assert all(x.kind != "torch scan" for x in current.launches)
+    assert list(cost_model.features(current)[0][1:4]) == [1 + 3, 6, 2 * N // C + 4]
+    saved = sum(x.bytes for x in previous.launches) - sum(x.bytes for x in current.launches)
+    assert saved > 3 * Z * N * n * 4  # g [Z, N, n] fp32 no longer written by PyTorch nor read by three kernels
     # fla: five loops over its 64-row chunks and the normaliser's (64-row blocks assumed)
     fla = cost_model.fla_launches(2, 4096, 64, 64, 64, 2)
     assert sorted(x.steps for x in fla if x.steps > 1) == [4096 // 64] * 6
@@ -44,9 +51,10 @@ def test_every_sequential_step_is_counted():
 
 
 def _synthetic_rows(constants):
-    costs = [cost_model.ours(Z, N, 64, 64, C, P, harness, logit_bytes=L, split_columns=split)
+    costs = [cost_model.ours(Z, N, 64, 64, C, P, harness, logit_bytes=L, split_columns=split, normaliser=way)
              for Z, N in ((4, 8192), (64, 512), (16, 2048), (512, 512)) for C in (16, 64)
-             for P, L in ((2, 2), (2, 4)) for harness in ("selfcheck", "attention") for split in (False, True)]
+             for P, L in ((2, 2), (2, 4)) for harness in ("selfcheck", "attention") for split in (False, True)
+             for way in ("chunked", "logcumsumexp")]
     costs += [cost_model.flash(Z, N, d, 2, "attention")
               for Z, N in ((4, 8192), (512, 512), (32, 2048)) for d in (64, 128)]
     costs += [cost_model.fla(1, N, Z, 64, 64, 2, "selfcheck") for N, Z in ((4, 8192), (2048, 32))]
@@ -122,7 +130,7 @@ def test_the_saved_h100_rows_and_their_fit(decode_counts):
     assert 0.2 < c["step_us"] < 1.0  # a dependent step: about one global-memory round trip
     assert all(value >= 0 for value in c.values())
     # the logcumsumexp is most of the 6.10 ms at N = 8,192 with 4 sequence-heads
-    timed = cost_model.ours(4, 8192, 64, 64, cost_model.H100_CHUNK, 2, "selfcheck", F, False)
+    timed = cost_model.ours(4, 8192, 64, 64, cost_model.H100_CHUNK, 2, "selfcheck", F, False, "logcumsumexp")
     constants = [c[name] for name in cost_model.CONSTANTS]
     logcum = _launch_us(cost_model.breakdown(timed, constants), "PyTorch: logcumsumexp")
     assert logcum > 0.5 * long_row["measured_us"]

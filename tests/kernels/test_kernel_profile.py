@@ -20,8 +20,9 @@ def test_forward_arithmetic_is_2Cd_2Cn_4nd_per_row():
     forward = launches["chunk_sums_kernel"].macs + launches["output_kernel"].macs
     assert forward == Z * N * (2 * C * d + 2 * C * n + 4 * n * d)
     assert launches["chunk_scan_kernel (forward)"].steps == N // C  # sequential over the chunks
-    logcumsumexp = launches["PyTorch: logcumsumexp"]  # one thread per (sequence, slot) walks all N rows
-    assert (logcumsumexp.steps, logcumsumexp.programs, logcumsumexp.kind) == (N, Z * n, "torch scan")
+    previous = causal_cost.causal_launches(Z, N, d, d, n, C, 2, normaliser="logcumsumexp")
+    logcumsumexp = previous[0]  # one thread per (sequence, slot) walks all N rows
+    assert (logcumsumexp.name, logcumsumexp.steps, logcumsumexp.programs) == ("PyTorch: logcumsumexp", N, Z * n)
     assert launches["columns_kernel"].programs == 2 * Z * N // C  # key and value sides
 
 
@@ -49,9 +50,8 @@ def test_runs_the_kernels_under_the_interpreter_and_keeps_its_files(tmp_path):
 
 def test_model_only_and_bad_flags(tmp_path):
     log = run_module("tools.kernel_profile", "--model-only", "--chunk", "64", "--out-dir", tmp_path / "m")
-    # N = 4,096 (64 sequence-heads): 6 kernels, the logcumsumexp (a thread per sequence and slot, N steps),
-    # 11 other normaliser ops (fp16 logits: a cast), the dl sum and its cast
-    assert "| total | 20 |" in log and "| PyTorch: logcumsumexp | 1 | 4,096 | 4096 |" in log and "H100 peaks" in log
+    # 6 kernels and the dl sum (one add); the normalisers are found inside the kernels, no PyTorch scan
+    assert "| total | 7 |" in log and "logcumsumexp" not in log and "H100 peaks" in log
     code, log = run_module("tools.kernel_profile", "--chunk", "48", "--out-dir", tmp_path / "x", check=False)
     assert code == 2 and "--chunk" in log
     code, log = run_module("tools.kernel_profile", "--lengths", "99999", "--out-dir", tmp_path / "y", check=False)
