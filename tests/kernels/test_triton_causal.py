@@ -15,6 +15,7 @@ import sys
 import pytest
 import torch
 from ops_helpers import random_inputs, weighted_grads
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from abc_fairseq.ops import causal_abc, causal_abc_step, reference_causal_abc
 
@@ -145,6 +146,42 @@ def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
     torch.testing.assert_close(norm.e_end.double(), e_end, rtol=1e-6, atol=1e-5)
     torch.testing.assert_close(norm.e_prev.double(), e_prev, rtol=1e-6, atol=1e-5)
     torch.testing.assert_close(norm.decay.double(), torch.exp(e_prev - e_end), rtol=1e-5, atol=1e-6)
+
+
+SCANS = {"aten.cumsum.default", "aten.cumprod.default", "aten.logcumsumexp.default", "aten._logcumsumexp.default",
+         "aten.cummax.default", "aten.cummin.default"}
+
+
+class _ScanRecorder(TorchDispatchMode):
+    """Records the length of the dimension every PyTorch scan runs along."""
+
+    def __init__(self):
+        super().__init__()
+        self.lengths = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if str(func) in SCANS:
+            x, dim = args[0], (args[1] if len(args) > 1 else kwargs["dim"])
+            self.lengths.append(x.shape[dim])
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
+def test_no_pytorch_op_on_the_kernels_path_scans_the_sequence(op):
+    """Forward + backward on the kernels at N = 100 (no power-of-two divisor above 4): ABC calls
+    no PyTorch scan; GSA's scan along its chunk's 16 rows, 64-row segments and the 2 segment
+    totals, never along N (or N / 4) rows one by one."""
+    from abc_fairseq.ops.gsa import causal_gsa
+
+    q, k, v, l = (x.float().requires_grad_() for x in random_inputs(1, 2, 100, 16, 8, seed=16))
+    if op == "causal_abc":
+        control, fn, allowed = l, causal_abc, set()
+    else:
+        control, fn, allowed = torch.nn.functional.logsigmoid(l.detach()).requires_grad_(), causal_gsa, {16, 64, 2}
+    with _ScanRecorder() as recorder:
+        fn(q, k, v, control, backend="triton", chunk_size=16).sum().backward()
+    assert set(recorder.lengths) <= allowed, recorder.lengths
+    assert op == "causal_abc" or recorder.lengths
 
 
 def test_perturbing_the_future_changes_nothing_in_the_past():

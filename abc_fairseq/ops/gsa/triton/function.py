@@ -7,6 +7,8 @@ non-decreasing and l_i <= g_i, the two facts the kernels' factors and their stee
 on). The backward runs ABC's kernels without the prefix chain (``backward_kernels(prefix=False)``)
 and chains the gradients of l and g to the log gates here:
     d log_gate_m = -dl_m a_m / (1 - a_m) - sum_{i>=m} (dl_i + dg_i)
+No PyTorch op around the kernels scans the N rows one by one: the gate sums restart at every
+chunk (``gated_normalisers``) and the sum over later rows runs in two levels (``_gate_grads``).
 """
 
 from functools import partial
@@ -18,6 +20,20 @@ from ...causal.triton.function import backward_kernels, flatten_heads, forward_k
 from ...causal.triton.geometry import ChunkNormalisers, gated_normalisers
 from ..gates import gate_grads
 from ..state import GSAState
+
+SEGMENT = 64  # the rows ``gate_grads`` sums within before summing across segments
+
+
+def _gate_grads(log_gates, dl, dg):
+    """``gates.gate_grads`` over rows padded to a multiple of ``SEGMENT``: its sum over later rows
+    then runs in segments of SEGMENT rows and across N / SEGMENT segment totals, never over the
+    N rows one by one (a length with no power-of-two divisor up to 64 would cut it into single
+    rows). Padding rows add nothing: their dl, dg and log gates are 0."""
+    N = dl.shape[1]
+    extra = -N % SEGMENT
+    if extra:
+        dl, dg, log_gates = (torch.nn.functional.pad(x, (0, 0, 0, extra)) for x in (dl, dg, log_gates))
+    return gate_grads(log_gates, dl, dg)[:, :N]
 
 
 def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
@@ -54,7 +70,7 @@ class TritonCausalGSA(torch.autograd.Function):
         def kernels():
             dq, dk, dv, dl, dg = backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,
                                                   ctx.scale, ctx.keep_scale, ctx.chunk, prefix=False)
-            return dq, dk, dv, gate_grads(log_gates, dl.float(), dg.float()).to(log_gates.dtype)
+            return dq, dk, dv, _gate_grads(log_gates, dl.float(), dg.float()).to(log_gates.dtype)
 
         if ctx.guard is None:
             grads = kernels()
