@@ -2,8 +2,8 @@
 
 Loading the plugin (``--user-dir abc_fairseq``, or ``import abc_fairseq.models``, whose import
 calls ``install``) names the models' switches in the ops' kernel-fallback warning
-(``ops.backend.switch_hint``: the ops know only their ``backend`` argument) and changes four things
-outside the package, each a fix for fairseq 0.12 on today's torch and numpy:
+(``ops.backend.switch_hint``: the ops know only their ``backend`` argument) and changes five things
+outside the package, each a fix for fairseq 0.12 on today's torch and numpy, or for resuming:
 
 - ``checkpoint_compat.allow_fairseq_checkpoints``: adds the data-holder classes fairseq checkpoints
   hold to torch's weights-only allowlist (``torch.serialization.add_safe_globals``);
@@ -12,7 +12,9 @@ outside the package, each a fix for fairseq 0.12 on today's torch and numpy:
   the newest intact one beside it;
 - ``numpy_compat.restore_numpy_compat_long``: ``numpy.compat.long = int`` when numpy lacks it;
 - ``process_group_exit.destroy_gloo_group_at_exit``: one ``atexit`` hook destroying a gloo
-  process group before the interpreter shuts down.
+  process group before the interpreter shuts down;
+- ``data_position.keep_data_position_across_layouts``: the training iterator's saved position also
+  records its layout, so that a run resumed on another process count reads on where it stopped.
 
 Nothing else in the package does any of these on import: the plain PyTorch parts (``ops``,
 ``strategies``, ``layers``) import no fairseq and change nothing.
@@ -32,6 +34,7 @@ def install() -> bool:
         return False
     from .checkpoint_compat import allow_fairseq_checkpoints
     from .checkpoint_integrity import guard_checkpoint_loading
+    from .data_position import keep_data_position_across_layouts
     from .numpy_compat import restore_numpy_compat_long
     from .ops import backend
     from .process_group_exit import destroy_gloo_group_at_exit
@@ -40,6 +43,7 @@ def install() -> bool:
     guard_checkpoint_loading()
     restore_numpy_compat_long()
     destroy_gloo_group_at_exit()
+    keep_data_position_across_layouts()
     backend.switch_hint = SWITCH_HINT
     _installed = True
     return True

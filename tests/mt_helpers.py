@@ -66,3 +66,27 @@ def _snapshot(root):
     """{relative path: mtime_ns} of every file under root (except the lock)."""
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in Path(root).rglob("*")
             if p.is_file() and p.name != ".lock"}
+
+
+def reversal_translation_data(folder: Path, train_lines: int = 200, valid_lines: int = 20) -> Path:
+    """A word-reversal translation task (src -> tgt, each sentence's first 20 words of the embedded
+    default corpus, reversed), binarised by fairseq-preprocess with a joined dictionary into
+    FOLDER/bin, with the eval/prep.json the MT recipes look for. Returns FOLDER/bin."""
+    import json
+
+    from fairseq_helpers import fairseq
+
+    folder = Path(folder)
+    corpus = REPO / "data_prep" / "default_corpus"
+    for split, lines in (("train", train_lines), ("valid", valid_lines)):
+        with open(corpus / f"{split}.txt") as f:
+            text = [line.split()[:20] for line in f if line.strip()][:lines]
+        (folder / f"{split}.src").write_text("".join(" ".join(words) + "\n" for words in text))
+        (folder / f"{split}.tgt").write_text("".join(" ".join(reversed(words)) + "\n" for words in text))
+    data = folder / "bin"
+    fairseq("preprocess", "-s", "src", "-t", "tgt", "--trainpref", folder / "train", "--validpref",
+            folder / "valid", "--destdir", data, "--joined-dictionary", "--workers", "1")
+    (data / "eval").mkdir()
+    (data / "eval" / "prep.json").write_text(json.dumps({"src": "src", "tgt": "tgt", "window": 1, "sep": None,
+                                                         "pipeline": "none"}))
+    return data

@@ -24,7 +24,9 @@ update_freq splits the target exactly, the launch is refused with the flags to c
 --allow-batch-mismatch: then per_process = min(maximum, target / processes rounded up to the
 quantum), update_freq = ceil(target / (processes x per_process)), and a warning gives the batch
 trained. The flags --max-tokens (tokens) or --batch-size (sentences) and --update-freq go right
-after DATA. A resumed run keeps its batch on another process count by the same rule.
+after DATA. A run resumed on another process count keeps its batch by the same rule, its
+learning-rate schedule (counted in updates) and its place in the data (the plugin's
+abc_fairseq/data_position.py maps the saved position to the new layout).
 
 Launch shape:
   1 process     PROGRAM ARGS
@@ -36,7 +38,7 @@ PROGRAM is fairseq-train (or python -m MODULE with --train-module); RANKED hands
 and LOCAL_RANK to fairseq (--distributed-rank, --device-id), which also gets
 --distributed-world-size, --distributed-init-method env:// and --distributed-no-spawn (with
 --cpu also --distributed-backend gloo --ddp-backend legacy_ddp, as fairseq 0.12 needs on CPU).
-Several nodes run inside a SLURM allocation (the recipe's .sbatch): JOB is SLURM_JOB_ID,
+Several nodes (GPU or, with --cpu, CPU nodes: gloo) run inside a SLURM allocation (the recipe's .sbatch): JOB is SLURM_JOB_ID,
 FIRST_NODE the allocation's first host; outside one, a dry run shows the placeholders JOB_ID and
 FIRST_NODE and a real run is refused with the sbatch command.
 """

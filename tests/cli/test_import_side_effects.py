@@ -36,6 +36,7 @@ before = state()
 after = state()
 fairseq = sorted(m for m in sys.modules if m.split(".")[0] in ("fairseq", "fairseq_cli"))
 from fairseq import checkpoint_utils  # imported only now, to see whether its loader was wrapped
+from fairseq.data.iterators import EpochBatchIterator
 from fairseq.models import ARCH_MODEL_REGISTRY
 import abc_fairseq.plugin
 from abc_fairseq.ops import backend
@@ -43,7 +44,8 @@ print(json.dumps({{"switch_hint": backend.switch_hint, "before": before, "after"
                   "registered": registered,
                   "guarded": getattr(checkpoint_utils.load_checkpoint_to_cpu, "abc_fairseq_guarded", False),
                   "installed": abc_fairseq.plugin.installed(), "abc_lm": "abc_lm" in ARCH_MODEL_REGISTRY,
-                  "numpy_long": getattr(getattr(np, "compat", None), "long", None) is int}}))
+                  "numpy_long": getattr(getattr(np, "compat", None), "long", None) is int,
+                  "data_position": getattr(EpochBatchIterator.state_dict, "abc_fairseq_layout", False)}}))
 """
 
 HOOK = "abc_fairseq.process_group_exit.destroy_gloo_group"
@@ -64,6 +66,7 @@ def test_plain_parts_import_no_fairseq_and_change_nothing(module):
     assert result["after"] == result["before"], f"importing {module} changed numpy, torch or atexit"
     # fairseq imported afterwards is fairseq as shipped: no wrapped loader, no models, no plugin
     assert not result["guarded"] and not result["abc_lm"] and not result["installed"]
+    assert not result["data_position"]
     assert "--abc-backend" not in result["switch_hint"] and "backend='torch'" in result["switch_hint"]
 
 
@@ -86,6 +89,7 @@ def test_loading_the_plugin_installs_every_fix(load):
     assert "argparse.Namespace" not in result["before"]["safe_globals"]
     assert result["numpy_long"], "np.compat.long missing (numpy_compat)"
     assert result["registered"].count(HOOK) == 1, result["registered"]  # process_group_exit
+    assert result["data_position"], "the training iterator's state records no layout (data_position)"
     assert result["after"]["torch_load"] == result["before"]["torch_load"]  # the allowlist, not a new torch.load
     assert "--abc-backend torch" in result["switch_hint"], "the ops' fallback warning names no flag"
 

@@ -19,6 +19,7 @@ import torch
 from fairseq import checkpoint_utils, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq_helpers import ROOT, fairseq, parse, parse_command
+from mt_helpers import reversal_translation_data
 from omegaconf import OmegaConf
 
 from abc_fairseq.convert.cli import main as convert
@@ -161,15 +162,7 @@ def test_uptraining_recipe_end_to_end(default_corpus, tmp_path):
 def test_translation_uptraining_end_to_end(tmp_path):
     """transformer (a word-reversal toy task from the default corpus), 2 updates -> cross ABC and
     causal GSA -> uptrain.sh 2 updates -> fairseq-generate scores the valid set."""
-    corpus = os.path.join(ROOT, "data_prep", "default_corpus")
-    for split, lines in (("train", 200), ("valid", 20)):
-        with open(os.path.join(corpus, f"{split}.txt")) as f:
-            text = [line.split()[:20] for line in f if line.strip()][:lines]
-        (tmp_path / f"{split}.src").write_text("".join(" ".join(words) + "\n" for words in text))
-        (tmp_path / f"{split}.tgt").write_text("".join(" ".join(reversed(words)) + "\n" for words in text))
-    data = tmp_path / "bin"
-    fairseq("preprocess", "-s", "src", "-t", "tgt", "--trainpref", tmp_path / "train", "--validpref",
-            tmp_path / "valid", "--destdir", data, "--joined-dictionary", "--workers", "1")
+    data = reversal_translation_data(tmp_path)
     dims = ["--encoder-layers", "1", "--decoder-layers", "1", "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
             "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64", "--encoder-attention-heads", "2",
             "--decoder-attention-heads", "2", "--share-all-embeddings"]
