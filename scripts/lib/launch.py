@@ -38,9 +38,10 @@ PROGRAM is fairseq-train (or python -m MODULE with --train-module); RANKED hands
 and LOCAL_RANK to fairseq (--distributed-rank, --device-id), which also gets
 --distributed-world-size, --distributed-init-method env:// and --distributed-no-spawn (with
 --cpu also --distributed-backend gloo --ddp-backend legacy_ddp, as fairseq 0.12 needs on CPU).
-Several nodes (GPU or, with --cpu, CPU nodes: gloo) run inside a SLURM allocation (the recipe's .sbatch): JOB is SLURM_JOB_ID,
-FIRST_NODE the allocation's first host; outside one, a dry run shows the placeholders JOB_ID and
-FIRST_NODE and a real run is refused with the sbatch command.
+Several nodes (GPU nodes, or CPU nodes with --cpu: gloo) run inside a SLURM allocation (the
+recipe's .sbatch): JOB is SLURM_JOB_ID, FIRST_NODE the allocation's first host; outside one, a
+dry run shows the placeholders JOB_ID and FIRST_NODE and a real run is refused with the sbatch
+command.
 """
 
 import argparse
