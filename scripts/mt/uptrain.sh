@@ -28,7 +28,7 @@
 # Launching and batch: scripts/lib/launch.py, the one launcher (its --help): one process runs
 # fairseq-train; --nproc-per-node N > 1 runs torchrun on one node; --nnodes N > 1 runs srun +
 # torchrun inside a SLURM allocation (submit scripts/mt/uptrain.sbatch with the same arguments).
-# --total-tokens per update are kept whatever the hardware:
+# --total-tokens per update are held on every process count by the launchers' one rule:
 #   tokens per process = total tokens / (processes x update_freq), at most --max-tokens, with
 #   update_freq the smallest that allows it; a layout that cannot hold the total exactly is refused
 #   with the flags to change, unless --allow-batch-mismatch
