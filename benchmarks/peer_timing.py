@@ -14,7 +14,8 @@ Every N at batch = tokens // N; loss = sum(output * a fixed random tensor), grad
 input. One process times every case (median of --repeats after --warmup calls; CUDA events on
 CUDA), so fla's autotuning and our chunk measurement run once per size, not once per case as in
 the suites' fresh workers. Writes peer_timing.json (rows; environment with fla's version and
-layout) and peer_timing.md to --out-dir, a new or empty folder. On CPU the kernels run only under
+layout) and peer_timing.md to --out-dir, a new or empty folder, after every case ("complete":
+false until the last). On CPU the kernels run only under
 Triton's interpreter (TRITON_INTERPRET=1; else the PyTorch path) and fla's rows are skipped: its
 kernels need CUDA there (CI checks this tool with it at toy sizes).
 """
@@ -157,9 +158,9 @@ def median_ms(run: Callable[[], None], device: torch.device, warmup: int, repeat
     return statistics.median(times)
 
 
-def measure(args: argparse.Namespace) -> List[dict]:
+def measure(args: argparse.Namespace, record: dict, save: Callable[[], None]) -> None:
+    """Every (N, method) case into ``record["results"]``, saved after each (a stopped run keeps them)."""
     device, dtype = torch.device(args.device), flags.DTYPES[args.dtype]
-    rows = []
     for N in args.lengths:
         B = args.tokens // N
         for method in args.methods:
@@ -175,8 +176,8 @@ def measure(args: argparse.Namespace) -> List[dict]:
                 torch.cuda.empty_cache()
             print(f"N={N} batch={B} {method}: " + (f"{row['ms']:.3f} ms" if row["status"] == "ok"
                                                   else f"{row['status']}: {row['message']}"), flush=True)
-            rows.append(row)
-    return rows
+            record["results"].append(row)
+            save()
 
 
 def markdown(record: dict) -> str:
@@ -218,15 +219,20 @@ def main(argv=None) -> int:
     except ImportError:
         env["triton"] = None
     env.update(fla_peer.fla_record(), backend=_backend(torch.device(args.device)))
-    record = {"benchmark": "peer_timing", "config": vars(args), "environment": env, "results": measure(args)}
+    record = {"benchmark": "peer_timing", "complete": False, "config": vars(args), "environment": env, "results": []}
     os.makedirs(args.out_dir, exist_ok=True)
     paths = [os.path.join(args.out_dir, f"peer_timing.{ext}") for ext in ("json", "md")]
-    with open(paths[0], "x") as handle:
-        json.dump(record, handle, indent=1, allow_nan=False)
-    text = markdown(record)
-    with open(paths[1], "x") as handle:
-        handle.write(text)
-    print(text + "wrote " + ", ".join(paths))
+
+    def save() -> None:  # our own two files, rewritten after every case
+        with open(paths[0], "w") as handle:
+            json.dump(record, handle, indent=1, allow_nan=False)
+        with open(paths[1], "w") as handle:
+            handle.write(markdown(record))
+
+    measure(args, record, save)
+    record["complete"] = True
+    save()
+    print(markdown(record) + "wrote " + ", ".join(paths))
     failed = [row for row in record["results"] if row["status"] == "error"]
     return 1 if failed else 0
 

@@ -3,22 +3,28 @@
 # every result written under --out (nothing else is touched). Run from any directory, with the
 # Python that holds torch, triton and fairseq (default: python3; PYTHON=... picks another).
 #
-#   bash scripts/gpu_checks.sh --out gpu_results            # everything
-#   bash scripts/gpu_checks.sh --out gpu_results --only selfcheck tests
+#   bash scripts/gpu_checks.sh --out gpu_results            # every step that fits the default budget
+#   bash scripts/gpu_checks.sh --out gpu_results --only selfcheck peers
+#   bash scripts/gpu_checks.sh --out gpu_results --only attention gsa decode encode generate --budget 1800
 #   bash scripts/gpu_checks.sh --out toy_results --toy    # no GPU: every step at toy sizes (CI)
 #   bash scripts/gpu_checks.sh --help
 #
 # On an H100 the self-check and the tests take about 2 minutes each; each benchmark case starts a
-# fresh process (about 9 s there), so the suites take longer.
+# fresh process (about 9 s there), so the suites take longer. The whole run stops starting steps
+# when its --budget is spent (default 420 s on a GPU: a run fits a short device lease); the steps
+# left out are listed at the end, to be run with --only.
 #
-# Steps, each under its own time limit so that one hung step cannot eat the rest; a failed step is
-# reported and the next one runs; the exit status is 1 if any step failed:
+# Steps, in this order, each under its own time limit so that one hung step cannot eat the rest; a
+# failed step is reported and the next one runs; the exit status is 1 if any step failed:
 #   selfcheck   python -m abc_fairseq.selfcheck (fp32, fp16, bf16; d, n in {64, 128}) -> selfcheck.{json,log}
+#   peers       causal fwd+bwd in one process, fp16, 32,768 tokens x 8 heads, d = n = 64, N = 512 .. 16,384:
+#               abc (our kernels), fla-abc (fla-core's chunk_abc in its layout [B, T, H, *]), flash
+#               sdpa (python -m benchmarks.peer_timing) -> peers/peer_timing.{json,md}
 #   profile     every kernel of causal ABC fwd+bwd (torch.profiler) beside the cost model, fp16,
 #               N = 512, 4,096, 16,384 -> profile/kernel_profile.{json,md}
 #   tests       pytest tests/gpu (xdist workers when pytest-xdist is installed) -> tests.log
-#   attention   causal attention fwd+bwd, fp16 and bf16: abc, abc-torch, sdpa -> attention_<dtype>/ (the
-#               self-check times fla's chunk_abc: its autotuning would rerun in every fresh case process)
+#   attention   causal attention fwd+bwd, fp16 and bf16: abc, abc-torch, sdpa -> attention_<dtype>/ (fla's
+#               chunk_abc is timed by peers, in one process: its compilation would rerun in every fresh case)
 #   gsa         causal gated slot attention fwd+bwd, bf16: gsa (ABC's kernels), gsa-torch, fla-gsa -> gsa/
 #   decode      greedy decoding, WMT-base sizes, fp16: softmax, abc, rfa, t2r -> decode/
 #   encode      RoBERTa-base encoder forward, fp16: softmax, linformer, abc -> encode/
@@ -28,6 +34,8 @@
 #   --out DIR        where the results go; must not exist yet, or be empty
 #   --only STEP...   run only these steps (names above)
 #   --step-limit S   seconds each step may run (default 300)
+#   --budget S       seconds the whole run may take (default 420 on a GPU, none with --toy): a step
+#                    gets at most what is left, and none starts with under 20 s left
 #   --toy            no GPU needed: every step on CPU at toy sizes, the kernels under Triton's
 #                    interpreter (TRITON_INTERPRET=1); checks the script itself (CI runs it), measures
 #                    nothing
@@ -39,12 +47,13 @@ SCRIPT_NAME=gpu_checks
 . "$repo/scripts/lib/common.sh"
 answer_help "$@"
 
-ALL_STEPS=(selfcheck profile tests attention gsa decode encode generate)
-out="" limit=300 steps=() toy=0
+ALL_STEPS=(selfcheck peers profile tests attention gsa decode encode generate)
+out="" limit=300 steps=() toy=0 budget=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) [ $# -ge 2 ] || die "--out needs a directory"; out="$2"; shift 2 ;;
         --step-limit) [ $# -ge 2 ] || die "--step-limit needs a number"; posint --step-limit "$2"; limit="$2"; shift 2 ;;
+        --budget) [ $# -ge 2 ] || die "--budget needs a number"; posint --budget "$2"; budget="$2"; shift 2 ;;
         --toy) toy=1; shift ;;
         --only)
             shift
@@ -69,6 +78,7 @@ else
     "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' \
         || die "$PY sees no CUDA device: this script is for GPU machines (--toy checks it on CPU; the CPU tests are bash scripts/run_tests.sh)"
     device=cuda
+    budget="${budget:-420}"
 fi
 mkdir -p "$out" || die "--out $out: cannot create it"
 out="$(cd "$out" && pwd)"
@@ -78,19 +88,30 @@ cd "$repo"
     date -u '+%Y-%m-%d %H:%M:%S UTC'
     git rev-parse --short HEAD 2>/dev/null || true
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>/dev/null || true
-    "$PY" -c 'import torch, triton, platform; print("python", platform.python_version(), "torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__, end=" | ")
+    "$PY" -c 'import torch, triton, platform; from abc_fairseq.selfcheck.fla_peer import fla_version
+print("python", platform.python_version(), "torch", torch.__version__, "cuda", torch.version.cuda, "triton", triton.__version__, "fla-core", fla_version(), end=" | ")
 p = torch.cuda.get_device_properties(0) if torch.cuda.is_available() else None
 print(f"{p.name} sm_{p.major}{p.minor} {p.multi_processor_count} SMs" if p else "cpu, Triton interpreter (--toy)")'
 } >"$out/environment.txt" 2>&1
 cat "$out/environment.txt"
 
-failed=()
-run_step() {  # NAME COMMAND... : run with the step limit, log to $out/NAME.log, remember a failure
-    local name="$1" start status
+failed=() not_run=() began=$SECONDS
+MIN_STEP_SECONDS=20
+run_step() {  # NAME COMMAND... : run within the step limit and the budget left, log to $out/NAME.log
+    local name="$1" start status step_limit="$limit" left
     shift
+    if [ -n "$budget" ]; then
+        left=$((budget - (SECONDS - began)))
+        if [ "$left" -lt "$MIN_STEP_SECONDS" ]; then
+            log "step $name: not run, the --budget of $budget s is spent"
+            not_run+=("$name")
+            return 0
+        fi
+        [ "$left" -lt "$step_limit" ] && step_limit="$left"
+    fi
     start=$SECONDS
-    log "step $name: $*"
-    timeout "$limit" "$@" >"$out/$name.log" 2>&1
+    log "step $name (limit ${step_limit} s): $*"
+    timeout "$step_limit" "$@" >"$out/$name.log" 2>&1
     status=$?
     log "step $name: exit $status after $((SECONDS - start)) s (log: $out/$name.log)"
     tail -n 25 "$out/$name.log" >&2
@@ -115,6 +136,8 @@ if [ "$toy" = 1 ]; then
     generate_sizes=(--methods softmax abc --sizes tiny --beams 1 --greedy-sizes --long-sizes tiny --lengths 8
                     --sentences 2 --repeats 1 --warmup 0 --dtype float32)
     selfcheck_flags=(--no-timing)
+    peer_sizes=(--device cpu --lengths 32 --tokens 64 --heads 2 --head-dim 16 --memory 8 --repeats 1 --warmup 0
+                --dtype float32)
 else
     attention_methods=(abc abc-torch sdpa) gsa_methods=(gsa gsa-torch fla-gsa) dtypes=(float16 bfloat16)
     profile_sizes=(--lengths 512 4096 16384 --dtype float16)
@@ -124,10 +147,13 @@ else
     encode_sizes=(--repeats 5 --warmup 2 --dtype float16)
     generate_sizes=(--repeats 3 --warmup 1 --dtype float16)
     selfcheck_flags=()
+    peer_sizes=(--device cuda --lengths 512 1024 2048 4096 8192 16384 --tokens 32768 --heads 8 --head-dim 64
+                --memory 64 --methods abc fla-abc sdpa --dtype float16 --repeats 10 --warmup 3)
 fi
 for step in "${steps[@]}"; do
     case "$step" in
         selfcheck) run_step selfcheck "$PY" -m abc_fairseq.selfcheck --json "$out/selfcheck.json" "${selfcheck_flags[@]}" ;;
+        peers) run_step peers "$PY" -m benchmarks.peer_timing "${peer_sizes[@]}" --out-dir "$out/peers" ;;
         profile) run_step profile "$PY" -m tools.kernel_profile "${profile_sizes[@]}" --out-dir "$out/profile" ;;
         tests) run_step tests "$PY" -m pytest -q -p no:cacheprovider "${xdist[@]}" tests/gpu ;;
         attention)
@@ -144,8 +170,15 @@ for step in "${steps[@]}"; do
     esac
 done
 
+if [ ${#not_run[@]} -gt 0 ]; then
+    log "not run (budget spent): ${not_run[*]}; run them with --only ${not_run[*]} and a new --out"
+fi
 if [ ${#failed[@]} -gt 0 ]; then
     log "FAILED steps: ${failed[*]} (logs in $out)"
     exit 1
 fi
-log "all steps passed; results in $out"
+if [ ${#not_run[@]} -gt 0 ]; then
+    log "every step that ran passed; results in $out"
+else
+    log "all steps passed; results in $out"
+fi

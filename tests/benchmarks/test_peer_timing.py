@@ -54,6 +54,7 @@ def test_toy_run_times_ours_and_sdpa_and_skips_fla_off_cuda(tmp_path):
     proc = run(*TOY, "--methods", "abc", "fla-abc", "gsa-op", "fla-gsa", "sdpa", "--out-dir", tmp_path / "out")
     assert proc.returncode == 0, proc.stderr[-3000:]
     record = json.loads((tmp_path / "out" / "peer_timing.json").read_text())
+    assert record["complete"] is True
     env = record["environment"]
     assert env["fla_version"] == fla.__version__ and env["fla_layout"] == "[B, T, H, *]"
     assert env["backend"] == "triton"  # our kernels, under the interpreter

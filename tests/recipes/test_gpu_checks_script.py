@@ -25,7 +25,8 @@ def test_a_folder_holding_something_is_refused_and_left_alone(tmp_path):
 
 
 @pytest.mark.parametrize("args,named", [([], "--out"), (["--out", "x", "--only", "bench"], "'bench'"),
-                                         (["--out", "x", "--step-limit", "0"], "--step-limit")])
+                                         (["--out", "x", "--step-limit", "0"], "--step-limit"),
+                                         (["--out", "x", "--budget", "0"], "--budget")])
 def test_bad_arguments_name_the_flag(args, named, tmp_path):
     proc = run(*[tmp_path / a if a == "x" else a for a in args])
     assert proc.returncode == 1 and named in proc.stderr
@@ -39,6 +40,19 @@ def test_no_cuda_device_is_refused_with_the_reason(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_spent_budget_starts_no_step_and_lists_what_was_not_run(tmp_path):
+    """--budget bounds the whole run: a step starts only with at least 20 s left, and the steps
+    left out are named (not failures: nothing ran wrong)."""
+    out = tmp_path / "out"
+    proc = subprocess.run(["bash", str(SCRIPT), "--out", str(out), "--toy", "--budget", "1", "--only", "selfcheck",
+                           "peers"], capture_output=True, text=True, timeout=120,
+                          env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "PYTHONPATH": "",
+                               "PYTHON": sys.executable})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "not run (budget spent): selfcheck peers" in proc.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["environment.txt"]
+
+
 @pytest.mark.slow
 def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
     """``--toy``: the whole prepared GPU run on CPU at toy sizes, the kernels under Triton's
@@ -49,7 +63,8 @@ def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
                                             "PYTHON": sys.executable, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "all steps passed" in proc.stderr
-    for name in ("environment.txt", "selfcheck.json", "profile/kernel_profile.json", "attention_float32/attention.json",
+    for name in ("environment.txt", "selfcheck.json", "peers/peer_timing.json", "profile/kernel_profile.json",
+                 "attention_float32/attention.json",
                  "gsa/attention.json", "decode/decode.json", "encode/encode.json", "generate/generate.json"):
         assert (out / name).exists(), name
     assert "Triton interpreter" in (out / "environment.txt").read_text()
