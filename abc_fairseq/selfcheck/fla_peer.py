@@ -18,7 +18,8 @@ What fla's arguments are, read from fla-core 0.6.0 (``fla/ops/abc``, ``fla/ops/g
   and ``s`` the write weights, 1 - exp(g) for gated slot attention (fla derives them itself only
   when g is None, with its own gate). Its scale defaults to d ** -0.5, as ours.
 
-Both take the slot inputs in the dtype of k; their outputs are [B, T, H, dv] in q's dtype.
+The helper hands fla the slot logits and the write weights in k's dtype (as fla's own gate makes
+them), the log gates as given; fla's outputs are [B, T, H, dv] in q's dtype.
 """
 
 import importlib
