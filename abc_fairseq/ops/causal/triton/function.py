@@ -145,12 +145,13 @@ class TritonCausalABC(torch.autograd.Function):
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         g_last = norm.e_end[:, -1]  # the last chunk's e_end is g at row N - 1 (no copy: no launch)
         ctx.mark_non_differentiable(final, g_last)
+        ctx.set_materialize_grads(False)  # no zeros written for the state outputs' gradients
         return out, final, g_last
 
     @staticmethod
     def backward(ctx, grad_out, _grad_final, _grad_g):
         q, k, v, logits, keep, carry, g_before, *norm, mem = ctx.saved_tensors
-        grad_out = grad_out.contiguous()
+        grad_out = torch.zeros_like(v) if grad_out is None else grad_out.contiguous()
 
         def kernels():
             return backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,

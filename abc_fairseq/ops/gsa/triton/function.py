@@ -60,12 +60,13 @@ class TritonCausalGSA(torch.autograd.Function):
         ctx.save_for_backward(q, k, v, log_gates, logits, keep, carry, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         ctx.mark_non_differentiable(final)
+        ctx.set_materialize_grads(False)  # no zeros written for the state outputs' gradients
         return out, final
 
     @staticmethod
     def backward(ctx, grad_out, _grad_final):
         q, k, v, log_gates, logits, keep, carry, *norm, mem = ctx.saved_tensors
-        grad_out = grad_out.contiguous()
+        grad_out = torch.zeros_like(v) if grad_out is None else grad_out.contiguous()
 
         def kernels():
             dq, dk, dv, dl, dg = backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,
