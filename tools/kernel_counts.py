@@ -273,7 +273,8 @@ def _torch_op(func, args, kwargs, out, counter: InterpreterCounter) -> TorchOp:
     from torch.utils._pytree import tree_flatten
 
     name = func.overloadpacket.__name__
-    inputs = [x for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor)]
+    read = {k: v for k, v in kwargs.items() if k != "out"}  # out= is written (it is among the results)
+    inputs = [x for x in tree_flatten((args, read))[0] if isinstance(x, torch.Tensor)]
     outputs = [x for x in tree_flatten(out)[0] if isinstance(x, torch.Tensor)]
     nbytes = lambda xs: sum(x.numel() * x.element_size() for x in xs)  # noqa: E731
     if func.is_view or name in ALLOCATIONS or name.startswith("_has_") or name in ("detach", "alias"):

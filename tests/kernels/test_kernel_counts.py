@@ -122,10 +122,12 @@ def test_a_scan_over_the_sequence_is_flagged():
         x.view(2, 5, 8, 8).cumsum(2)  # 8: within a chunk, not over the sequence
         x.reshape(80, 8)
         x.new_zeros(4)  # written, x not read
-    scan, split, chunk_scan, view, zeros = counter.torch_ops
+        torch.add(x, x, out=torch.empty_like(x, dtype=torch.float16))  # x read twice, out written
+    scan, split, chunk_scan, view, zeros, _, add = counter.torch_ops
     assert (scan.name, scan.scan_length, scan.sequential(40)) == ("logcumsumexp", 40, True)
     assert (chunk_scan.scan_length, chunk_scan.sequential(40)) == (8, False)
     assert scan.bytes == 2 * x.numel() * 4 and split.bytes == view.bytes == 0 and zeros.bytes == 16
+    assert add.bytes == 2 * x.numel() * 4 + x.numel() * 2
 
 
 def test_the_logcumsumexp_normalisers_are_flagged(monkeypatch):
