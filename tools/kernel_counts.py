@@ -390,18 +390,20 @@ def model_name(launch: Launch) -> str:
 
 
 def model_rows(counter: InterpreterCounter, sizes: Sizes) -> List[dict]:
-    """Per launch of ``tools.causal_cost.causal_launches`` at ``sizes``: its bytes, multiply-adds
-    and programs beside the counted ones. Its PyTorch rows before the first kernel are set against
-    the forward's counted PyTorch ops, those after the last against the backward's."""
+    """Per launch of ``tools.causal_cost.causal_launches`` at ``sizes`` (and the normaliser the op
+    ran, where the model takes one): its bytes, multiply-adds and programs beside the counted ones.
+    Its PyTorch rows before the first kernel are set against the forward's counted PyTorch ops,
+    those after the last against the backward's."""
     import inspect
 
     from . import causal_cost
 
     args = dict(Z=sizes.batch * sizes.heads, N=sizes.N, d=sizes.d, dv=sizes.d, n=sizes.n, C=sizes.chunk,
                 P=4 if sizes.dtype == "fp32" else 2)
-    if "prefix_in_kernels" in inspect.signature(causal_cost.causal_launches).parameters:
-        # the normalisers found in the kernels (no PyTorch scan ran) or by a PyTorch logcumsumexp
-        args["prefix_in_kernels"] = not any(op.name in SCANS for op in counter.torch_ops)
+    if "normaliser" in inspect.signature(causal_cost.causal_launches).parameters:
+        # the path the op ran: the normalisers found in the kernels, or by a PyTorch logcumsumexp
+        scanned = any(op.name in SCANS for op in counter.torch_ops)
+        args["normaliser"] = "logcumsumexp" if scanned else "chunked"
     model = causal_cost.causal_launches(**args)
     kernels = [i for i, row in enumerate(model) if not row.name.startswith("PyTorch")]
     by_name = defaultdict(list)
