@@ -24,7 +24,8 @@ def interpret_kernels():
     generator: conftest's ``interpreted_kernels`` fixture, which test modules ask for).
     ``ops.backend`` imports no Triton and is kept: one copy holds the backend rules and the
     failures seen, as the op modules imported before see them."""
-    parents = {name: sys.modules[name.rsplit(".", 1)[0]] for name in KERNEL_PACKAGES}
+    # each family's package, imported here when nothing has yet (a kernel test file run alone)
+    parents = {name: importlib.import_module(name.rsplit(".", 1)[0]) for name in KERNEL_PACKAGES}
     saved_attributes = {name: parent.__dict__.get("triton") for name, parent in parents.items()}
     saved_env = os.environ.get("TRITON_INTERPRET")
     fresh = lambda: [m for m in _modules(*PURE_PYTHON) if not m.startswith("triton._C")]  # noqa: E731
