@@ -42,17 +42,66 @@ def _reorder(tensors: Dict[str, Tensor], order: Tensor) -> Dict[str, Tensor]:
     return {name: tensor.index_select(0, order) for name, tensor in tensors.items()}
 
 
+def gather_rows_(tensors: Dict[str, Tensor], order: Tensor) -> Dict[str, Tensor]:
+    """Rows ``order`` of every tensor (batch first), written over the first ``len(order)`` rows of
+    its own storage and returned as views of it: the addresses stay. The rows pass through one
+    transient gather (``index_select`` cannot write over its input: beams repeat and swap rows).
+    An order longer than the batch (rows repeated into a larger batch) gets new tensors."""
+    gathered = {}
+    for name, tensor in tensors.items():
+        rows = tensor.index_select(0, order)
+        gathered[name] = tensor[:rows.shape[0]].copy_(rows) if rows.shape[0] <= tensor.shape[0] else rows
+    return gathered
+
+
+def settle_(previous: Optional[Dict[str, Tensor]], following: Dict[str, Tensor]) -> Dict[str, Tensor]:
+    """The strategy's next state kept at the previous state's addresses: a tensor advanced in place
+    (the same tensor) stays; a new one of the same shape, dtype and device is copied into the
+    previous storage; anything else (a state that changed shape, one that shares storage with the
+    previous, a previous tensor that is not contiguous, e.g. expanded) is taken as it is."""
+    if not previous:
+        return dict(following)
+    settled = {}
+    for name, tensor in following.items():
+        old = previous.get(name)
+        fits = (old is not None and old is not tensor and old.shape == tensor.shape and old.dtype == tensor.dtype
+                and old.device == tensor.device and old.is_contiguous()  # not an expanded view
+                and old.untyped_storage().data_ptr() != tensor.untyped_storage().data_ptr())
+        settled[name] = old.copy_(tensor) if fits else tensor
+    return settled
+
+
 @dataclass
 class DecodingState:
     """The causal state after the tokens seen so far: the strategy's tensors, batch first, of a
     size that does not grow with the number of tokens (ABC_MLP: S_k, S_v [B, H, n, d] and the
-    log normaliser [B, H, n])."""
+    log normaliser [B, H, n]).
+
+    The state lives at fixed addresses: ``ABCAttention.step`` advances it in place (the strategy's
+    in-place step, or its result copied back into the same storage) and returns it, so a state
+    passed to ``step`` is consumed (``clone()`` one to branch). ``order`` is a pending beam
+    reorder: the rows of ``tensors`` the next step continues, gathered by that step into the same
+    storage (``gather_rows_``), so that a reorder copies nothing by itself."""
 
     tensors: Dict[str, Tensor]
+    order: Optional[Tensor] = None
 
     def reorder(self, order: Tensor) -> "DecodingState":
-        """The state of the rows ``order`` (beam search: reorder, repeat or drop rows)."""
-        return DecodingState(_reorder(self.tensors, order))
+        """The state of the rows ``order`` (beam search: reorder, repeat or drop rows): the index
+        is recorded (composed with a pending one), the tensors are shared and gathered by the next
+        step. ``order`` is copied, so that the caller may edit it afterwards."""
+        order = order.clone() if self.order is None else self.order.index_select(0, order)
+        return DecodingState(self.tensors, order)
+
+    def gathered(self) -> Dict[str, Tensor]:
+        """The tensors with the pending order applied in their own storage (``gather_rows_``)."""
+        return self.tensors if self.order is None else gather_rows_(self.tensors, self.order)
+
+    def clone(self) -> "DecodingState":
+        """An independent copy (new storage) of the state, its pending order applied."""
+        if self.order is not None:
+            return DecodingState(_reorder(self.tensors, self.order))  # index_select copies
+        return DecodingState({name: tensor.clone() for name, tensor in self.tensors.items()})
 
     def numel(self) -> int:
         return sum(tensor.numel() for tensor in self.tensors.values())
@@ -177,9 +226,10 @@ class ABCAttention(nn.Module):
 
     def step(self, query: Tensor, state=None, padding_mask: Optional[Tensor] = None):
         """Decoding. Causal: query [B, T_new, C] (usually T_new = 1) after ``state`` (a
-        ``DecodingState``, None at the start) -> (out [B, T_new, C], the new state); the outputs
-        equal ``forward`` on the whole sequence. Cross: ``state`` is the ``CrossMemory`` of
-        ``memory(key)``, returned unchanged. Encoder: no decoding form."""
+        ``DecodingState``, None at the start) -> (out [B, T_new, C], the state advanced in place:
+        the same storage, see ``DecodingState``); the outputs equal ``forward`` on the whole
+        sequence. Cross: ``state`` is the ``CrossMemory`` of ``memory(key)``, returned unchanged.
+        Encoder: no decoding form."""
         if self.mode == "cross":
             if not isinstance(state, CrossMemory):
                 raise ValueError("cross attention decodes against a CrossMemory: pass state=layer.memory(key)")
@@ -188,9 +238,8 @@ class ABCAttention(nn.Module):
             raise ValueError("bidirectional self attention has no decoding step")
         if state is not None and not isinstance(state, DecodingState):
             raise TypeError(f"state must be a DecodingState or None, got {type(state).__name__}")
-        out, tensors = self.extend_heads(query, query, query, self._valid(padding_mask),
-                                         None if state is None else state.tensors)
-        return self.output(out), DecodingState(tensors)
+        out, state = self.extend_state(query, query, query, self._valid(padding_mask), state)
+        return self.output(out), state
 
     def memory(self, key: Tensor, value: Optional[Tensor] = None, padding_mask: Optional[Tensor] = None) -> CrossMemory:
         """The memory of key [B, S, kdim] (value [B, S, vdim], default the key), for ``read``."""
@@ -230,6 +279,15 @@ class ABCAttention(nn.Module):
         out, state = self.strategy.extend(self.heads(query, self.q_proj), self.heads(key, self.k_proj),
                                           self.heads(value, self.v_proj), key, valid, state or None)
         return out, dict(state)
+
+    def extend_state(self, query: Tensor, key: Tensor, value: Tensor, valid: Optional[Tensor],
+                     state: Optional[DecodingState]) -> Tuple[Tensor, DecodingState]:
+        """``extend_heads`` at fixed addresses: the pending reorder of ``state`` gathered into its
+        own storage, the strategy's step, and its next state kept in that storage (``settle_``).
+        No host synchronisation beyond the strategy's own. Returns ([B, H, T_new, d], the state)."""
+        previous = None if state is None else state.gathered()
+        out, following = self.extend_heads(query, key, value, valid, previous)
+        return out, DecodingState(settle_(previous, following))
 
     def encode_heads(self, query: Tensor, key: Tensor, value: Tensor, valid: Optional[Tensor]) -> Tensor:
         """Bidirectional self attention -> [B, H, T, d]. For memory/read strategies the memory is

@@ -9,7 +9,7 @@ from fairseq.incremental_decoding_utils import with_incremental_state
 from fairseq.modules.quant_noise import quant_noise
 from torch import Tensor
 
-from ..layers import ABCAttention
+from ..layers import ABCAttention, DecodingState
 from ..strategies import ABCAttentionSpec
 from .beam_memory import ROWS_KEY, first_of_groups, fold_queries, reorder_plan, shared_rows, unfold_outputs
 from .masks import FutureMaskValidator
@@ -17,6 +17,8 @@ from .masks import FutureMaskValidator
 logger = logging.getLogger(__name__)
 
 IncrementalState = Dict[str, Dict[str, Optional[Tensor]]]
+# A causal buffer's pending beam reorder (``DecodingState.order``): the rows the next step gathers.
+ORDER_KEY = "pending_order"
 
 _warned_dropout = False
 
@@ -185,9 +187,10 @@ class ABCMultiheadAttention(ABCAttention):
         query, key, value = (self._batch_first(x) for x in (query, key, value))
         if incremental_state is None:
             return self.causal_heads(query, key, value, valid)
-        buffer = self._get_input_buffer(incremental_state)
-        out, state = self.extend_heads(query, key, value, valid, buffer)
-        self._set_input_buffer(incremental_state, state)
+        buffer = dict(self._get_input_buffer(incremental_state))
+        order = buffer.pop(ORDER_KEY, None)
+        out, state = self.extend_state(query, key, value, valid, DecodingState(buffer, order) if buffer else None)
+        self._set_input_buffer(incremental_state, state.tensors)
         return out
 
     def _encode(self, query, key, value, valid) -> Tensor:
@@ -240,11 +243,15 @@ class ABCMultiheadAttention(ABCAttention):
     @torch.jit.export
     def reorder_incremental_state(self, incremental_state: Optional[IncrementalState], new_order: Tensor):
         """Reorder (beam search) or shrink (finished sentences) the batch dimension of the state.
-        An unchanged order copies nothing; a cross-attention memory shared by the beams of a
-        sentence moves only when sentences leave the batch (see ``beam_memory.reorder_plan``)."""
+        An unchanged order copies nothing; the causal state only records the order, which its next
+        step gathers into the same storage (``DecodingState``); a cross-attention memory shared by
+        the beams of a sentence moves only when sentences leave the batch (see
+        ``beam_memory.reorder_plan``)."""
         buffer = self._get_input_buffer(incremental_state)
         if not buffer:
             return incremental_state
+        if self.causal:
+            return self._set_input_buffer(incremental_state, self._reordered_causal(buffer, new_order))
         rows = int(buffer.pop(ROWS_KEY, 1))
         entries = next(tensor.shape[0] for tensor in buffer.values() if tensor is not None)
         index, rows = reorder_plan(new_order, rows, entries)
@@ -253,6 +260,21 @@ class ABCMultiheadAttention(ABCAttention):
                 if tensor is not None:
                     buffer[name] = tensor.index_select(0, index)
         return self._set_input_buffer(incremental_state, self._with_rows(buffer, rows))
+
+    @staticmethod
+    def _reordered_causal(buffer: Dict[str, Optional[Tensor]], new_order: Tensor) -> Dict[str, Optional[Tensor]]:
+        """The causal state's buffer after ``new_order``: nothing copied, the order recorded as
+        ``DecodingState.order`` (composed with a pending one) for the next step to gather into the
+        same storage. An unchanged order records nothing (the plan's check, shared by all layers)."""
+        buffer = dict(buffer)
+        pending = buffer.pop(ORDER_KEY, None)
+        tensors = {name: tensor for name, tensor in buffer.items() if tensor is not None}
+        entries = pending.shape[0] if pending is not None else next(iter(tensors.values())).shape[0]
+        index, _ = reorder_plan(new_order, 1, entries)
+        state = DecodingState(tensors, pending)
+        if index is not None:
+            state = state.reorder(index)
+        return dict(state.tensors, **({} if state.order is None else {ORDER_KEY: state.order}))
 
     def set_beam_size(self, beam_size: int):
         """The beam of the coming searches: cross attention then builds one memory per sentence

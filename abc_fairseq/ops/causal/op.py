@@ -9,7 +9,7 @@ from ..backend import check_backend, dispatch, kernel_chunk, unsupported
 from ..utils import check_qkv_phi, check_state, check_tiles, compute_dtype, default_scale, dropout_keep_mask
 from .chunk import DEFAULT_CHUNK_SIZE, chunk_causal_abc
 from .recurrent import recurrent_causal_abc_step
-from .state import ABCState
+from .state import ABCState, check_in_place
 
 
 def _empty_result(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, logits: torch.Tensor,
@@ -107,6 +107,7 @@ def causal_abc_step(
     state: Optional[ABCState] = None,
     scale: Optional[float] = None,
     backend: str = "auto",
+    in_place: bool = False,
 ) -> Tuple[torch.Tensor, ABCState]:
     """One decoding step of causal ABC.
 
@@ -115,6 +116,10 @@ def causal_abc_step(
     Feeding a sequence token by token gives the outputs of ``causal_abc`` on the whole sequence.
     backend: "auto" (one fused Triton launch for CUDA tensors when Triton imports), "torch" or
     "triton" (see ``causal_abc``).
+    in_place: write the next state into ``state``'s tensors (fp32, fp64 for fp64 inputs) and
+    return them: no new state tensor, the same addresses every step, no host synchronisation
+    (what a CUDA graph of the step needs). The state passed is then consumed. At the first token
+    (``state`` None) the state is allocated once.
     """
     check_qkv_phi(q, k, v, phi_logits, same_length=True)
     check_backend(backend)
@@ -126,11 +131,13 @@ def causal_abc_step(
         state = ABCState.empty(B, H, n, d, dv, device=q.device, dtype=compute_dtype(q.dtype))
     else:
         check_state(state, ABCState, "state", B, H, n, d, dv)
+        if in_place:
+            check_in_place(state, compute_dtype(q.dtype))
     scale = default_scale(scale, d)
     reason = unsupported(q.dtype, head_dim=d, value_dim=dv, memory_size=n)
-    torch_path = lambda: recurrent_causal_abc_step(q, k, v, phi_logits, state, scale)  # noqa: E731
+    torch_path = lambda: recurrent_causal_abc_step(q, k, v, phi_logits, state, scale, in_place)  # noqa: E731
     if B * H == 0:
         return torch_path()
     return dispatch("causal_abc_step", backend, q.device, reason, recurrent_causal_abc_step, torch_path,
                     "causal.triton.recurrent",
-                    lambda kernels, _guard: kernels.causal_step(q, k, v, phi_logits, state, scale))
+                    lambda kernels, _guard: kernels.causal_step(q, k, v, phi_logits, state, scale, in_place))

@@ -43,3 +43,13 @@ class ABCState(NamedTuple):
 
     def nbytes(self) -> int:
         return sum(field.numel() * field.element_size() for field in self)
+
+
+def check_in_place(state, dtype: torch.dtype) -> None:
+    """ValueError unless every field of ``state`` (an ABCState or GSAState) can take the next state
+    in place: ``dtype`` (the step's compute dtype) and no gradient history to overwrite."""
+    for name, field in zip(state._fields, state):
+        if field.dtype != dtype:
+            raise ValueError(f"in_place: state.{name} is {field.dtype}, the step computes in {dtype}")
+        if field.requires_grad:
+            raise ValueError(f"in_place: state.{name} requires grad; a state advanced in place has no history")

@@ -7,6 +7,7 @@ from typing import Optional, Tuple, Union
 import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
+from ..causal.state import check_in_place
 from ..utils import check_qkv_phi, check_state, check_tiles, compute_dtype, default_scale, dropout_keep_mask
 from .chunk import chunk_causal_gsa
 from .recurrent import recurrent_causal_gsa_step
@@ -88,16 +89,22 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
 
 
 def causal_gsa_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
-                    state: Optional[GSAState] = None, scale: Optional[float] = None) -> Tuple[torch.Tensor, GSAState]:
+                    state: Optional[GSAState] = None, scale: Optional[float] = None,
+                    in_place: bool = False) -> Tuple[torch.Tensor, GSAState]:
     """One decoding step of causal GSA (see ``naive`` for the equations); PyTorch only.
 
     q, k: [B, H, 1, d]; v: [B, H, 1, dv]; log_gates: [B, H, 1, n] (log a <= 0; 0 at padding keeps
     the state unchanged); state: the GSAState of the prefix, or None (empty). Returns the output
     [B, H, 1, dv] in q's dtype and the new state (float32, float64 for float64 inputs).
+    in_place: write the next state into ``state``'s tensors and return them (no new state tensor,
+    fixed addresses, no host synchronisation: ready for a CUDA graph); the state passed is consumed.
     """
     check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
     if q.shape[2] != 1:
         raise ValueError(f"causal_gsa_step takes one token: q has shape {tuple(q.shape)}")
     B, H, _, d = q.shape
+    fresh = state is None
     state = _state(state, B, H, log_gates.shape[-1], d, v.shape[-1], q, "state")
-    return recurrent_causal_gsa_step(q, k, v, log_gates, state, default_scale(scale, d))
+    if in_place and not fresh:
+        check_in_place(state, compute_dtype(q.dtype))
+    return recurrent_causal_gsa_step(q, k, v, log_gates, state, default_scale(scale, d), in_place)

@@ -63,19 +63,30 @@ def causal_step_kernel(
 
 
 def causal_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
-                state: ABCState, scale: float):
+                state: ABCState, scale: float, in_place: bool = False):
     """q, k: [B, H, 1, d]; v: [B, H, 1, dv]; phi_logits: [B, H, 1, n]; state in fp32.
-    Returns (out [B, H, 1, dv] in q's dtype, the next ABCState)."""
+    Returns (out [B, H, 1, dv] in q's dtype, the next ABCState). ``in_place``: the kernel writes
+    the next state over ``state`` (each program reads its own sequence's rows before it writes
+    them, so nothing races) and returns it; a state that is not contiguous fp32 is advanced in a
+    contiguous copy that is then copied back, so the returned tensors are ``state``'s either way."""
     B, H, _, K = q.shape
     n, V = phi_logits.shape[-1], v.shape[-1]
     key_memory, value_memory, log_normalizer = (field.float().contiguous() for field in state)
     q, k, v, phi_logits = (x if x.stride(-1) == 1 else x.contiguous() for x in (q, k, v, phi_logits))
     out = q.new_empty(B, H, 1, V)
-    following = ABCState(torch.empty_like(key_memory), torch.empty_like(value_memory),
-                         torch.empty_like(log_normalizer))
+    if in_place:
+        following = ABCState(key_memory, value_memory, log_normalizer)
+    else:
+        following = ABCState(torch.empty_like(key_memory), torch.empty_like(value_memory),
+                             torch.empty_like(log_normalizer))
     causal_step_kernel[(B * H,)](
         q, k, v, phi_logits, key_memory, value_memory, log_normalizer, out, *following,
         H, n, float(scale), q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
         phi_logits.stride(0), phi_logits.stride(1),
         K=K, V=V, BK=pad(K), BV=pad(V), BS=pad(n))
+    if in_place:
+        for field, advanced in zip(state, following):
+            if field.data_ptr() != advanced.data_ptr():  # a copy was advanced: write it back
+                field.copy_(advanced)
+        following = state
     return out, following
