@@ -77,7 +77,7 @@ def log_line(step: int, config: TransferConfig, means: Dict[str, float], tokens:
             f"{tokens / max(seconds, 1e-9):.0f} tok/s | {seconds:.1f} s")
 
 
-def run_state(pair: ModelPair, config: TransferConfig, optimizer, epoch_itr, progress: dict) -> dict:
+def snapshot(pair: ModelPair, config: TransferConfig, optimizer, epoch_itr, progress: dict) -> dict:
     params = dict(pair.student.named_parameters())
     return {"input": os.path.abspath(config.input), "train_qk": config.train_qk, **progress,
             "trained": {name: params[name].detach().cpu().clone() for name in pair.trained},
@@ -144,10 +144,12 @@ def transfer(config: TransferConfig, after_update: Optional[Callable[[int], None
             print(log_line(step, config, progress["mse"], progress["tokens"],
                            progress["seconds"] + time.perf_counter() - start), flush=True)
             window = Window()
-        progress["seconds"] += time.perf_counter() - start
         if step % config.save_interval == 0 or step == config.max_updates:
-            atomic_save(run_state(pair, config, optimizer, epoch_itr, progress),
+            saved_at = time.perf_counter()  # the save's own time counts in the next save's record
+            atomic_save(snapshot(pair, config, optimizer, epoch_itr,
+                                 dict(progress, seconds=progress["seconds"] + saved_at - start)),
                         os.path.join(config.save_dir, STATE_FILE))
+        progress["seconds"] += time.perf_counter() - start
         if after_update is not None:
             after_update(step)
     return finish(pair, config, progress)
