@@ -1,6 +1,10 @@
 """Random inputs, a log-space step-by-step oracle and outputs with their gradients, for the op and kernel tests."""
 
+import contextlib
+from unittest import mock
+
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from abc_fairseq.ops import causal_abc_step
 
@@ -33,3 +37,41 @@ def weighted_grads(fn, inputs, weight):
     leaves = [x.detach().clone().requires_grad_() for x in inputs]
     out = fn(*leaves)
     return out.detach(), torch.autograd.grad((out.double() * weight).sum(), leaves)
+
+
+# What reads a tensor's value back to the host: on CUDA each is a synchronisation, which a CUDA
+# graph cannot hold and which stalls the launch queue. aten ops seen by a dispatch mode (item(),
+# bool() / int() of a tensor in a Python branch, torch.equal), and the Tensor methods that leave
+# the device (on CPU tensors .cpu() dispatches nothing, so it is patched).
+HOST_READS = ("_local_scalar_dense", "item", "is_nonzero", "equal", "allclose")
+HOST_METHODS = ("item", "tolist", "cpu", "numpy")
+
+
+class HostReadError(AssertionError):
+    """A tensor's value was read back to the host where none may be."""
+
+
+class _HostReads(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func.overloadpacket.__name__ in HOST_READS:
+            raise HostReadError(f"host read: aten.{func.overloadpacket.__name__}")
+        if func.overloadpacket.__name__ in ("_to_copy", "to") and str(kwargs.get("device", "")) == "cpu":
+            raise HostReadError(f"copy to the host: aten.{func.overloadpacket.__name__}")
+        return func(*args, **kwargs)
+
+
+def _refuse(name):
+    def method(*args, **kwargs):
+        raise HostReadError(f"host read: Tensor.{name}()")
+    return method
+
+
+@contextlib.contextmanager
+def no_host_reads():
+    """Raise HostReadError on any read of a tensor's value by the host inside the block."""
+    with contextlib.ExitStack() as stack:
+        for name in HOST_METHODS:
+            stack.enter_context(mock.patch.object(torch.Tensor, name, _refuse(name)))
+        stack.enter_context(_HostReads())
+        yield

@@ -1,13 +1,16 @@
 """The cheap incremental path is exact: a cross-attention memory built once per sentence for its
-beams, reorders that copy nothing when nothing changes, the fused causal step, and beam search
-through fairseq's SequenceGenerator scoring what a full forward pass scores."""
+beams, reorders that copy nothing when nothing changes, the fused causal step, the causal state
+at fixed addresses (steps in place, beam reorders gathered by the next step, no host reads), and
+beam search through fairseq's SequenceGenerator scoring what a full forward pass scores."""
 
 import pytest
 import torch
 from attention_helpers import E, H, make_attention, step_by_step
 from fairseq.sequence_generator import SequenceGenerator
 from fairseq_helpers import build as build_model
+from ops_helpers import no_host_reads
 
+from abc_fairseq.modules.abc_attention import ORDER_KEY
 from abc_fairseq.modules.beam_memory import ROWS_KEY, reorder_plan
 from abc_fairseq.ops import ABCState, causal_abc, causal_abc_step
 from abc_fairseq.strategies._common import PAD_LOGIT
@@ -127,6 +130,46 @@ def test_fused_step_equals_the_parallel_form_with_constant_state(B, n, d, pad):
         sizes.add(state.nbytes())
     torch.testing.assert_close(torch.cat(outs, dim=2), full, rtol=0, atol=1e-10)
     assert len(sizes) == 1 and isinstance(state, ABCState)
+
+
+def _causal_buffer(attn, state):
+    """The causal state's tensors in the incremental state (the pending reorder apart)."""
+    return {name: t for name, t in attn._get_input_buffer(state).items() if name != ORDER_KEY}
+
+
+@pytest.mark.parametrize("name", ["abc", "gsa"])
+def test_causal_state_stays_at_its_addresses_through_steps_and_beam_reorders(name):
+    attn, _ = make_attention("causal", name)
+    x = torch.randn(9, 4, E, dtype=torch.float64)
+    order = torch.tensor([2, 2, 0])  # beams repeat, swap and drop rows
+    reference, _ = step_by_step(attn, x[:, order])  # the reordered batch from scratch
+    state, outs, addresses, held = {}, [], set(), []
+    for t in range(9):
+        if t == 5:
+            before = _causal_buffer(attn, state)
+            attn.reorder_incremental_state(state, order)
+            order[0] = 1  # the caller edits its order afterwards (the generator does): recorded, not held
+            assert all(_causal_buffer(attn, state)[key] is before[key] for key in before)  # nothing copied
+        inputs = x[t:t + 1, [2, 2, 0]] if t >= 5 else x[t:t + 1]
+        with no_host_reads():
+            outs.append(attn(inputs, inputs, inputs, incremental_state=state)[0])
+        held.append(_causal_buffer(attn, state))  # held: a new tensor could not reuse a freed address
+        addresses.add(tuple(tensor.data_ptr() for tensor in held[-1].values()))
+    assert len(addresses) == 1  # the same storage at every step, after the reorder too
+    assert ORDER_KEY not in attn._get_input_buffer(state)  # the step gathered the pending order
+    torch.testing.assert_close(torch.cat(outs[5:]), reference[5:], rtol=0, atol=1e-10)
+
+
+def test_reorders_compose_until_the_next_step():
+    attn, _ = make_attention("causal")
+    x = torch.randn(6, 4, E, dtype=torch.float64)
+    first, second = torch.tensor([3, 1, 0, 2]), torch.tensor([1, 1, 3])
+    reference, _ = step_by_step(attn, x[:, first[second]])
+    _, state = step_by_step(attn, x[:4])
+    attn.reorder_incremental_state(state, first)
+    attn.reorder_incremental_state(state, second)
+    rest, _ = step_by_step(attn, x[4:, first[second]], state)
+    torch.testing.assert_close(rest, reference[4:], rtol=0, atol=1e-10)
 
 
 TINY = ["--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "64",

@@ -98,6 +98,30 @@ def test_causal_parallel_equals_step_by_step(name):
     torch.testing.assert_close(tail, full[order, 4:], rtol=0, atol=1e-10)
 
 
+@pytest.mark.parametrize("name", ["abc", "gsa", "window"])
+def test_decoding_state_keeps_its_storage_and_gathers_reorders_in_it(name):
+    layer = make_layer(name, "causal")
+    x = rand(3, 7, E)
+    order = torch.tensor([1, 1, 0])
+    full = layer(x[order])
+    state, held = None, []
+    for t in range(3):
+        _, state = layer.step(x[:, t:t + 1], state)
+        held.append(dict(state.tensors))
+    branch = state.clone()  # an independent copy survives the steps below
+    reordered = state.reorder(order)
+    assert reordered.tensors is state.tensors and torch.equal(reordered.order, order)  # recorded, nothing copied
+    outs, state = [], reordered
+    for t in range(3, 7):
+        out, state = layer.step(x[order, t:t + 1], state)
+        outs.append(out)
+        held.append(dict(state.tensors))
+    assert len({tuple(t.data_ptr() for t in tensors.values()) for tensors in held}) == 1
+    torch.testing.assert_close(torch.cat(outs, dim=1), full[:, 3:], rtol=0, atol=1e-10)
+    out, _ = layer.step(x[:, 3:4], branch)
+    torch.testing.assert_close(out, layer(x[:, :4])[:, 3:], rtol=0, atol=1e-10)
+
+
 @pytest.mark.parametrize("name", [name for name, mode in CASES if mode == "causal"])
 def test_causal_rows_do_not_see_the_future(name):
     layer = make_layer(name, "causal")
