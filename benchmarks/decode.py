@@ -130,14 +130,22 @@ class DecodeSuite(Suite):
         add_size_flags(parser)
         flags.add_flags(parser, flags.methods_flag(METHODS, list(METHODS), "models to measure"))
         flags.add_common_flags(parser, self, repeats=1, warmup=0, max_seconds=1800.0)
+        parser.add_argument("--cuda-graph", action="store_true",
+                            help="CUDA only: replay every decoder step after the first two from one CUDA graph "
+                            "(all layers and the output projection; the embedding runs eagerly), for every "
+                            "method but softmax, whose growing key / value cache a graph cannot hold "
+                            "(benchmarks/graph_step.py)")
 
     def validate(self, args: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
         flags.check_model_flags(args, parser)
         check_sizes(args, parser)
+        if args.cuda_graph and not args.device.startswith("cuda"):
+            parser.error(f"--cuda-graph captures CUDA kernels: it needs --device cuda, got --device {args.device}")
 
     def measurements(self, args: argparse.Namespace) -> List[Measurement]:
         """One case per (method, N), N outermost."""
-        params = dict({key: getattr(args, key) for key in MODEL_KEYS}, batch=args.batch, sizes=sizes_of(vars(args)))
+        params = dict({key: getattr(args, key) for key in MODEL_KEYS}, batch=args.batch, sizes=sizes_of(vars(args)),
+                      cuda_graph=args.cuda_graph)
         return [Measurement(f"{method} N={length} batch={args.batch}", dict(params, method=method, length=length),
                             {"method": method, "N": length, "batch": args.batch})
                 for length in args.lengths for method in args.methods]
@@ -153,11 +161,17 @@ class DecodeSuite(Suite):
         src[:, -1] = dictionary.eos()
         with torch.inference_mode():
             encoder_out = model.encoder(src, src_lengths=torch.full((B,), N, dtype=torch.long, device=device))
-        info = {"batch": B, "length": N, "parameters": sum(p.numel() for p in model.parameters())}
+        graph = bool(params.get("cuda_graph")) and params["method"] != "softmax"
+        info = {"batch": B, "length": N, "parameters": sum(p.numel() for p in model.parameters()),
+                "cuda_graph": graph}
+        if graph:
+            from .graph_step import graph_decode as decode
+        else:
+            decode = greedy_decode
 
         def run() -> None:
             with torch.inference_mode():
-                tokens, state = greedy_decode(model, encoder_out, N, dictionary.eos(), dictionary.pad())
+                tokens, state = decode(model, encoder_out, N, dictionary.eos(), dictionary.pad())
             info.update(tokens_decoded=int(tokens[:, 1:].numel()), state_bytes=state_bytes(state, model.decoder))
 
         return Case(run, info)
@@ -181,7 +195,9 @@ class DecodeSuite(Suite):
         return ["- Timing: fairseq's incremental decoder API (the encoder runs once before, untimed; then decoder "
                 "and argmax per step); tokens/s = batch x N / decode time; x softmax = softmax time / method time.",
                 "- state MiB: tensors in the incremental state after the last step (the JSON splits self and cross "
-                "attention); x softmax state = method / softmax."]
+                "attention); x softmax state = method / softmax."] + (
+                    ["- --cuda-graph: every step after the first two replayed from one CUDA graph (all layers and "
+                     "the output projection), softmax eager (its cache grows)."] if config.get("cuda_graph") else [])
 
     def targets(self, rows: List[dict], config: dict) -> List[dict]:
         return check_targets({(row["method"], row["N"]): row for row in rows})

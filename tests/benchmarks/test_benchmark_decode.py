@@ -5,6 +5,8 @@ import torch
 from benchmark_helpers import PNG_SIGNATURE, assert_flag_named, tiny_run_fixture
 
 from benchmarks.decode import build_translation_model, check_targets, greedy_decode, state_bytes
+from benchmarks.graph_step import graph_decode
+from benchmarks.harness import build_parser
 
 LENGTHS = (8, 32)
 BATCH, LAYERS, DIM, HEADS, CROSS, CAUSAL = 2, 2, 32, 2, 4, 2
@@ -100,6 +102,32 @@ def test_greedy_loop_matches_full_forward_argmax(method):
     assert torch.equal(logits.argmax(-1), tokens[:, 1:])
     sizes = state_bytes(incremental_state, model.decoder)
     assert sizes["other"] == 0 and sizes["self"] > 0 and sizes["cross"] > 0
+
+
+@pytest.mark.parametrize("method", ["softmax", "abc"])
+def test_the_graph_steps_split_equals_fairseqs_decoder(method):
+    """--cuda-graph's step cut in two (the embedding eager, the layers and the output projection
+    one graph on CUDA), run eagerly on CPU: fairseq's decoder's logits and tokens at every step."""
+    torch.manual_seed(0)
+    params = dict(method=method, length=10, vocab=40, encoder_layers=1, decoder_layers=2, embed_dim=DIM,
+                  heads=HEADS, ffn_dim=32, sizes=SIZES)
+    model, dictionary = build_translation_model(params)
+    model = model.double()
+    src = torch.randint(dictionary.nspecial, 40, (3, 10))
+    with torch.no_grad():
+        encoder_out = model.encoder(src, src_lengths=torch.full((3,), 10))
+        tokens, _ = greedy_decode(model, encoder_out, 10, dictionary.eos(), dictionary.pad())
+        split, state = graph_decode(model, encoder_out, 10, dictionary.eos(), dictionary.pad(), graph=False)
+        logits = model(src, torch.full((3,), 10), split[:, :-1])[0]
+    assert torch.equal(split, tokens)
+    last, _ = model.decoder(split[:, :-1], encoder_out=encoder_out)  # the full pass over the same tokens
+    torch.testing.assert_close(last, logits, rtol=0, atol=1e-10)
+
+
+def test_cuda_graph_flag_is_parsed_and_needs_cuda(capsys):
+    assert build_parser().parse_args(["decode", "--cuda-graph"]).cuda_graph is True
+    assert build_parser().parse_args(["decode"]).cuda_graph is False
+    assert_flag_named("decode", ["--cuda-graph", "--device", "cpu"], "--cuda-graph", capsys)
 
 
 def _row(method, n, seconds, state=100, status="ok"):
