@@ -46,11 +46,13 @@ def gather_rows_(tensors: Dict[str, Tensor], order: Tensor) -> Dict[str, Tensor]
     """Rows ``order`` of every tensor (batch first), written over the first ``len(order)`` rows of
     its own storage and returned as views of it: the addresses stay. The rows pass through one
     transient gather (``index_select`` cannot write over its input: beams repeat and swap rows).
-    An order longer than the batch (rows repeated into a larger batch) gets new tensors."""
+    An order longer than the batch (rows repeated into a larger batch) and a tensor that is not
+    contiguous (an expanded view cannot be written) get new tensors."""
     gathered = {}
     for name, tensor in tensors.items():
         rows = tensor.index_select(0, order)
-        gathered[name] = tensor[:rows.shape[0]].copy_(rows) if rows.shape[0] <= tensor.shape[0] else rows
+        fits = rows.shape[0] <= tensor.shape[0] and tensor.is_contiguous()
+        gathered[name] = tensor[:rows.shape[0]].copy_(rows) if fits else rows
     return gathered
 
 
