@@ -26,7 +26,7 @@ FAIRSEQ_TOOLS = {"fairseq-train", "fairseq-eval-lm", "fairseq-generate", "fairse
 
 def code_blocks(path: Path):
     """(language, first line number, text) of every fenced block; plus the README's inline
-    `bash ...` / `python ...` spans in table rows (the reproduction table)."""
+    `bash ...` / `python ...` spans (the paper tables' recipes, the status box, the captions)."""
     lines = path.read_text(encoding="utf-8").splitlines()
     i = 0
     while i < len(lines):
@@ -36,7 +36,7 @@ def code_blocks(path: Path):
             if not (i and lines[i - 1].startswith(NOT_RUN)):
                 yield match.group(1), i + 2, "\n".join(lines[i + 1:end])
             i = end
-        elif lines[i].startswith("|") and path.name == "README.md" and path.parent == ROOT:
+        elif path.name == "README.md" and path.parent == ROOT:  # its tables and text name commands inline
             for span in re.findall(r"`((?:bash|python) [^`]+)`", lines[i]):
                 yield "bash", i + 1, span
         i += 1
@@ -126,7 +126,8 @@ def checkout_state():
     def state():
         listing = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all"], cwd=ROOT,
                                  capture_output=True, text=True).stdout.splitlines()
-        return [entry for entry in listing if "__pycache__" not in entry and ".venv/" not in entry]
+        caches = ("__pycache__", ".venv/", ".ruff_cache/")  # written by the interpreter and the linter
+        return [entry for entry in listing if not any(cache in entry for cache in caches)]
     before = state()
     yield
     assert state() == before, "a documented command changed the checkout"

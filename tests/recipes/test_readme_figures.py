@@ -1,257 +1,392 @@
-"""Every figure in the README's result tables comes from the saved file its row links, and the row
-states the machine, thread count and commit that file records, with its marks.
+"""Every figure on the README's front page is read from a named field of its saved file.
 
-A result table is a README table whose last column is headed ``saved file: machine, threads,
-commit``. Each of its rows ends in
-
-    [name](docs/<path>.json|.md): <machine>, <N> thread(s), commit <hash>[, <mark>]...
-
-where the machine, the threads and the commit may each read "... not recorded" when the file holds
-no such record, and the marks are exactly those the file calls for:
-
-- ``dirty tree``: the recorded commit ends in ``-dirty`` (uncommitted changes at run time);
-- ``loaded machine``: a recorded 1-minute load average (at the start, or at a case's start or end)
-  is above the machine's recorded core count;
-- ``load not recorded``: the file records no load average or no core count;
-- ``old harness``: the file was written by the earlier ``python -m abc_fairseq.benchmark``.
-
-Every number in the other cells (the first, the row's label, excepted; code spans are names, not
-figures) must equal, at the README's rounding, a value in the linked file: a number in its text or
-JSON, or the length of one of its JSON lists (a count of records). A linked ``X.md`` is read with
-its ``X.json`` beside it, which holds the environment record. The only other table allowed is the
-paper-reproduction table, whose "ours" column holds no figures. Pure: reads files only.
+Each README table is known here by its first header cell. For a table of figures, ``CELLS`` names,
+for every (row, column), the file, the field (a function of the file's parsed content) and the
+format: the README cell must equal the field's value in that format, so a file that changes under
+the README fails this test, and a figure that happens to appear elsewhere in a file does not pass
+it. Every other cell of such a table must hold no figure ("not run", words, names). The caption of a
+table (the line above it) states once, for each file it draws on, the machine, threads and commit
+that file records, built here from the file's own fields (``caption_record``). The paper's figures
+are read from the collectors that print them beside ours (``scripts/*/collect_*.py``), and the
+figures of the status box and the two commands from their files too (``PROSE``). Pure: reads files.
 """
 
+import importlib.util
 import json
 import re
-from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-ENV_HEADER = "saved file: machine, threads, commit"
-MARKS = ("dirty tree", "loaded machine", "load not recorded", "old harness")
-OLD_HARNESS = "python -m abc_fairseq.benchmark"
-# A figure: digits (thousands may be comma-grouped), an optional fraction; not part of a word
-# (fp16, sm_90, H100) but may end in "x" (3.24x). Trailing "x" ratios and ranges (30-32) split.
-FIGURE = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?=x\b|[^\w]|$)")
-FILE_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
-ENV_CELL = re.compile(r"^\[[^\]]+\]\((docs/[^)\s]+\.(?:json|md))\): (.+)$")
+MAX_LINES = 160  # "at most about 150"
+# A figure: a number with a fraction, a comma-grouped number or a ratio (3.1x); plain small integers
+# (Table 2a, n = 64, 32/8) are names of settings, not results.
+FIGURE = re.compile(r"(?<![\w.:])(?:\d+\.\d+|\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?x)(?![\w.]*\d)")
+
+
+# ----------------------------------------------------------------------------- reading the files
+@lru_cache(maxsize=None)
+def load(path):
+    """A saved JSON file, or the module of a collector script (its PAPER tables)."""
+    full = ROOT / path
+    assert full.is_file(), f"{path} is what the README quotes, but it does not exist"
+    if full.suffix == ".py":
+        spec = importlib.util.spec_from_file_location(full.stem, full)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    if full.suffix == ".json":
+        return json.loads(full.read_text(encoding="utf-8"))
+    return full.read_text(encoding="utf-8")
+
+
+def one(records, **match):
+    """The single record whose fields equal ``match``."""
+    found = [r for r in records if all(r.get(k) == v for k, v in match.items())]
+    assert len(found) == 1, f"{len(found)} records match {match}"
+    return found[0]
+
+
+def endpoint(model, updates):
+    return one(load(UPTRAIN)["endpoints"], model=model, total_updates=updates)["test"]["mean"]
+
+
+def short_machine(name):
+    return " ".join(w for w in re.sub(r"\((?:R|TM)\)", "", name).split() if w not in ("Processor", "CPU"))
+
+
+def environment_record(data):
+    """'machine, N threads, commit X[, dirty tree][, loaded machine | load not recorded]' from a file
+    with an ``environment`` record (the benchmarks, the quickstart report)."""
+    env, config = data["environment"], data.get("config") or {}
+    on_gpu = config.get("device") == "cuda" or "capability" in env
+    machine = env.get("cuda_device") or env.get("device") if on_gpu else env["cpu_model"]
+    threads = next(t for t in (config.get("threads"), data.get("threads"), env.get("threads"),
+                               env.get("torch_default_threads")) if isinstance(t, int))
+    commit = env["commit"]
+    fields = [short_machine(machine), f"{threads} thread{'s' * (threads != 1)}", f"commit {commit[:7]}"]
+    if commit.endswith("-dirty"):
+        fields.append("dirty tree")
+    loads, cores = env.get("load_average"), env.get("usable_cpus")
+    if not loads or not cores:
+        fields.append("load not recorded")
+    elif loads[0] > cores:
+        fields.append("loaded machine")
+    return ", ".join(fields)
+
+
+def provenance_record(data):
+    """The seed studies' record: machine, threads, the commits of their runs, the 1-minute loads."""
+    p = data["provenance"]
+    commits = " and ".join(c[:7] for c in sorted(p["commits"]))
+    return (f"{p['cpu_model']}, {p['threads']} thread{'s' * (p['threads'] != 1)}, commits {commits}, "
+            f"1-minute load {p['load_1min']['min']:.2f}-{p['load_1min']['max']:.2f}")
+
+
+def roberta_mini_record(data):
+    m = data["machine"]
+    return f"{m['cpu']}, {m['threads']} thread{'s' * (m['threads'] != 1)}, commit {m['commit']}, load not recorded"
+
+
+def bible_record(data):
+    assert "environment" not in data and "machine" not in data["settings"]
+    return "machine, threads and commit not recorded"
+
+
+QUICKSTART = "docs/quickstart/results.json"
+GSA_SEEDS = "docs/gsa/seeds.json"
+BIBLE = "docs/mt_quality/compare_bible.json"
+BIBLE_GSA = "docs/gsa/bible_mt_seeds/compare_bible.json"
+ROBERTA_MINI = "docs/roberta_mini/results.json"
+UPTRAIN = "docs/uptraining/results.json"
+CPU_DECODE = "docs/benchmarks/cpu/decode.json"
+H100_DECODE = "docs/benchmarks/h100/decode.json"
+H100_SELFCHECK = "docs/benchmarks/h100/selfcheck.json"
+TESTING = "docs/testing.md"
+LM_PAPER = "scripts/lm/collect_lm_results.py"
+MT_PAPER = "scripts/mt/collect_results.py"
+GLUE_PAPER = "scripts/roberta/collect_glue.py"
+
+CAPTION_RECORD = {QUICKSTART: environment_record, CPU_DECODE: environment_record, H100_DECODE: environment_record,
+                  GSA_SEEDS: provenance_record, UPTRAIN: provenance_record, ROBERTA_MINI: roberta_mini_record,
+                  BIBLE: bible_record, BIBLE_GSA: bible_record}
+
+
+def caption_record(path):
+    """What a caption must say after the link to ``path`` (its .md twin, or the .json itself)."""
+    return CAPTION_RECORD[path](load(path))
+
+
+def linked(path):
+    md = Path(path).with_suffix(".md")
+    return str(md) if (ROOT / md).is_file() else path
+
+
+# ----------------------------------------------------------------------------- what each cell is
+def lm(row, split="test", context=0):
+    return lambda m: m.PAPER[row][(split, context)]
+
+
+def decode(path, method, n, field):
+    return lambda d: one(d["results"], method=method, N=n)[field]
+
+
+def glue(name, memory):
+    return lambda m: next(r[2] for r in m.PAPER_ROWS if r[:2] == (name, memory))
+
+
+def seed_mean(model, field):
+    return lambda d: one(d["rows"], model=model)["test"][field]
+
+
+CELLS = {
+    "Table 2a: WikiText-103, 16 layers": {
+        ("BASE", "paper, test ppl"): (LM_PAPER, lm("base"), "{:.1f}"),
+        ("BASE", "paper, test ppl, context 480"): (LM_PAPER, lm("base", context=480), "{:.1f}"),
+        ("ABC_MLP, n = 64", "paper, test ppl"): (LM_PAPER, lm("abc_n64"), "{:.1f}"),
+        ("ABC_MLP, n = 64", "paper, test ppl, context 480"): (LM_PAPER, lm("abc_n64", context=480), "{:.1f}"),
+    },
+    "Table 2b: WikiText-103, 32 layers": {
+        ("BASE", "paper, test ppl"): (LM_PAPER, lm("base_32l", context=256), "{:.1f}"),
+        ("ELU / RFA / T2R", "paper, test ppl"): (
+            LM_PAPER, lambda m: tuple(m.PAPER[r][("test", 256)] for r in ("elu_32l", "rfa_32l", "t2r_32l")),
+            "{:.1f} / {:.1f} / {:.1f}"),
+        ("ABC_MLP, n = 64", "paper, test ppl"): (LM_PAPER, lm("abc_n64_32l", context=256), "{:.1f}"),
+    },
+    "Table 3a: WMT14 EN-DE": {
+        ("BASE", "paper, test BLEU"): (MT_PAPER, lambda m: m.PAPER_3A[("softmax", None, None)], "{:.1f}"),
+        ("ABC_MLP 32/8", "paper, test BLEU"): (MT_PAPER, lambda m: m.PAPER_3A[("abc", 32, 8)], "{:.1f}"),
+    },
+    "Table 3b: IWSLT14 ES-EN documents": {
+        ("BASE", "paper, test BLEU"): (MT_PAPER, lambda m: m.PAPER_3B[("softmax", None, None)], "{:.1f}"),
+        ("ABC_MLP 128/64", "paper, test BLEU"): (MT_PAPER, lambda m: m.PAPER_3B[("abc", 128, 64)], "{:.1f}"),
+    },
+    "Table 4: RoBERTa-base, GLUE dev": {
+        ("RoBERTa-Ours", "paper, MNLI / QNLI / QQP / SST-2"): (
+            GLUE_PAPER, glue("RoBERTa-Ours (paper)", "-"), "{:.1f} / {:.1f} / {:.1f} / {:.1f}"),
+        ("ABC_MLP, n = 64", "paper, MNLI / QNLI / QQP / SST-2"): (
+            GLUE_PAPER, glue("ABC_MLP (paper)", "64"), "{:.1f} / {:.1f} / {:.1f} / {:.1f}"),
+        ("ABC_MLP, n = 128", "paper, MNLI / QNLI / QQP / SST-2"): (
+            GLUE_PAPER, glue("ABC_MLP (paper)", "128"), "{:.1f} / {:.1f} / {:.1f} / {:.1f}"),
+    },
+    "Table 5: memory sizes, WMT14 dev": {
+        ("ABC_MLP 32/8", "paper, dev BLEU"): (MT_PAPER, lambda m: m.PAPER_5[(32, 8)], "{:.1f}"),
+        ("ABC_MLP 64/64", "paper, dev BLEU"): (MT_PAPER, lambda m: m.PAPER_5[(64, 64)], "{:.1f}"),
+    },
+    "Table 7: ABC variants, WMT14": {
+        ("BASE", "paper, test BLEU"): (MT_PAPER, lambda m: m.PAPER_7[("softmax", None, None, None)], "{:.1f}"),
+        ("MLP-exp 32/8", "paper, test BLEU"): (MT_PAPER, lambda m: m.PAPER_7[("abc", 32, 8, None)], "{:.1f}"),
+        ("MLP-sigmoid 32/8", "paper, test BLEU"): (
+            MT_PAPER, lambda m: m.PAPER_7[("abc-sigmoid", 32, 8, None)], "{:.1f}"),
+    },
+    "Figures 1-2: greedy decoding, WMT-base sizes": {
+        **{(label, column): (path, decode(path, method, n, field), fmt)
+           for label, path, n in (("CPU, N = 256", CPU_DECODE, 256), ("CPU, N = 2,048", CPU_DECODE, 2048),
+                                  ("H100, N = 512", H100_DECODE, 512), ("H100, N = 2,048", H100_DECODE, 2048))
+           for column, method, field, fmt in (
+               ("softmax, ms per step", "softmax", "ms_per_step", "{:.1f}"),
+               ("ABC 32/8, ms per step", "abc", "ms_per_step", "{:.1f}"),
+               ("softmax cache, MiB", "softmax", "state_mib", "{:.1f}"),
+               ("ABC state, MiB", "abc", "state_mib", "{:.1f}"))},
+    },
+    "Quickstart LM": {
+        (label, column): (QUICKSTART, lambda d, m=model, f=field: one(d["rows"], model=m)[f], fmt)
+        for label, model in (("softmax", "transformer_lm (softmax)"), ("ABC-64", "abc_lm_small (ABC)"))
+        for column, field, fmt in (("params", "params", "{:,}"), ("valid ppl", "valid_ppl", "{:.2f}"),
+                                   ("test ppl", "test_ppl", "{:.2f}"), ("training, s", "train_seconds", "{}"))
+    },
+    "GSA, 3 seeds": {
+        (label, column): (GSA_SEEDS, seed_mean(model, field), "{:.2f}")
+        for label, model in (("softmax", "softmax"), ("ABC-64", "abc"), ("GSA-64", "gsa"))
+        for column, field in (("test ppl, mean", "mean"), ("lowest", "min"), ("highest", "max"))
+    },
+    "Bible ES-EN translation, 2 seeds": {
+        (label, column): (path, lambda d, m=model, f=field, k=key: d["seed_means"][m][f][k], fmt)
+        for label, path, model in (("softmax", BIBLE, "softmax"), ("ABC_MLP 32/8", BIBLE, "abc_32_8"),
+                                   ("GSA 8 (causal), softmax cross", BIBLE_GSA, "gsa_causal_8"))
+        for column, field, key, fmt in (("test BLEU, mean", "bleu_at", "600", "{:.2f}"),
+                                        ("valid loss, mean", "valid_loss_at", "600", "{:.3f}"))
+    },
+    "Table 4 in miniature": {
+        (label, column): (ROBERTA_MINI, lambda d, m=model, f=field: d["models"][m][f], fmt)
+        for label, model in (("softmax, pretrained 500 updates", "softmax"), ("ABC, converted", "abc_converted"),
+                             ("ABC, converted + 125 MLM updates", "abc_continued"),
+                             ("ABC from scratch, 625 MLM updates", "abc_scratch"))
+        for column, field, fmt in (("MLM valid ppl", "mlm_valid_ppl", "{:.2f}"), ("dev acc.", "dev_accuracy", "{:.1f}"),
+                                   ("test acc.", "test_accuracy", "{:.1f}"))
+    },
+    "Uptraining, 2 seeds": {
+        ("ABC-64", "converted at 300, continued 100"): (
+            UPTRAIN, lambda d: endpoint("ABC-64, converted + 100 continued", 400), "{:.2f}"),
+        ("ABC-64", "from scratch"): (UPTRAIN, lambda d: endpoint("ABC-64, from scratch", 400), "{:.2f}"),
+        ("GSA-64", "converted at 300, continued 100"): (
+            UPTRAIN, lambda d: endpoint("GSA-64, converted + 100 continued", 400), "{:.2f}"),
+        ("GSA-64", "from scratch"): (UPTRAIN, lambda d: endpoint("GSA-64, from scratch", 400), "{:.2f}"),
+    },
+}
+# Tables of words and links: no figure in any cell.
+FIGURE_FREE = {"", "feature"}
+
+
+def selfcheck_ratios(d):
+    ratios = [t["abc triton"] / t["sdpa causal"] for t in d["timings"]]
+    return min(ratios), max(ratios)
+
+
+def suite_run_with_venv(text):
+    match = re.search(r"\(([\d,]+) passed, .*?about (\d+) minutes with the venv\)", text, re.S)
+    assert match, "docs/testing.md no longer records the two-process run with the venv"
+    return match.group(1), match.group(2)
+
+
+# The figures of the status box and of the two commands: (file, field, the text in the README).
+PROSE = [
+    (H100_SELFCHECK, selfcheck_ratios, "took {:.1f}-{:.1f}x flash attention's time"),
+    (H100_SELFCHECK, lambda d: (d["environment"]["date"][:10],), "one H100 session ({})"),
+    (H100_SELFCHECK, lambda d: tuple(f(int(re.search(r"N=(\d+)", t["size"]).group(1)) for t in d["timings"])
+                                     for f in (min, max)), "N = {:,} to {:,}"),
+    (H100_DECODE, lambda d: (d["environment"]["date"][:10],), "one H100 session ({})"),
+    (H100_DECODE, lambda d: tuple(one(d["results"], method="abc", N=n)["speed_vs_softmax"] for n in (512, 2048)),
+     "greedy decoding at {:.2f}-{:.2f}x softmax's tokens/s"),
+    (QUICKSTART, lambda d: tuple(one(d["rows"], model=m)["train_seconds"]
+                                 for m in ("abc_lm_small (ABC)", "transformer_lm (softmax)")),
+     "{} s and {} s of training"),
+    (TESTING, suite_run_with_venv, "{} tests took about {} minutes with the venv build"),
+    (UPTRAIN, lambda d: (endpoint("softmax, from scratch", 400),), "softmax from scratch: {:.2f}"),
+]
+
+
+# ----------------------------------------------------------------------------- reading the README
+def readme_lines():
+    return README.read_text(encoding="utf-8").splitlines()
 
 
 def split_row(line):
-    """The cells of a Markdown table row (no '|' inside cells in this README)."""
     return [cell.strip() for cell in line.strip().strip("|").split("|")]
 
 
 def readme_tables():
-    """(line number, header cells, [(line number, cells)]) of every table in the README."""
-    lines = README.read_text(encoding="utf-8").splitlines()
-    tables, i = [], 0
+    """{first header cell: (caption line, header cells, {row label: cells})} of every README table."""
+    lines, tables, i = readme_lines(), {}, 0
     while i < len(lines):
         if lines[i].startswith("|") and i + 1 < len(lines) and re.match(r"^\|[-:| ]+\|$", lines[i + 1]):
-            header, rows, j = split_row(lines[i]), [], i + 2
+            header, rows, j = split_row(lines[i]), {}, i + 2
             while j < len(lines) and lines[j].startswith("|"):
-                rows.append((j + 1, split_row(lines[j])))
+                cells = split_row(lines[j])
+                assert len(cells) == len(header), f"README.md:{j + 1}: {len(cells)} cells, {len(header)} columns"
+                assert cells[0] not in rows, f"README.md:{j + 1}: the row {cells[0]!r} twice in one table"
+                rows[cells[0]] = cells
                 j += 1
-            tables.append((i + 1, header, rows))
+            caption = next((lines[k] for k in range(i - 1, -1, -1) if lines[k].strip()), "")
+            assert header[0] not in tables, f"two README tables headed {header[0]!r}"
+            tables[header[0]] = (caption, header, rows)
             i = j
         else:
             i += 1
     return tables
 
 
-def figures(cell):
-    """The numbers shown in a cell, as strings without thousands commas; code spans skipped."""
-    text = re.sub(r"`[^`]*`", "", cell)
-    return [whole.replace(",", "") + ("." + frac if frac else "") for whole, frac in FIGURE.findall(text)]
+def shown_figures(text):
+    """The figures in README text, code spans and link targets left out."""
+    return FIGURE.findall(re.sub(r"`[^`]*`|\]\([^)]*\)", "", text))
 
 
-def walk(value):
-    """Every number a JSON value holds: numeric values, numbers inside strings, list lengths."""
-    if isinstance(value, bool):
-        return
-    if isinstance(value, (int, float)):
-        yield float(value)
-    elif isinstance(value, str):
-        yield from (float(n.replace(",", "")) for n in FILE_NUMBER.findall(value))
-    elif isinstance(value, list):
-        yield float(len(value))
-        for item in value:
-            yield from walk(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from walk(key)
-            yield from walk(item)
-
-
-class Saved:
-    """A saved result: its numbers, and its environment record (None where it has none)."""
-
-    def __init__(self, relpath):
-        path = ROOT / relpath
-        assert path.is_file(), f"{relpath} is linked from the README but does not exist"
-        json_path = path if path.suffix == ".json" else path.with_suffix(".json")
-        self.data = json.loads(json_path.read_text(encoding="utf-8")) if json_path.is_file() else {}
-        numbers = list(walk(self.data))
-        if path.suffix == ".md":
-            numbers += [float(n.replace(",", "")) for n in FILE_NUMBER.findall(path.read_text(encoding="utf-8"))]
-        self.shown = {}  # decimals -> every value formatted at that many decimals
-        for decimals in range(5):
-            quantum = Decimal(1).scaleb(-decimals)
-            self.shown[decimals] = ({f"{v:.{decimals}f}" for v in numbers}
-                                    | {str(Decimal(repr(v)).quantize(quantum, ROUND_HALF_UP)) for v in numbers})
-
-    def holds(self, figure):
-        decimals = len(figure.partition(".")[2])
-        return decimals in self.shown and figure in self.shown[decimals]
-
-    @property
-    def _env(self):
-        env = self.data.get("environment")
-        return env if isinstance(env, dict) else {}
-
-    @property
-    def _machine_record(self):
-        machine = self.data.get("machine")
-        return machine if isinstance(machine, dict) else {}
-
-    def commit(self):
-        return self._env.get("commit") or self._machine_record.get("commit") or self.data.get("commit")
-
-    def machine(self):
-        config = self.data.get("config") if isinstance(self.data.get("config"), dict) else None
-        gpu = self._env.get("cuda_device") or (self._env.get("device") if "capability" in self._env else None)
-        if gpu and (config is None or config.get("device") == "cuda"):
-            return gpu
-        return self._env.get("cpu_model") or self._machine_record.get("cpu")
-
-    def threads(self):
-        config = self.data.get("config") if isinstance(self.data.get("config"), dict) else {}
-        for value in (config.get("threads"), self._env.get("threads"), self._machine_record.get("threads"),
-                      self.data.get("threads"), self._env.get("torch_default_threads")):
-            if isinstance(value, int) and not isinstance(value, bool):
-                return value
-        return None
-
-    def loaded(self):
-        """True / False when the file records loads and a core count, None when it does not."""
-        cores = self._env.get("usable_cpus")
-        loads = []
-        if isinstance(self._env.get("load_average"), list) and self._env["load_average"]:
-            loads.append(self._env["load_average"][0])
-        for result in self.data.get("results") or []:
-            info = result.get("info") if isinstance(result, dict) else None
-            for key in ("load_average_start", "load_average_end"):
-                if isinstance(info, dict) and isinstance(info.get(key), list) and info[key]:
-                    loads.append(info[key][0])
-        if not cores or not loads:
-            return None
-        return max(loads) > cores
-
-    def old_harness(self):
-        return str(self._env.get("command", "")).startswith(OLD_HARNESS)
-
-
-def words(machine):
-    return re.sub(r"\((?:R|TM)\)", " ", machine).lower().split()
-
-
-def check_environment(where, cell, saved):
-    """The README's machine / threads / commit / marks for a row against the file's record."""
-    fields = cell.split(", ")
-    assert len(fields) >= 3, f"{where}: expected 'machine, N threads, commit X[, marks]', got {cell!r}"
-    machine, threads, commit, marks = fields[0], fields[1], fields[2], fields[3:]
-
-    recorded = saved.machine()
-    if machine == "machine not recorded":
-        assert not recorded, f"{where}: the file records the machine {recorded!r}"
-    else:
-        assert recorded, f"{where}: README names the machine {machine!r}, the file records none"
-        assert set(words(machine)) <= set(words(recorded)), f"{where}: README says {machine!r}, file {recorded!r}"
-
-    recorded = saved.threads()
-    if threads == "threads not recorded":
-        assert recorded is None, f"{where}: the file records {recorded} threads"
-    else:
-        match = re.fullmatch(r"(\d+) threads?", threads)
-        assert match, f"{where}: unrecognised thread count {threads!r}"
-        assert int(match.group(1)) == recorded, f"{where}: README says {threads}, the file records {recorded}"
-
-    recorded = saved.commit()
-    if commit == "commit not recorded":
-        assert not recorded, f"{where}: the file records commit {recorded}"
-    else:
-        match = re.fullmatch(r"commit ([0-9a-f]{7,40})", commit)
-        assert match, f"{where}: unrecognised commit {commit!r}"
-        assert recorded, f"{where}: README names commit {match.group(1)}, the file records none"
-        assert recorded.removesuffix("-dirty").startswith(match.group(1)), \
-            f"{where}: README says commit {match.group(1)}, the file records {recorded}"
-
-    unknown = [m for m in marks if m not in MARKS]
-    assert not unknown, f"{where}: unrecognised mark(s) {unknown}; known: {MARKS}"
-    assert len(set(marks)) == len(marks), f"{where}: a mark is repeated"
-    due = {
-        "dirty tree": bool(saved.commit()) and saved.commit().endswith("-dirty"),
-        "loaded machine": saved.loaded() is True,
-        "load not recorded": saved.loaded() is None,
-        "old harness": saved.old_harness(),
-    }
-    for mark, needed in due.items():
-        assert (mark in marks) == needed, \
-            f"{where}: the mark {mark!r} must be {'present' if needed else 'absent'} (the file says so)"
-
-
-def result_rows():
-    rows = []
-    for line, header, body in readme_tables():
-        if header[-1] == ENV_HEADER:
-            rows += [pytest.param(header, cells, id=f"README.md:{n}") for n, cells in body]
-    return rows
-
-
-@pytest.mark.parametrize("header,cells", result_rows())
-def test_every_figure_is_in_the_file_the_row_links(header, cells, request):
-    where = f"{request.node.callspec.id} ({cells[0]!r})"
-    assert len(cells) == len(header), f"{where}: {len(cells)} cells under a {len(header)}-column header"
-    match = ENV_CELL.match(cells[-1])
-    assert match, f"{where}: unrecognised figure row: its last cell must be '[name](docs/...json|md): " \
-                  f"machine, threads, commit[, marks]', got {cells[-1]!r}"
-    saved = Saved(match.group(1))
-    check_environment(where, match.group(2), saved)
-    shown = [figure for cell in cells[1:-1] for figure in figures(cell)]
-    assert shown, f"{where}: a result row without figures"
-    missing = [figure for figure in shown if not saved.holds(figure)]
-    assert not missing, f"{where}: {missing} not found (at the README's rounding) in {match.group(1)}"
-
-
-def test_every_table_is_a_result_table_or_the_paper_table():
+# ----------------------------------------------------------------------------- the tests
+@pytest.mark.parametrize("table", sorted(CELLS))
+def test_each_figure_is_its_files_field(table):
     tables = readme_tables()
-    assert sum(header[-1] == ENV_HEADER for _, header, _ in tables) >= 3
-    for line, header, body in tables:
-        if header[-1] == ENV_HEADER:
-            continue
-        assert header[0] == "paper" and header[-1] == "ours", \
-            f"README.md:{line}: a table with neither a '{ENV_HEADER}' column nor the paper's layout: {header}"
-        figure_free = [i for i, name in enumerate(header) if i and name != "paper's figure"]
-        for n, cells in body:
-            assert len(cells) == len(header), f"README.md:{n}: {len(cells)} cells under {len(header)} columns"
-            for i in figure_free:
-                assert not figures(cells[i]), \
-                    f"README.md:{n} ({cells[0]!r}): figures {figures(cells[i])} in {header[i]!r} with no saved file"
+    assert table in tables, f"the README has no table headed {table!r}"
+    caption, header, rows = tables[table]
+    for (label, column), (path, field, fmt) in CELLS[table].items():
+        assert label in rows, f"{table}: no row {label!r}"
+        assert column in header, f"{table}: no column {column!r}"
+        value = field(load(path))
+        expected = fmt.format(*value) if isinstance(value, tuple) else fmt.format(value)
+        shown = rows[label][header.index(column)]
+        assert shown == expected, f"{table}, {label}, {column}: README {shown!r}, {path} says {expected!r}"
 
 
-def test_the_first_screen_says_what_was_and_was_not_run():
+@pytest.mark.parametrize("table", sorted(CELLS))
+def test_each_caption_states_the_record_of_every_file_it_draws_on(table):
+    caption = readme_tables()[table][0]
+    for path in sorted({path for path, _, _ in CELLS[table].values()} & set(CAPTION_RECORD)):
+        stated = f"]({linked(path)}): {caption_record(path)}"
+        assert stated in caption, f"{table}: the caption must link {linked(path)} and state {caption_record(path)!r}:" \
+                                  f" {caption!r}"
+
+
+def test_no_figure_without_its_field():
+    tables = readme_tables()
+    unknown = set(tables) - set(CELLS) - FIGURE_FREE
+    assert not unknown, f"README tables this test does not know: {sorted(unknown)}"
+    for name, (_, header, rows) in tables.items():
+        known = CELLS.get(name, {})
+        for label, cells in rows.items():
+            for column, cell in zip(header[1:], cells[1:]):
+                if (label, column) not in known:
+                    assert not shown_figures(cell), f"{name}, {label}, {column}: figures {shown_figures(cell)} " \
+                                                    f"with no file field behind them"
+
+
+def test_paper_rows_say_not_run():
+    """Nothing was run at the paper's scale: every paper table's "ours" reads "not run"."""
+    for name, (_, header, rows) in readme_tables().items():
+        if name.startswith("Table ") and "miniature" not in name:
+            assert header[-1] == "ours", f"{name}: the last column must be 'ours'"
+            for label, cells in rows.items():
+                assert re.fullmatch(r"not run(: `[^`]+`)?", cells[-1]), \
+                    f"{name}, {label}: ours must read 'not run' (and may name the recipe), not {cells[-1]!r}"
+
+
+def prose():
+    """The README without its tables and code blocks."""
+    text = re.sub(r"^```.*?^```$", "", README.read_text(encoding="utf-8"), flags=re.S | re.M)
+    return "\n".join(line for line in text.splitlines() if not line.startswith("|"))
+
+
+def test_figures_outside_the_tables_come_from_their_files():
+    """The status box, the commands' times, the captions: each figure is a file's field."""
     text = README.read_text(encoding="utf-8")
-    first_screen = text[:text.index("\n|")]
-    assert "King James Bible" in first_screen and "data_prep/default_corpus" in first_screen
-    not_run = first_screen[first_screen.index("Not reproduced at full"):]
-    for name in ("WikiText-103", "WMT14", "GLUE"):
-        assert name in not_run.split("\n\n")[0], f"the first screen must say {name} was not reproduced"
-    commands = re.search(r"```bash\n(.*?)```", text, re.S).group(1).splitlines()
+    quoted = []
+    for path, field, template in PROSE:
+        sentence = template.format(*field(load(path)))
+        assert sentence in text, f"the README must say {sentence!r} ({path})"
+        quoted += shown_figures(sentence)
+    quoted += [f for path in CAPTION_RECORD for f in shown_figures(caption_record(path))]
+    unknown = [f for f in shown_figures(prose()) if f not in quoted]
+    assert not unknown, f"figures in the README's text with no file field behind them: {unknown}"
+
+
+def test_first_screen_what_status_commands_contents():
+    lines = readme_lines()
+    assert len(lines) <= MAX_LINES, f"the README has {len(lines)} lines (at most about 150)"
+    text = "\n".join(lines)
+    first_screen = text[:text.index("\n## ")]
+    status = [line for line in first_screen.splitlines() if line.startswith("> - ")]
+    assert 4 <= len(status) <= 5, f"the status box has {len(status)} lines, not 4 or 5"
+    for words in ("CPU", "checkpoints", "H100", "--abc-backend", "GSA"):
+        assert any(words in line for line in status), f"the status box never mentions {words!r}"
+    commands = re.search(r"```bash\n(.*?)```", first_screen, re.S).group(1).splitlines()
     assert [c.split("#")[0].strip() for c in commands] == ["bash scripts/quickstart.sh", "bash scripts/run_tests.sh"]
+    assert "## Contents" in first_screen or "**Contents" in first_screen
+    after = text[text.index("```bash"):]
+    assert after.index("```python") < after.index("\n| "), "the layer snippet comes before the first table"
+
+
+def test_toc_links_its_sections():
+    text = README.read_text(encoding="utf-8")
+    anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in re.findall(r"^## (.+)$", text, re.M)}
+    for anchor in re.findall(r"\]\(#([^)]+)\)", text):
+        assert anchor in anchors, f"the contents link #{anchor}, which no heading makes"
+
+
+def test_linked_files_exist():
+    text = README.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(((?!https?:|#)[^)\s#]+)", text):
+        assert (ROOT / target).exists(), f"the README links {target}, which does not exist"
 
 
 def test_no_machine_paths():
