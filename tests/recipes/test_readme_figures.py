@@ -331,6 +331,14 @@ def test_no_figure_without_its_field():
                                                     f"with no file field behind them"
 
 
+def test_feature_table_links_evidence_in_every_cell():
+    _, header, rows = readme_tables()["feature"]
+    assert header[1:] == ["abc-fairseq", "fla's ABC / GSA layers", "fairseq's linformer example", "the paper's code"]
+    for label, cells in rows.items():
+        for column, cell in zip(header[1:], cells[1:]):
+            assert cell == "-" or re.search(r"\]\([^)]+\)", cell), f"feature table, {label}, {column}: no link"
+
+
 def test_paper_rows_say_not_run():
     """Nothing was run at the paper's scale: every paper table's "ours" reads "not run"."""
     for name, (_, header, rows) in readme_tables().items():
