@@ -400,3 +400,31 @@ def test_linked_files_exist():
 def test_no_machine_paths():
     text = README.read_text(encoding="utf-8")
     assert not re.search(r"(?<![\w.])/(?:work|tmp|home|root|mnt)/", text), "a machine path in README.md"
+
+
+
+def bibtex_field(entry, name):
+    """The value of ``name = {...}`` in a BibTeX entry (braces balanced, whitespace collapsed)."""
+    start = re.search(r"\b" + name + r"\s*=\s*\{", entry).end()
+    depth, end = 1, start
+    while depth:
+        depth += {"{": 1, "}": -1}.get(entry[end], 0)
+        end += 1
+    return " ".join(entry[start:end - 1].split())
+
+
+def test_bibtex_agrees_with_citation_cff():
+    import yaml
+
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    bibtex = re.search(r"```bibtex\n(.*?)```", README.read_text(encoding="utf-8"), re.S).group(1)
+    paper, software = re.split(r"\n(?=@software)", bibtex)
+    assert bibtex_field(software, "title") == cff["title"]
+    assert bibtex_field(software, "version") == str(cff["version"])
+    assert bibtex_field(software, "author") == "{" + cff["authors"][0]["name"] + "}"
+    cited = cff["preferred-citation"]
+    assert bibtex_field(paper, "title").replace("{ABC}", "ABC") == cited["title"]
+    assert bibtex_field(paper, "year") == str(cited["year"])
+    assert bibtex_field(paper, "eprint") == cited["identifiers"][0]["value"].removeprefix("arXiv:")
+    authors = [f"{a['family-names']}, {a['given-names']}" for a in cited["authors"]]
+    assert bibtex_field(paper, "author").split(" and ") == authors
