@@ -1,15 +1,17 @@
 """The fused decoding step under Triton's interpreter: in place (``in_place=True``) it writes the
 next state over the state passed, at the same addresses every step, reads nothing back to the host
 and gives the PyTorch step's values; a state that is not contiguous is advanced in a copy written
-back into it."""
+back into it; GSA's step on the same kernel equals its recurrence."""
 
 import importlib.util
 
 import pytest
 import torch
+from gsa_helpers import assert_rows_close, problem
 from ops_helpers import no_host_reads, random_inputs
 
 from abc_fairseq.ops import ABCState, causal_abc, causal_abc_step
+from abc_fairseq.ops.gsa import causal_gsa_step, reference_causal_gsa
 
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
@@ -57,3 +59,20 @@ def test_in_place_kernel_step_writes_back_into_a_strided_state():
     torch.testing.assert_close(out, expected, rtol=0, atol=2e-6)
     for got, want in zip(strided, following):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("regime", ["mixed", "near_one", "alternating"])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_gsa_step_on_the_kernel_equals_the_recurrence(regime, in_place):
+    """GSA's gates on the same kernel (``GATED``): fp32 against the float64 oracle row by row, gates
+    within 1e-38 of 1 included (-expm1 by its series there)."""
+    q, k, v, g = problem(2, 2, 7, 16, 5, regime=regime, dv=8, seed=4)
+    state, outs = None, []
+    with no_host_reads():
+        for t in range(7):
+            out, following = causal_gsa_step(*(x[:, :, t:t + 1].float() for x in (q, k, v, g)), state,
+                                              backend="triton", in_place=in_place)
+            assert not in_place or state is None or following is state
+            state = following
+            outs.append(out)
+    assert_rows_close(torch.cat(outs, dim=2).double(), reference_causal_gsa(q, k, v, g), 2e-5)

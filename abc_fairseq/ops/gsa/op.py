@@ -89,22 +89,33 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
 
 
 def causal_gsa_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,
-                    state: Optional[GSAState] = None, scale: Optional[float] = None,
+                    state: Optional[GSAState] = None, scale: Optional[float] = None, backend: str = "auto",
                     in_place: bool = False) -> Tuple[torch.Tensor, GSAState]:
-    """One decoding step of causal GSA (see ``naive`` for the equations); PyTorch only.
+    """One decoding step of causal GSA (see ``naive`` for the equations).
 
     q, k: [B, H, 1, d]; v: [B, H, 1, dv]; log_gates: [B, H, 1, n] (log a <= 0; 0 at padding keeps
     the state unchanged); state: the GSAState of the prefix, or None (empty). Returns the output
     [B, H, 1, dv] in q's dtype and the new state (float32, float64 for float64 inputs).
+    backend: "auto" (ABC's fused step kernel with GSA's gates for CUDA tensors when Triton
+    imports), "torch" or "triton" (see ``causal_gsa``).
     in_place: write the next state into ``state``'s tensors and return them (no new state tensor,
     fixed addresses, no host synchronisation: ready for a CUDA graph); the state passed is consumed.
     """
     check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
+    check_backend(backend)
     if q.shape[2] != 1:
         raise ValueError(f"causal_gsa_step takes one token: q has shape {tuple(q.shape)}")
     B, H, _, d = q.shape
+    n, dv = log_gates.shape[-1], v.shape[-1]
     fresh = state is None
-    state = _state(state, B, H, log_gates.shape[-1], d, v.shape[-1], q, "state")
+    state = _state(state, B, H, n, d, dv, q, "state")
     if in_place and not fresh:
         check_in_place(state, compute_dtype(q.dtype))
-    return recurrent_causal_gsa_step(q, k, v, log_gates, state, default_scale(scale, d), in_place)
+    scale = default_scale(scale, d)
+    torch_path = lambda: recurrent_causal_gsa_step(q, k, v, log_gates, state, scale, in_place)  # noqa: E731
+    if B * H == 0:
+        return torch_path()
+    reason = unsupported(q.dtype, head_dim=d, value_dim=dv, memory_size=n)
+    return dispatch("causal_gsa_step", backend, q.device, reason, recurrent_causal_gsa_step, torch_path,
+                    "causal.triton.recurrent",
+                    lambda kernels, _guard: kernels.gsa_step(q, k, v, log_gates, state, scale, in_place))

@@ -1,9 +1,10 @@
-"""One fused decoding step of causal ABC: update the bounded memory with one token and read it.
+"""One fused decoding step of causal ABC (or GSA): update the bounded memory with one token and read it.
 
 Per sequence z and slot j (the state is stored normalised, see ``ops.state.ABCState``):
     g'_j  = logaddexp(g_j, l_j)
     K~'_j = exp(g_j - g'_j) K~_j + exp(l_j - g'_j) k,    V~'_j likewise with v
     out   = V~'^T softmax(scale K~' q)
+GSA (``gsa_step_kernel``) has no normaliser: with the log gate g_j, K~'_j = exp(g_j) K~_j - expm1(g_j) k.
 One program per sequence holds its n x d memories in registers: a step is one launch whatever the
 batch, instead of a dozen small PyTorch kernels per layer.
 """
@@ -62,6 +63,76 @@ def causal_step_kernel(
     tl.store(g_out_ptr + z * n + slots, g_new, mask=slot_ok)
 
 
+@triton.jit
+def gsa_step_kernel(
+    q_ptr, k_ptr, v_ptr, a_ptr, km_ptr, vm_ptr, out_ptr, km_out_ptr, vm_out_ptr,
+    H, n, scale,
+    sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, sa_b, sa_h,
+    K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+    BS: tl.constexpr,
+):
+    """GSA's step, ``causal_step_kernel`` with the log gates g in place of the logits and no
+    normaliser: keep = exp(g), write = -expm1(g). Grid (B * H,); the memories as there (the
+    successor may be the same tensors: a program reads its own rows before it writes them)."""
+    z, b, h = sequence_program(H)
+    slots = tl.arange(0, BS)
+    cols_k, cols_v = head_columns(BK, BV)
+    slot_ok = slots < n
+    key_tile = slot_ok[:, None] & (cols_k[None, :] < K)
+    value_tile = slot_ok[:, None] & (cols_v[None, :] < V)
+
+    gates = tl.load(a_ptr + b * sa_b + h * sa_h + slots, mask=slot_ok, other=0.0).to(tl.float32)
+    keep = tl.exp(gates)
+    # -expm1(g): near g = 0 (gates near 1) 1 - exp(g) would lose every digit, so a Taylor series
+    # there (its first left-out term, g^7 / 5040, is 2e-10 of g at |g| = 0.1).
+    series = gates * (1.0 + gates * (0.5 + gates * (1.0 / 6 + gates * (1.0 / 24 + gates * (
+        1.0 / 120 + gates * (1.0 / 720))))))
+    write = tl.where(tl.abs(gates) < 0.1, -series, 1.0 - keep)
+
+    key = tl.load(k_ptr + b * sk_b + h * sk_h + cols_k, mask=cols_k < K, other=0.0).to(tl.float32)
+    value = tl.load(v_ptr + b * sv_b + h * sv_h + cols_v, mask=cols_v < V, other=0.0).to(tl.float32)
+    key_memory = tl.load(km_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], mask=key_tile, other=0.0)
+    value_memory = tl.load(vm_ptr + z * n * V + slots[:, None] * V + cols_v[None, :], mask=value_tile,
+                           other=0.0)
+    key_memory = keep[:, None] * key_memory + write[:, None] * key[None, :]
+    value_memory = keep[:, None] * value_memory + write[:, None] * value[None, :]
+
+    query = tl.load(q_ptr + b * sq_b + h * sq_h + cols_k, mask=cols_k < K, other=0.0).to(tl.float32)
+    scores = tl.sum(key_memory * query[None, :], 1) * scale
+    scores = tl.where(slot_ok, scores, float("-inf"))
+    probs = tl.exp(scores - tl.max(scores, 0))
+    probs = probs / tl.sum(probs, 0)
+    out = tl.sum(probs[:, None] * value_memory, 0)
+
+    tl.store(out_ptr + z * V + cols_v, out.to(out_ptr.dtype.element_ty), mask=cols_v < V)
+    tl.store(km_out_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], key_memory, mask=key_tile)
+    tl.store(vm_out_ptr + z * n * V + slots[:, None] * V + cols_v[None, :], value_memory, mask=value_tile)
+
+
+def _step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, control: torch.Tensor, state, scale: float,
+          in_place: bool, gated: bool):
+    """The launch shared by ABC (state: key, value memories and the log normaliser) and GSA
+    (``gated``: the two memories). Returns (out, the next state, of the state's own type)."""
+    B, H, _, K = q.shape
+    n, V = control.shape[-1], v.shape[-1]
+    fields = tuple(field.float().contiguous() for field in state)
+    q, k, v, control = (x if x.stride(-1) == 1 else x.contiguous() for x in (q, k, v, control))
+    out = q.new_empty(B, H, 1, V)
+    following = fields if in_place else tuple(torch.empty_like(field) for field in fields)
+    kernel = gsa_step_kernel if gated else causal_step_kernel
+    kernel[(B * H,)](
+        q, k, v, control, *fields[:2], *fields[2:], out, *following,
+        H, n, float(scale), q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
+        control.stride(0), control.stride(1),
+        K=K, V=V, BK=pad(K), BV=pad(V), BS=pad(n))
+    if not in_place:
+        return out, type(state)(*following)
+    for field, advanced in zip(state, following):
+        if field.data_ptr() != advanced.data_ptr():  # a copy was advanced: write it back
+            field.copy_(advanced)
+    return out, state
+
+
 def causal_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
                 state: ABCState, scale: float, in_place: bool = False):
     """q, k: [B, H, 1, d]; v: [B, H, 1, dv]; phi_logits: [B, H, 1, n]; state in fp32.
@@ -69,24 +140,12 @@ def causal_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, phi_logits: t
     the next state over ``state`` (each program reads its own sequence's rows before it writes
     them, so nothing races) and returns it; a state that is not contiguous fp32 is advanced in a
     contiguous copy that is then copied back, so the returned tensors are ``state``'s either way."""
-    B, H, _, K = q.shape
-    n, V = phi_logits.shape[-1], v.shape[-1]
-    key_memory, value_memory, log_normalizer = (field.float().contiguous() for field in state)
-    q, k, v, phi_logits = (x if x.stride(-1) == 1 else x.contiguous() for x in (q, k, v, phi_logits))
-    out = q.new_empty(B, H, 1, V)
-    if in_place:
-        following = ABCState(key_memory, value_memory, log_normalizer)
-    else:
-        following = ABCState(torch.empty_like(key_memory), torch.empty_like(value_memory),
-                             torch.empty_like(log_normalizer))
-    causal_step_kernel[(B * H,)](
-        q, k, v, phi_logits, key_memory, value_memory, log_normalizer, out, *following,
-        H, n, float(scale), q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-        phi_logits.stride(0), phi_logits.stride(1),
-        K=K, V=V, BK=pad(K), BV=pad(V), BS=pad(n))
-    if in_place:
-        for field, advanced in zip(state, following):
-            if field.data_ptr() != advanced.data_ptr():  # a copy was advanced: write it back
-                field.copy_(advanced)
-        following = state
-    return out, following
+    return _step(q, k, v, phi_logits, state, scale, in_place, gated=False)
+
+
+def gsa_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor, state, scale: float,
+             in_place: bool = False):
+    """GSA's step on the same kernel: log_gates [B, H, 1, n] (<= 0); state a GSAState (key and value
+    memories) in fp32. Returns (out [B, H, 1, dv] in q's dtype, the next GSAState); ``in_place`` as
+    in ``causal_step``."""
+    return _step(q, k, v, log_gates, state, scale, in_place, gated=True)
