@@ -158,8 +158,8 @@ def test_prepare_refuses_to_overwrite_an_unrelated_directory(tmp_path):
 
 @pytest.mark.slow
 def test_quickstart_tiny_run_trains_evaluates_and_resumes(tmp_path):
-    """The README's first command, shrunk to a few seconds of training per model, GSA added as the
-    README shows (QUICKSTART_MODELS)."""
+    """The README's first command, shrunk to a few seconds of training per model, GSA added as
+    docs/gsa/README.md shows (QUICKSTART_MODELS)."""
     tiny = dict(
         QUICKSTART_DIR=str(tmp_path / "qs"), QUICKSTART_DATA=str(tmp_path / "bin"),
         QUICKSTART_MAX_UPDATE="2", QUICKSTART_LAYERS="1", QUICKSTART_EMBED_DIM="32",
