@@ -14,6 +14,13 @@ from ..ops.utils import compute_dtype  # noqa: F401 (sums, normalisers, states: 
 PAD_LOGIT = -1e30
 
 
+def advance_in_place(previous) -> bool:
+    """Whether a decoding step may write the next state over ``previous`` (an ABCState or
+    GSAState): in inference (no autograd, no state with history), where the caller's state is used
+    up by the step; under autograd every step keeps its own state, whose history the gradients need."""
+    return previous is not None and not torch.is_grad_enabled() and not any(f.requires_grad for f in previous)
+
+
 def all_valid(valid: Optional[torch.Tensor], batch: int, length: int, device) -> torch.Tensor:
     """``valid`` [B, N] bool (True at real tokens), or all True when None."""
     if valid is None:

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from ..ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
 from . import reference
-from ._common import PAD_LOGIT
+from ._common import PAD_LOGIT, advance_in_place
 from .base import Memory, State, Strategy
 from .phi import PhiProjection, SlotControl
 from .registry import register
@@ -75,7 +75,8 @@ class ABCMLP(SlotControl, Strategy):
         logits = self.control_logits(x, valid, PAD_LOGIT)
         previous = ABCState(**state) if state else None
         if q.shape[2] == 1:
-            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale, backend=self.backend)
+            out, new = causal_abc_step(q, k, v, logits, previous, scale=self.scale, backend=self.backend,
+                                       in_place=advance_in_place(previous))
         else:  # several tokens: continue the chunked op from the saved memory
             out, new = causal_abc(q, k, v, logits, scale=self.scale, initial_state=previous,
                                   return_state=True, backend=self.backend)

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 
 from ..ops.gsa import GSAState, causal_gsa, causal_gsa_step
 from . import reference
+from ._common import advance_in_place
 from .base import Setting, State, Strategy
 from .phi import SlotControl, SlotProjection
 from .registry import register
@@ -87,7 +88,8 @@ class GatedSlotAttention(SlotControl, Strategy):
         gates = self.log_gates(x, valid)
         previous = GSAState(**state) if state else None
         if q.shape[2] == 1:
-            out, new = causal_gsa_step(q, k, v, gates, previous, scale=self.scale)
+            out, new = causal_gsa_step(q, k, v, gates, previous, scale=self.scale, backend=self.backend,
+                                       in_place=advance_in_place(previous))
         else:  # several tokens: continue the chunked op from the saved memories
             out, new = causal_gsa(q, k, v, gates, scale=self.scale, initial_state=previous, return_state=True,
                                   backend=self.backend)
