@@ -2,6 +2,9 @@
 
 - ``gpu_compile``: compiles every Triton kernel for each GPU architecture (no GPU needed) and writes
   the compile table the causal launcher reads (``abc_fairseq/ops/triton/compile_table.json``).
+- ``kernel_report``: every Triton kernel of every op, ours and fla's, compiled and disassembled per
+  architecture (registers, spills, programs per SM, tensor-core and memory instructions:
+  ``docs/gpu_kernels/``), with ``kernel_launches`` (an op's launches recorded on CPU) and ``sass``.
 - ``causal_cost``: the cost model of causal ABC on the Triton kernels (per launch, PyTorch glue
   included: programs, sequential steps, multiply-adds, bytes, and the time they take at a device's peaks).
 - ``kernel_profile``: every kernel of causal ABC forward + backward timed by torch.profiler beside
@@ -9,6 +12,9 @@
 - ``cost_model``: ours, fla's ``chunk_abc`` and flash attention as counted work (ops, launches,
   dependent steps, bytes), its constants fitted on the H100's saved timings with leave-one-out,
   and the predictions in ``docs/gpu.md`` (``docs/gpu_cost/model.md``).
+  Its parts: ``cost_terms`` (the six constants, a call's ``Cost`` as the fit's row), ``cost_launches``
+  (the launches of ours, fla, flash attention, the harnesses and a decoding step), ``cost_fit`` (the
+  saved rows, non-negative least squares, leave-one-out).
 - ``context_window``: scores a language model's split as ``fairseq-eval-lm`` does, with and without
   ``--context-window``, token by token, and separates the effect of more context from that of a
   later position (``docs/quickstart/context_window.md``).
