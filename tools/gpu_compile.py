@@ -89,7 +89,7 @@ def _signature(fn, dtype: str, constants: Dict) -> Dict[str, str]:
 
 
 def ptxas_usage(log: str) -> Dict[str, int]:
-    """Registers, spill-store bytes and stack-frame bytes per thread from ``ptxas -v``'s log."""
+    """Registers, spill-store and spill-load bytes and stack-frame bytes per thread from ``ptxas -v``'s log."""
     def number(pattern):
         found = re.search(pattern, log)
         return int(found.group(1)) if found else 0
@@ -97,7 +97,7 @@ def ptxas_usage(log: str) -> Dict[str, int]:
     if "Used" not in log:
         raise RuntimeError(f"no ptxas -v figures in: {log[-500:]}")
     return dict(registers=number(r"Used (\d+) registers"), spills=number(r"(\d+) bytes spill stores"),
-                stack=number(r"(\d+) bytes stack frame"))
+                spill_loads=number(r"(\d+) bytes spill loads"), stack=number(r"(\d+) bytes stack frame"))
 
 
 def _ptxas_log(compiled, arch: int) -> str:
@@ -114,13 +114,26 @@ def _ptxas_log(compiled, arch: int) -> str:
                               capture_output=True, text=True, check=True).stderr
 
 
-def compile_case(case: Case, arch: int) -> Dict:
-    """Compile ``case`` for sm_``arch``: its table row."""
-    import importlib
-
+def compile_kernel(fn, signature: Dict, constexprs: Dict, arch: int, options: Dict, attrs=None):
+    """Compile the JIT function ``fn`` for sm_``arch`` with Triton's real compiler: (the compiled
+    kernel, its ``ptxas -v`` usage). ``signature``, ``constexprs`` and ``attrs`` as Triton's
+    ``ASTSource`` takes them; ``options``: launch options (num_warps, num_stages, ...)."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
+    os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"  # Triton prints ptxas -v's log when it runs ptxas
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):
+        compiled = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", arch, 32),
+                                  options=options)
+    text = log.getvalue()
+    return compiled, ptxas_usage(text if "Used" in text else _ptxas_log(compiled, arch))
+
+
+def compile_case(case: Case, arch: int) -> Dict:
+    """Compile ``case`` for sm_``arch``: its table row."""
+    import importlib
 
     from abc_fairseq.ops.triton import sizes
 
@@ -128,14 +141,9 @@ def compile_case(case: Case, arch: int) -> Dict:
     constants = {k: v for k, v in case.tiles.items() if k != "num_warps"}
     constexprs = {(fn.arg_names.index(k),): v for k, v in constants.items()}
     started = time.time()
-    os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"  # Triton prints ptxas -v's log when it runs ptxas
-    log = io.StringIO()
-    with contextlib.redirect_stdout(log):
-        compiled = triton.compile(ASTSource(fn, _signature(fn, case.dtype, constants), constexprs),
-                                  target=GPUTarget("cuda", arch, 32),
-                                  options=dict(num_warps=case.tiles["num_warps"]))
-    text = log.getvalue()
-    usage = ptxas_usage(text if "Used" in text else _ptxas_log(compiled, arch))
+    compiled, usage = compile_kernel(fn, _signature(fn, case.dtype, constants), constexprs, arch,
+                                     dict(num_warps=case.tiles["num_warps"]))
+    usage = {k: v for k, v in usage.items() if k != "spill_loads"}  # the table's columns
     shared, limit = compiled.metadata.shared, SHARED_LIMITS[arch]
     return dict(key=sizes.table_key(case.kernel, arch, case.dtype, case.tiles), kernel=case.kernel,
                 arch=arch, dtype=case.dtype, tiles=case.tiles, **usage, shared=shared,
