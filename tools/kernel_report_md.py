@@ -109,6 +109,16 @@ def op_table(rows: List[Dict]) -> List[str]:
     return lines
 
 
+def _coverage(rows: List[Dict]) -> str:
+    """What the rows cover (a resumed or restricted run covers part of the grid)."""
+    def seen(field, fmt=str):
+        return ", ".join(fmt(v) for v in sorted({r[field] for r in rows}))
+
+    errors = sum("error" in r for r in rows)
+    return (f"Rows: {len(rows)} kernels ({errors} not compiled) over ops {seen('op')}; archs "
+            f"{seen('arch', lambda a: f'sm_{a}')}; dtypes {seen('dtype')}; d = n {seen('width')}.")
+
+
 def markdown(rows: List[Dict], meta: Dict) -> str:
     from tools import sass
 
@@ -140,6 +150,7 @@ def markdown(rows: List[Dict], meta: Dict) -> str:
         "an autotuned fla kernel at one config (`cfg i/n`: the closest to 4 warps and 3 stages).",
         "- fla's tile lists chosen at import from the device's shared memory are taken as on an A100 / "
         "H100 (both pass the same checks); fla's chunk is 64.", "",
+        _coverage(rows), "",
         "## Summary (as measured)", "",
         "### Tensor-core instructions with fp16 inputs, by operand type", "", *tf32_table(rows), "",
         "### Where registers spill", "", *spill_table(rows), "",
