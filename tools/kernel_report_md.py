@@ -115,8 +115,10 @@ def _coverage(rows: List[Dict]) -> str:
         return ", ".join(fmt(v) for v in sorted({r[field] for r in rows}))
 
     errors = sum("error" in r for r in rows)
+    seconds = sum(r.get("seconds", 0) for r in rows)
     return (f"Rows: {len(rows)} kernels ({errors} not compiled) over ops {seen('op')}; archs "
-            f"{seen('arch', lambda a: f'sm_{a}')}; dtypes {seen('dtype')}; d = n {seen('width')}.")
+            f"{seen('arch', lambda a: f'sm_{a}')}; dtypes {seen('dtype')}; d = n {seen('width')}. Compiling and "
+            f"disassembling them took {seconds / 60:.0f} min of this machine's time, summed over the rows.")
 
 
 def markdown(rows: List[Dict], meta: Dict) -> str:
@@ -140,7 +142,8 @@ def markdown(rows: List[Dict], meta: Dict) -> str:
         "- **tensor-core instructions**: HMMA (mma.sync) and HGMMA (wgmma) by shape and operand type: "
         "`HMMA.16816.F32` takes fp16, `.BF16` bf16, `HMMA.1688.F32.TF32` tf32 (fp32 operands). **TF32**: "
         "their TF32 share. Counts are static (each instruction of the binary once, loops not unrolled "
-        "into trip counts).",
+        "into trip counts). An sm_90 HGMMA is one warpgroup's 64 x N x 16 product where an HMMA is one warp's "
+        "16 x 8 x 16 (or 16 x 8 x 8 in TF32): compare operand shares within an architecture, not counts across.",
         "- **LDG / STG** global, **LDS / STS** shared, **LDSM / STSM** ldmatrix / stmatrix, **LDGSTS** "
         "cp.async, **LDL / STL** local (spills), **MUFU** special functions (exp2, rcp, ...), **BAR** barriers.",
         "- **tile**: the causal ops' chunk C at every candidate of their launcher, **bold** (and * in the "
