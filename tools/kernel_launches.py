@@ -150,6 +150,15 @@ def decoding(dtype, width, chunk):
     causal_step(q, k, v, logits, state, width ** -0.5)
 
 
+def gsa_decoding(dtype, width, chunk):
+    from abc_fairseq.ops.causal.triton.recurrent import gsa_step
+    from abc_fairseq.ops.gsa.state import GSAState
+
+    q, k, v, gates = (x.detach()[:, :, :1] for x in _inputs(dtype, width, "bhn", "q", "k", "v", "gates"))
+    state = GSAState(torch.zeros(BATCH, HEADS, width, width), torch.zeros(BATCH, HEADS, width, width))
+    gsa_step(q, k, v, torch.nn.functional.logsigmoid(gates.float()).to(dtype), state, width ** -0.5)
+
+
 @functools.lru_cache(maxsize=1)
 def import_fla(shared_memory: int):
     """fla's ops imported as on a GPU with ``shared_memory`` bytes per block: fla picks some tile
@@ -198,7 +207,8 @@ def fla_chunk_gsa(dtype, width, chunk):
 # op -> (runner(dtype, width, chunk), whether the chunk is the launcher's free tile)
 OPS: Dict[str, Tuple[Callable, bool]] = {
     "causal_abc": (causal_abc, True), "causal_gsa": (causal_gsa, True), "bidirectional": (bidirectional, False),
-    "decoding": (decoding, False), "fla_chunk_abc": (fla_chunk_abc, False), "fla_chunk_gsa": (fla_chunk_gsa, False),
+    "decoding": (decoding, False), "gsa_decoding": (gsa_decoding, False),
+    "fla_chunk_abc": (fla_chunk_abc, False), "fla_chunk_gsa": (fla_chunk_gsa, False),
 }
 
 

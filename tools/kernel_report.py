@@ -34,7 +34,7 @@ OUT_DIR = os.path.join(ROOT, "docs", "gpu_kernels")
 ARCHS = (80, 90)
 WIDTHS = (64, 128)
 DTYPES = ("fp16", "bf16", "fp32")
-OPS = ("causal_abc", "causal_gsa", "bidirectional", "decoding", "fla_chunk_abc", "fla_chunk_gsa")
+OPS = ("causal_abc", "causal_gsa", "bidirectional", "decoding", "gsa_decoding", "fla_chunk_abc", "fla_chunk_gsa")
 
 
 def _constexpr_names(launch, constexprs: Dict) -> Dict:
