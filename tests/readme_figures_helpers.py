@@ -94,6 +94,23 @@ UPTRAIN = "docs/uptraining/results.json"
 CPU_DECODE = "docs/benchmarks/cpu/decode.json"
 H100_DECODE = "docs/benchmarks/h100/decode.json"
 H100_SELFCHECK = "docs/benchmarks/h100/selfcheck.json"
+H200_PEERS = "docs/benchmarks/h200_2026-11-28_peers/{}/peer_timing.json"
+
+
+def over_flash(data, N):
+    """Our causal forward + backward's time over flash SDPA's at length N in a peer_timing file."""
+    return one(data["results"], method="abc", N=N)["ms"] / one(data["results"], method="sdpa", N=N)["ms"]
+
+
+def sequence_heads(data, N):
+    """Sequences x heads at length N in a peer_timing file (batch = tokens // N)."""
+    return data["config"]["tokens"] // N * data["config"]["heads"]
+
+
+def ahead_of_fla(data):
+    """Whether ours is faster than fla's chunk_abc at every length of a peer_timing file."""
+    return all(one(data["results"], method="abc", N=N)["ms"] < one(data["results"], method="fla-abc", N=N)["ms"]
+               for N in data["config"]["lengths"])
 TESTING = "docs/testing.md"
 LM_PAPER = "scripts/lm/collect_lm_results.py"
 MT_PAPER = "scripts/mt/collect_results.py"
@@ -240,6 +257,13 @@ PROSE = [
     (H100_DECODE, lambda d: (d["environment"]["date"][:10],), "one H100 session ({})"),
     (H100_DECODE, lambda d: tuple(one(d["results"], method="abc", N=n)["speed_vs_softmax"] for n in (512, 2048)),
      "greedy decoding at {:.2f}-{:.2f}x softmax's tokens/s"),
+    (H200_PEERS.format("few"), lambda d: (d["environment"]["date"][:10],), "one H200 session ({})"),
+    (H200_PEERS.format("few"), lambda d: (over_flash(d, 8192), sequence_heads(d, 8192)),
+     "took {:.2f}x flash attention's time at N = 8,192 with {} sequence-heads"),
+    (H200_PEERS.format("suite"), lambda d: (over_flash(d, 16384), sequence_heads(d, 16384)),
+     "and {:.2f}x at N = 16,384 with {}"),
+    (H200_PEERS.format("suite"), lambda d: ("ahead of" if ahead_of_fla(d) else "behind",),
+     "{} fla's `chunk_abc` at every size measured"),
     (QUICKSTART, lambda d: tuple(one(d["rows"], model=m)["train_seconds"]
                                  for m in ("abc_lm_small (ABC)", "transformer_lm (softmax)")),
      "{} s and {} s of training"),
