@@ -45,8 +45,12 @@ def _constexpr_names(launch, constexprs: Dict) -> Dict:
 
 
 def compile_key(launch, arch: int, bound) -> str:
+    """What decides the compiled binary: the kernel's code, architecture, signature, constexprs,
+    specialisation, warps and stages."""
     signature, constexprs, attrs, options = bound
-    text = repr((launch.fn.fn.__module__, launch.name, arch, sorted(signature.items()),
+    # Triton's cache_key hashes the kernel's source and the JIT functions it calls: an edited kernel is
+    # a new row when a run resumes.
+    text = repr((launch.fn.fn.__module__, launch.name, launch.fn.cache_key, arch, sorted(signature.items()),
                  sorted((k, str(v)) for k, v in constexprs.items()), sorted((k, str(v)) for k, v in attrs.items()),
                  options.get("num_warps"), options.get("num_stages")))
     return hashlib.sha1(text.encode()).hexdigest()[:12]
