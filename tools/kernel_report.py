@@ -178,6 +178,14 @@ def _picked(job: Job) -> Optional[bool]:
     return sizes.pick_chunk(64, job.arch, sass.LIMITS[job.arch].shared_block, w, w, w, dtype) == job.chunk
 
 
+def _in_scope(row: Dict, args) -> bool:
+    """Whether this run's selection covers ``row`` (a row it covers but did not make is stale: an
+    edited kernel or a launcher that no longer makes that launch)."""
+    return (row["op"] in args.ops and row["arch"] in args.archs and row["dtype"] in args.dtypes
+            and row["width"] in args.widths and (row["chunk"] is None or row["chunk"] in args.chunks)
+            and (not args.kernels or row["kernel"] in args.kernels))
+
+
 def _commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
@@ -248,8 +256,10 @@ def main(argv=None) -> int:
                 commit=_commit(), command=command)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     started, made = time.time(), 0
+    visited = set()
     for job in jobs(args):
         key = job.key()
+        visited.add(key)
         if key in rows:
             rows[key]["launches"] = job.count
             continue
@@ -269,6 +279,7 @@ def main(argv=None) -> int:
         with open(args.json + ".part", "w") as f:
             json.dump(dict(meta, kernels=sorted(rows.values(), key=lambda r: r["key"]), probes=probes), f, indent=1)
         os.replace(args.json + ".part", args.json)
+    rows = {key: r for key, r in rows.items() if key in visited or not _in_scope(r, args)}  # stale rows go
     with open(args.json + ".part", "w") as f:
         json.dump(dict(meta, kernels=sorted(rows.values(), key=lambda r: r["key"]), probes=probes), f, indent=1)
     os.replace(args.json + ".part", args.json)
