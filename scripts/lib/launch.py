@@ -29,7 +29,7 @@ learning-rate schedule (counted in updates) and its place in the data (the plugi
 abc_fairseq/data_position.py maps the saved position to the new layout).
 
 Launch shape:
-  1 process     PROGRAM ARGS
+  1 process     PROGRAM ARGS --distributed-world-size 1 (fairseq's default is every visible GPU)
   1 node        torchrun --standalone --nproc_per_node G --no-python sh -c RANKED PROGRAM ARGS
   N nodes       srun --nodes N --ntasks-per-node 1 torchrun --nnodes N --nproc_per_node G
                 --rdzv_backend c10d --rdzv_id JOB --rdzv_endpoint FIRST_NODE:PORT
@@ -193,8 +193,8 @@ def command(args, fairseq_args, extra):
              *fairseq_args[1:]]
     if args.cpu:
         train.append("--cpu")
-    if processes == 1:
-        return program + train + extra
+    if processes == 1:  # fairseq's own default is every visible GPU: one process means one
+        return program + train + ["--distributed-world-size", "1"] + extra
     train += ["--distributed-world-size", str(processes), "--distributed-init-method", "env://",
               "--distributed-no-spawn"]
     if args.cpu:  # fairseq 0.12 on CPU processes: gloo and the legacy DDP

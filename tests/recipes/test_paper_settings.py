@@ -150,8 +150,6 @@ def test_the_lm_batch_is_whole_segments(core):
             assert run.args.max_tokens % run.args.tokens_per_sample == 0, run.command
 
 
-@pytest.mark.xfail(strict=True, reason="known difference: scripts/lib/launch.py prints no --distributed-world-size "
-                   "for one process, so fairseq-train takes all visible GPUs (its default) on a multi-GPU node")
 def test_a_single_process_run_pins_its_world_size(core):
     """fairseq's --distributed-world-size defaults to every visible GPU: a one-process command must
     say 1, or `--nproc-per-node 1` on an 8-GPU node trains on 8 with 8 times the batch (the parse
