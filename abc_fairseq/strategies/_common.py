@@ -63,6 +63,20 @@ def gather_rows(x: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
     return x.gather(2, index)
 
 
+def slots_of_ranks(k: torch.Tensor, v: torch.Tensor, order: torch.Tensor, rank: torch.Tensor,
+                   filled: torch.Tensor, work: torch.dtype) -> dict:
+    """A slot memory holding real tokens by rank: slot j of sequence b holds the real token of rank
+    ``rank[b, j]`` where ``filled[b, j]`` (zeros elsewhere). k [B, H, N, d], v [B, H, N, dv], order
+    [B, N] (``compaction``'s: real tokens first), rank / filled [B, n] -> {"key_memory" [B, H, n, d],
+    "value_memory" [B, H, n, dv], "written" [B, H, n]} in ``work``."""
+    B, H, N = k.shape[:3]
+    at = order.gather(1, rank.clamp(0, max(N - 1, 0)))  # where each slot's token sits in the input
+    memory = {"written": filled[:, None, :].expand(B, H, -1).to(work)}
+    for name, rows in (("key_memory", k), ("value_memory", v)):
+        memory[name] = gather_rows(rows, at).to(work).masked_fill(~filled[:, None, :, None], 0.0)
+    return memory
+
+
 def scatter_rows(y: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
     """Inverse of ``gather_rows``: y [B, H, N, e] put back at positions ``order``."""
     index = order[:, None, :, None].expand(y.shape[0], y.shape[1], -1, y.shape[-1])

@@ -34,7 +34,15 @@ import torch
 from ..ops.utils import drop, zero_safe_matmul
 from . import reference
 from ._band import band_offsets, pad_rows, with_neighbours
-from ._common import all_valid, compaction, compute_dtype, gather_rows, masked_softmax, on_real_rows, zero_padding_rows
+from ._common import (
+    all_valid,
+    compaction,
+    compute_dtype,
+    masked_softmax,
+    on_real_rows,
+    slots_of_ranks,
+    zero_padding_rows,
+)
 from ._slots import slot_read
 from .base import Memory, State, Strategy
 from .registry import register
@@ -109,11 +117,7 @@ class SlidingWindow(Strategy):
         order, lengths = compaction(all_valid(valid, B, N, k.device))
         rank = lengths[:, None] - n + torch.arange(n, device=k.device)[None, :]  # [B, n]
         filled = rank >= 0
-        at = order.gather(1, rank.clamp(0, max(N - 1, 0)))  # where that token sits in the input
-        memory = {"written": filled[:, None, :].expand(B, H, n).to(work)}
-        for name, rows in (("key_memory", k), ("value_memory", v)):
-            memory[name] = gather_rows(rows, at).to(work).masked_fill(~filled[:, None, :, None], 0.0)
-        return memory
+        return slots_of_ranks(k, v, order, rank, filled, work)
 
     def read(self, q, memory: Memory):
         keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)

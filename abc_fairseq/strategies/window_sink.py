@@ -38,7 +38,15 @@ import torch
 
 from ..ops.utils import drop, zero_safe_matmul
 from ._band import band_offsets, pad_rows, with_neighbours
-from ._common import all_valid, compaction, compute_dtype, gather_rows, masked_softmax, on_real_rows, zero_padding_rows
+from ._common import (
+    all_valid,
+    compaction,
+    compute_dtype,
+    masked_softmax,
+    on_real_rows,
+    slots_of_ranks,
+    zero_padding_rows,
+)
 from ._slots import slot_read
 from .base import Memory, State, Strategy
 from .reference import _keep_rows, _real_positions, _softmax_read
@@ -182,11 +190,7 @@ class WindowWithSinks(Strategy):
         slots = torch.arange(self.memory_size, device=k.device)[None, :]
         rank = torch.where(slots < S, slots, lengths[:, None] - W + slots - S)  # [B, n]
         filled = (rank < lengths[:, None]) & ((slots < S) | (rank >= S))
-        at = order.gather(1, rank.clamp(0, max(N - 1, 0)))  # where that token sits in the input
-        memory = {"written": filled[:, None, :].expand(B, H, -1).to(work)}
-        for name, rows in (("key_memory", k), ("value_memory", v)):
-            memory[name] = gather_rows(rows, at).to(work).masked_fill(~filled[:, None, :, None], 0.0)
-        return memory
+        return slots_of_ranks(k, v, order, rank, filled, work)
 
     def read(self, q, memory: Memory):
         keep = self.keep_mask((*q.shape[:3], self.memory_size), q.device)
