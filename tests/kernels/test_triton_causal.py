@@ -148,6 +148,30 @@ def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
     torch.testing.assert_close(norm.decay.double(), torch.exp(e_prev - e_end), rtol=1e-5, atol=1e-6)
 
 
+def test_a_half_precision_chunk_state_is_one_argument_and_exact():
+    """``state_dtype`` sets the dtype of the chunk state (the memory entering each chunk, saved for
+    the backward) and nothing else: with fp16 inputs and an fp16 state the output equals the float64
+    reference within the fp16 test's tolerance, and the backward reading that state equals the one
+    reading the fp32 state."""
+    from abc_fairseq.ops.causal.triton.function import abc_normalisers, backward_kernels, forward_kernels
+
+    Z, N, n, d, C = 2, 37, 8, 16, 16
+    q, k, v, logits = (x[0].to(torch.float16) for x in random_inputs(1, Z, N, d, n, logit_scale=5.0, seed=21))
+    runs = {}
+    for state_dtype in (torch.float32, torch.float16):
+        norm = abc_normalisers(logits, None, C, "chunked")
+        out, final, mem, norm = forward_kernels(q, k, v, logits, norm, None, None, 0.25, 1.0, C,
+                                                state_dtype=state_dtype)
+        assert mem.dtype == state_dtype and final.dtype == torch.float32
+        grads = backward_kernels(q, k, v, logits, norm, None, mem, v, 0.25, 1.0, C, prefix=True)[:4]
+        runs[state_dtype] = out, grads
+    ref = reference_causal_abc(*(x[None].double() for x in (q, k, v, logits)), scale=0.25)[0]
+    out, grads = runs[torch.float16]
+    torch.testing.assert_close(out.double(), ref, rtol=0, atol=5e-3)
+    for g, g32 in zip(grads, runs[torch.float32][1]):
+        torch.testing.assert_close(g.double(), g32.double(), rtol=2e-2, atol=2e-2)
+
+
 SCANS = {"aten.cumsum.default", "aten.cumprod.default", "aten.logcumsumexp.default", "aten._logcumsumexp.default",
          "aten.cummax.default", "aten.cummin.default"}
 

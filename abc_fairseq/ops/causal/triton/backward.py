@@ -31,6 +31,7 @@ from .common import (
     memory_tile,
     mm,
     mm_in,
+    mm_scaled,
     normalisers,
     row_tile,
     slot_softmax,
@@ -70,7 +71,7 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
         d_read += exact_read(do, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, C)
     else:
         dov = tl.where(mask, mm_in(do, tl.trans(v), IN, PREC), 0.0)
-        d_read += F * mm(dov, E, PREC)
+        d_read += F * mm(dov, E, PREC)  # fp32: E up to exp(SAFE)
     if DROPOUT:
         keep = row_tile(keep_ptr, z, N, rows, n, slots, 0.0) * keep_scale
         P_read = P * keep
@@ -81,11 +82,12 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
     d_scores = P * (d_probs - tl.sum(P * d_probs, axis=1)[:, None])
     d_norm = -(d_scores * S + P_read * d_read)
 
-    dq = mm(d_scores * R, Mk, PREC)
+    dq = mm_scaled(d_scores * R, Mk, IN, PREC)
     if steep:
         dq += exact_mix(d_scores, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, BK)
     else:
-        dq += mm(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, PREC)
+        # the inner product in fp32: E up to exp(SAFE)
+        dq += mm_scaled(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, IN, PREC)
     store_row_tile(dq_ptr, z, N, rows, K, cols_k, dq * scale)
     store_row_tile(ds_ptr, z, N, rows, n, slots, d_scores)
     store_row_tile(pr_ptr, z, N, rows, n, slots, P_read)
@@ -93,9 +95,9 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
 
     width = K + V + 1
     store_memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k,
-                      mm(tl.trans(d_scores * R), q, PREC))
+                      mm_scaled(tl.trans(d_scores * R), q, IN, PREC))
     store_memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v,
-                      mm(tl.trans(P_read * R), do, PREC))
+                      mm_in(tl.trans(P_read * R), do, IN, PREC))  # P' R <= 1 / (1 - p)
     tl.store(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, tl.sum(R * d_norm, axis=0),
              mask=slots < n)
 
@@ -107,16 +109,17 @@ def _column_side(x, y, weights, extra, rev_x, rev_extra, factor, leave, F, E, y_
     """(dx [C, BX], dl [C, BS]) of one side: what the later chunks send back (rev_x, rev_extra at
     H = ``leave``) plus the pairs inside the chunk (``causal_exact.exact_columns`` has the terms);
     without ``EXTRA`` the extra terms are zero and skipped."""
-    dx = mm(leave, rev_x, PREC)
-    dl = leave * (factor * mm(y, tl.trans(rev_x), PREC) + rev_extra[None, :])
+    dx = mm_scaled(leave, rev_x, IN, PREC)
+    dl = leave * (factor * mm_scaled(y, tl.trans(rev_x), IN, PREC) + rev_extra[None, :])
     if steep:
         dx_in, dl_in = exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n,
                                      rows, slots, g, C, BX)
     else:
         mask = causal(rows, C)
-        mix = tl.where(mask, mm(weights * F, tl.trans(E), PREC), 0.0)
+        mix = tl.where(mask, mm(weights * F, tl.trans(E), PREC), 0.0)  # fp32: E up to exp(SAFE)
         pairs = tl.where(mask, mm_in(x, tl.trans(y), IN, PREC) * factor, 0.0)
-        dx_in = mm(tl.trans(mix), x, PREC)
+        dx_in = mm_scaled(tl.trans(mix), x, IN, PREC)
+        # fp32: F spans exp(-SAFE - log C)..1 down a column, made up for by E after the product
         dl_in = E * mm(tl.trans(pairs), weights * F, PREC)
         if EXTRA:
             dl_in += E * mm(tl.trans(tl.where(mask, 1.0, 0.0)), extra * F, PREC)

@@ -38,17 +38,18 @@ def store_row_tile(base, z, N, rows, width, cols, value):
 
 @triton.jit
 def memory_tile(base, z, c, nc, n, stride, offset, width, slots, cols):
-    """Columns [offset, offset + width) of memory [Z, nc, n, stride] at chunk c, as [BS, W] fp32."""
+    """Columns [offset, offset + width) of memory [Z, nc, n, stride] at chunk c (stored in the
+    chunk state's dtype), as [BS, W] fp32."""
     ptrs = base + ((z * nc + c) * n + slots[:, None]) * stride + offset + cols[None, :]
     ok = (slots < n)[:, None] & (cols < width)[None, :]
-    return tl.load(ptrs, mask=ok, other=0.0)
+    return tl.load(ptrs, mask=ok, other=0.0).to(tl.float32)
 
 
 @triton.jit
 def store_memory_tile(base, z, c, nc, n, stride, offset, width, slots, cols, value):
     ptrs = base + ((z * nc + c) * n + slots[:, None]) * stride + offset + cols[None, :]
     ok = (slots < n)[:, None] & (cols < width)[None, :]
-    tl.store(ptrs, value, mask=ok)
+    tl.store(ptrs, value.to(base.dtype.element_ty), mask=ok)
 
 
 @triton.jit
@@ -156,16 +157,51 @@ def causal(rows, C: tl.constexpr):
 
 @triton.jit
 def mm(a, b, PREC: tl.constexpr):
-    """fp32 a @ b. PREC: "ieee" for fp32 inputs (exact), "tf32" for half inputs (fp32's range
-    for factors up to exp(SAFE) or gradients of any size, fp16's mantissa)."""
+    """fp32 a @ b, for the products whose operand range fp16 cannot hold: only those with the
+    intra-chunk factor E (up to exp(SAFE) = e^60). PREC: "ieee" for fp32 inputs (exact), "tf32"
+    for half inputs (fp32's range, fp16's mantissa)."""
     return tl.dot(a.to(tl.float32), b.to(tl.float32), input_precision=PREC)
 
 
 @triton.jit
+def to_operand(x, IN: tl.constexpr):
+    """x as a tensor-core operand in the input dtype IN (a no-op for fp32 inputs). Only for
+    operands bounded by construction: the inputs, factors <= 1, normalised probabilities, the
+    chunk memories (sums of rows weighted by factors summing to <= 1), or a tile rescaled to
+    at most 1 by ``_pow2_scale``."""
+    return x.to(IN)
+
+
+@triton.jit
 def mm_in(a, b, IN: tl.constexpr, PREC: tl.constexpr):
-    """a @ b with both operands in the input dtype IN, fp32 accumulation: for inputs and
-    weights bounded by ~1 (tensor cores in half precision)."""
-    return tl.dot(a.to(IN), b.to(IN), out_dtype=tl.float32, input_precision=PREC)
+    """a @ b with both operands in the input dtype IN, fp32 accumulation: for operands bounded
+    as ``to_operand`` states (tensor cores in half precision)."""
+    return tl.dot(to_operand(a, IN), to_operand(b, IN), out_dtype=tl.float32, input_precision=PREC)
+
+
+@triton.jit
+def _pow2_scale(peak):
+    """2^ceil(log2(peak)) elementwise (1 where peak is 0, inf or NaN), built from its exponent bits so
+    that dividing by it is exact: a tile divided by its peaks' scales lies in [-1, 1]."""
+    e = tl.ceil(tl.log2(tl.maximum(peak, 1e-30)))  # 0 (and NaN) replaced below
+    e = tl.minimum(tl.maximum(e, -126.0), 127.0).to(tl.int32)
+    scale = ((e + 127) << 23).to(tl.float32, bitcast=True)
+    return tl.where((peak > 0) & (peak < float("inf")), scale, 1.0)
+
+
+@triton.jit
+def mm_scaled(a, b, IN: tl.constexpr, PREC: tl.constexpr):
+    """a @ b for operands of any range (gradients: dS, dg, what later chunks send back, their
+    products with q or k): the rows of a and the columns of b are divided by powers of two
+    bringing each to at most 1, the product taken in IN (fp32 accumulation) and the scales put back,
+    so that only fp16's mantissa is lost, as with TF32. fp32 inputs: ``mm`` itself."""
+    if IN == tl.float32:
+        return mm(a, b, PREC)
+    else:
+        s_a = _pow2_scale(tl.max(tl.abs(a), axis=1))
+        s_b = _pow2_scale(tl.max(tl.abs(b), axis=0))
+        ab = mm_in(a / s_a[:, None], b / s_b[None, :], IN, PREC)
+        return ab * s_a[:, None] * s_b[None, :]
 
 
 @triton.jit

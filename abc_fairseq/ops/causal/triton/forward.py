@@ -61,7 +61,7 @@ def chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k,
     intra-chunk pairs, row by row from ``first_steep`` on."""
     S = R * mm_in(q, tl.trans(Mk), IN, PREC) * scale
     A = tl.where(causal(rows, C), mm_in(q, tl.trans(k), IN, PREC) * scale, 0.0)
-    intra = F * mm(A, E, PREC)
+    intra = F * mm(A, E, PREC)  # fp32: E up to exp(SAFE)
     if first_steep < N:
         exact = exact_read(q * scale, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C)
         intra = tl.where((rows >= first_steep)[:, None], exact, intra)
@@ -91,7 +91,7 @@ def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_pt
     if DROPOUT:
         P = P * row_tile(keep_ptr, z, N, rows, n, slots, 0.0) * keep_scale
     out = mm_in(P * R, Mv, IN, PREC)
-    mix = tl.where(causal(rows, C), mm(P * F, tl.trans(E), PREC), 0.0)
+    mix = tl.where(causal(rows, C), mm(P * F, tl.trans(E), PREC), 0.0)  # fp32: E up to exp(SAFE)
     intra = mm_in(mix, v, IN, PREC)
     if first_steep < N:
         exact = exact_mix(P, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, C, BV)

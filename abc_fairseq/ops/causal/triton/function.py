@@ -3,7 +3,7 @@
 Launches: forward = 3 kernels (chunk sums and totals, scan of the memories and normalisers,
 output); backward = 3 kernels (rows, reverse scan, columns). Saved for the backward: the inputs,
 the chunk normalisers e_prev, e_end, decay [Z, N / C, n] and the memory entering each chunk
-[Z, N / C, n, d + dv] (fp32).
+[Z, N / C, n, d + dv] in the chunk state's dtype (``forward_kernels``' ``state_dtype``, fp32 by default).
 
 ``ABC_TRITON_NORMALISER`` (read once per call by ``normaliser_choice``) selects how the prefix
 normalisers are found: "chunked" (the default) inside the kernels, chunk by chunk; "logcumsumexp"
@@ -28,6 +28,9 @@ from .geometry import ChunkNormalisers, PrefixInKernels, chunk_normalisers
 from .scan import chunk_scan_kernel
 
 SCAN_BLOCK = 256
+# The chunk state's dtype by default (the memory entering each chunk, saved for the backward):
+# fp32. The kernels read it into fp32 and take it to the tensor cores in the inputs' dtype.
+STATE_DTYPE = torch.float32
 NORMALISER_VARIABLE = "ABC_TRITON_NORMALISER"
 NORMALISERS = ("chunked", "logcumsumexp")  # the default first
 
@@ -65,14 +68,15 @@ def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=
 
 
 def forward_kernels(q, k, v, logits, norm: Union[ChunkNormalisers, PrefixInKernels], keep, carry, scale,
-                    keep_scale, chunk):
-    """The forward launches: (out [Z, N, dv], the memory after the last row [Z, n, d + dv], the
-    memory entering each chunk [Z, nc, n, d + dv] fp32, the ChunkNormalisers the backward takes).
+                    keep_scale, chunk, state_dtype: torch.dtype = STATE_DTYPE):
+    """The forward launches: (out [Z, N, dv], the memory after the last row [Z, n, d + dv] fp32, the
+    memory entering each chunk [Z, nc, n, d + dv] in ``state_dtype``, the ChunkNormalisers the
+    backward takes (which reads the chunk state in whatever dtype it has)).
     ``norm``: the normalisers, given (ABC's previous way, GSA), or ``PrefixInKernels`` (ABC's prefix
     normalisers found by the kernels: the returned ones then have g None). ``carry``: the memory
     before row 0 [Z, n, d + dv] fp32, or None for none (zeros, and an empty prefix)."""
     Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
-    mem = q.new_empty((Z, nc, n, d + dv), dtype=torch.float32)
+    mem = q.new_empty((Z, nc, n, d + dv), dtype=state_dtype)
     final = q.new_empty((Z, n, d + dv), dtype=torch.float32)
     if isinstance(norm, PrefixInKernels):
         totals, e_prev, e_end, decay = (q.new_empty((Z, nc, n), dtype=torch.float32) for _ in range(4))
@@ -103,6 +107,7 @@ def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_ou
     dq, dk, dv_ = (torch.empty_like(x) for x in (q, k, v))
     dl_parts = logits.new_empty((2, *logits.shape), dtype=torch.float32)  # key and value sides
     d_scores, p_read, d_norm = (logits.new_empty(logits.shape, dtype=torch.float32) for _ in range(3))
+    # fp32 whatever the chunk state's dtype: sums of gradients, of any range
     rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
     dropout = keep is not None
     chunked = norm.g is None

@@ -4,7 +4,8 @@ Forward: M_0 = the carried memory, M_{c+1} = decay_c M_c + sums_c; backward (REV
 memory of everything after chunk c, R_{nc-1} = 0, R_{c-1} = decay_c R_c + sums_c. decay_c =
 exp(e_{c-1} - e_c) <= 1 rescales a memory stored at one chunk's normaliser to the next one's.
 ``mem`` [Z, nc, n, W] holds the per-chunk sums on entry and, in place, the memories on exit (each
-element is read, then overwritten, by the same program).
+element is read, then overwritten, by the same program), in the chunk state's dtype; the running
+memory is kept in fp32.
 
 With ``NORMALISE`` (forward only) the normalisers are found here too, from the chunk totals
 T_c = log sum_{i in c} exp(l_i) [Z, nc, n] (``forward.chunk_sums_kernel``, whose sums are then
@@ -50,7 +51,7 @@ def chunk_scan_kernel(mem_ptr, decay_ptr, carry_ptr, final_ptr, total_ptr, gbefo
         c_next = nc - 1
     else:
         c_next = 0
-    part_next = tl.load(mem_ptr + (z * nc + c_next) * n * W + idx, mask=ok, other=0.0)
+    part_next = tl.load(mem_ptr + (z * nc + c_next) * n * W + idx, mask=ok, other=0.0).to(tl.float32)
     side_next = tl.load(side_ptr + (z * nc + c_next) * n + slot, mask=ok, other=0.0)
     for step in range(0, nc):
         c = c_next
@@ -60,9 +61,9 @@ def chunk_scan_kernel(mem_ptr, decay_ptr, carry_ptr, final_ptr, total_ptr, gbefo
         else:
             c_next = c + 1
         ahead = ok & (tl.zeros((BLOCK,), dtype=tl.int32) + step + 1 < nc)  # the next chunk exists
-        part_next = tl.load(mem_ptr + (z * nc + c_next) * n * W + idx, mask=ahead, other=0.0)
+        part_next = tl.load(mem_ptr + (z * nc + c_next) * n * W + idx, mask=ahead, other=0.0).to(tl.float32)
         side_next = tl.load(side_ptr + (z * nc + c_next) * n + slot, mask=ahead, other=0.0)
-        tl.store(mem_ptr + (z * nc + c) * n * W + idx, acc, mask=ok)
+        tl.store(mem_ptr + (z * nc + c) * n * W + idx, acc.to(mem_ptr.dtype.element_ty), mask=ok)
         if NORMALISE:
             e_new = logaddexp(e, side)
             # -inf - -inf (nothing written yet, or a chunk writing nothing) is a factor of 0.
