@@ -15,6 +15,10 @@
   Its parts: ``cost_terms`` (the six constants, a call's ``Cost`` as the fit's row), ``cost_launches``
   (the launches of ours, fla, flash attention, the harnesses and a decoding step), ``cost_fit`` (the
   saved rows, non-negative least squares, leave-one-out).
+- ``kernel_counts``: one forward + backward of ours and fla's ops counted under Triton's interpreter
+  (``docs/gpu_counts/``); its parts: ``interpreter_counter``, ``fla_interpreter_shims``, ``kernel_count_report``.
+- ``paper_settings``: the recipes' dry runs against the paper's settings (``docs/paper_settings.md``);
+  its parts: ``paper_recipes`` (table, dry run, parse), ``paper_compare`` (the comparison).
 - ``context_window``: scores a language model's split as ``fairseq-eval-lm`` does, with and without
   ``--context-window``, token by token, and separates the effect of more context from that of a
   later position (``docs/quickstart/context_window.md``).
