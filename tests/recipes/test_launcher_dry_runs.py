@@ -219,9 +219,9 @@ def test_the_rule_is_exact_minimal_and_refuses_only_the_impossible(target, maxim
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
 def test_gpus_are_counted_one_way(recipe):
     """Without --nproc-per-node: the GPUs of CUDA_VISIBLE_DEVICES (else nvidia-smi -L)."""
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0,1,2")
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="0,1,2,3")
     line = dry_run_env(recipe, env=env).stdout.strip()
-    assert launch_shape(line)[:4] == ["torchrun", "--standalone", "--nproc_per_node", "3"]
+    assert launch_shape(line)[:4] == ["torchrun", "--standalone", "--nproc_per_node", "4"]
 
 
 @pytest.mark.parametrize("recipe", sorted(RECIPES))
@@ -260,7 +260,8 @@ def test_launcher_states_its_rules_and_names_bad_flags():
     proc = subprocess.run([*launch, "--unit", "tokens", "--target", "0", "--", "data"], cwd=ROOT,
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "--target" in proc.stderr
-    proc = subprocess.run([*launch, "--unit", "tokens", "--target", "8", "--quantum", "3", "--", "data"],
+    proc = subprocess.run([*launch, "--unit", "tokens", "--target", "8", "--quantum", "3", "--nproc-per-node", "1",
+                           "--", "data"],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 1 and "multiples of 3" in proc.stderr
 
