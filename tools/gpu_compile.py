@@ -172,7 +172,8 @@ def markdown(rows: List[Dict], command: str, meta: Dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _commit() -> str:
+def git_commit() -> str:
+    """The checkout's short commit, or "unknown" outside git."""
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
                               check=True).stdout.strip()
@@ -212,7 +213,7 @@ def main(argv=None) -> int:
     if os.path.exists(args.json) and not args.fresh:
         with open(args.json) as f:
             rows = {r["key"]: r for r in json.load(f)["kernels"]}
-    meta = dict(triton=triton.__version__, date=time.strftime("%Y-%m-%d"), commit=_commit())
+    meta = dict(triton=triton.__version__, date=time.strftime("%Y-%m-%d"), commit=git_commit())
     command = "python -m tools.gpu_compile " + " ".join(argv if argv is not None else sys.argv[1:])
     todo = [(case, arch) for arch in archs for case in cases(widths, chunks)]
     from abc_fairseq.ops.triton import sizes

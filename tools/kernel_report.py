@@ -24,10 +24,11 @@ import hashlib
 import json
 import math
 import os
-import subprocess
 import sys
 import time
 from typing import Dict, Iterator, List, Optional, Tuple
+
+from tools import gpu_compile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(ROOT, "docs", "gpu_kernels")
@@ -186,14 +187,6 @@ def _in_scope(row: Dict, args) -> bool:
             and (not args.kernels or row["kernel"] in args.kernels))
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
 def _list(text: str, flag: str, allowed, convert=str) -> List:
     try:
         values = [convert(x) for x in text.split(",") if x]
@@ -253,7 +246,7 @@ def main(argv=None) -> int:
     probes = dict(saved.get("probes", {}))
     command = " ".join(["python -m tools.kernel_report"] + argv)
     meta = dict(triton=triton.__version__, fla=_version("fla-core"), date=time.strftime("%Y-%m-%d"),
-                commit=_commit(), command=command)
+                commit=gpu_compile.git_commit(), command=command)
     os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
     started, made = time.time(), 0
     visited = set()
