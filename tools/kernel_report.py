@@ -29,15 +29,13 @@ import time
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from tools import gpu_compile
+from tools.kernel_report_md import OPS, markdown
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT_DIR = os.path.join(ROOT, "docs", "gpu_kernels")
 ARCHS = (80, 90)
 WIDTHS = (64, 128)
 DTYPES = ("fp16", "bf16", "fp32")
-OPS = ("causal_abc", "causal_gsa", "bidirectional", "decoding", "gsa_decoding", "fla_chunk_abc", "fla_chunk_gsa")
-
-
 def _constexpr_names(launch, constexprs: Dict) -> Dict:
     """name -> value of the launch's plain constexprs (sizes, flags, precisions)."""
     names = launch.fn.arg_names
@@ -236,7 +234,6 @@ def main(argv=None) -> int:
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
     import triton
 
-    from tools import kernel_report_md
 
     saved = {}
     if os.path.exists(args.json) and not args.fresh:
@@ -278,7 +275,7 @@ def main(argv=None) -> int:
     os.replace(args.json + ".part", args.json)
     os.makedirs(os.path.dirname(os.path.abspath(args.md)), exist_ok=True)
     with open(args.md, "w") as f:
-        f.write(kernel_report_md.markdown(list(rows.values()), meta))
+        f.write(markdown(list(rows.values()), meta))
     print(f"{len(rows)} kernel rows ({made} compiled now, {time.time() - started:.0f} s); wrote {args.json} "
           f"and {args.md}")
     return 0

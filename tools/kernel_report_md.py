@@ -8,9 +8,11 @@ COUNTED = ("LDG", "STG", "LDS", "STS", "LDSM", "STSM", "LDGSTS", "LDL", "STL", "
 TILE_NAMES = ("C", "BT", "BC", "BS", "BK", "BV", "BLOCK", "REVERSE")
 
 
-def _op_order(op: str) -> tuple:
-    from tools.kernel_report import OPS
+# The report's ops, in the order its tables list them (tools.kernel_launches runs each).
+OPS = ("causal_abc", "causal_gsa", "bidirectional", "decoding", "gsa_decoding", "fla_chunk_abc", "fla_chunk_gsa")
 
+
+def _op_order(op: str) -> tuple:
     return (OPS.index(op) if op in OPS else len(OPS), op)
 
 
