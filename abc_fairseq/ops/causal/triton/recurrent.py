@@ -19,29 +19,19 @@ from ..state import ABCState
 
 
 @triton.jit
-def causal_step_kernel(
-    q_ptr, k_ptr, v_ptr, l_ptr, km_ptr, vm_ptr, g_ptr, out_ptr, km_out_ptr, vm_out_ptr, g_out_ptr,
-    H, n, scale,
-    sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, sl_b, sl_h,
-    K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-    BS: tl.constexpr,
+def _write_and_read(
+    keep, write, q_ptr, k_ptr, v_ptr, km_ptr, vm_ptr, out_ptr, km_out_ptr, vm_out_ptr,
+    z, b, h, n, scale, sq_b, sq_h, sk_b, sk_h, sv_b, sv_h,
+    K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr, BS: tl.constexpr,
 ):
-    """Grid (B * H,). q, k, v, logits: one token per sequence, unit last stride; the state
-    (km [Z, n, K], vm [Z, n, V], g [Z, n]) and its successor are contiguous fp32; out [Z, V]."""
-    z, b, h = sequence_program(H)
+    """What both step kernels share once their factors are known: memory_j' = keep_j memory_j +
+    write_j token for keys and values (keep, write [BS] fp32), the read of the new memories by the
+    query, and the stores of the output and the new memories."""
     slots = tl.arange(0, BS)
     cols_k, cols_v = head_columns(BK, BV)
     slot_ok = slots < n
     key_tile = slot_ok[:, None] & (cols_k[None, :] < K)
     value_tile = slot_ok[:, None] & (cols_v[None, :] < V)
-
-    logits = tl.load(l_ptr + b * sl_b + h * sl_h + slots, mask=slot_ok, other=0.0).to(tl.float32)
-    g = tl.load(g_ptr + z * n + slots, mask=slot_ok, other=0.0)
-    g_new = tl.maximum(g, logits) + tl.log(1.0 + tl.exp(-tl.abs(g - logits)))
-    g_new = tl.where(g == float("-inf"), logits, g_new)  # first token: nothing to keep
-    keep = tl.exp(g - g_new)
-    write = tl.exp(logits - g_new)
-
     key = tl.load(k_ptr + b * sk_b + h * sk_h + cols_k, mask=cols_k < K, other=0.0).to(tl.float32)
     value = tl.load(v_ptr + b * sv_b + h * sv_h + cols_v, mask=cols_v < V, other=0.0).to(tl.float32)
     key_memory = tl.load(km_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], mask=key_tile, other=0.0)
@@ -60,6 +50,31 @@ def causal_step_kernel(
     tl.store(out_ptr + z * V + cols_v, out.to(out_ptr.dtype.element_ty), mask=cols_v < V)
     tl.store(km_out_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], key_memory, mask=key_tile)
     tl.store(vm_out_ptr + z * n * V + slots[:, None] * V + cols_v[None, :], value_memory, mask=value_tile)
+
+
+@triton.jit
+def causal_step_kernel(
+    q_ptr, k_ptr, v_ptr, l_ptr, km_ptr, vm_ptr, g_ptr, out_ptr, km_out_ptr, vm_out_ptr, g_out_ptr,
+    H, n, scale,
+    sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, sl_b, sl_h,
+    K: tl.constexpr, V: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
+    BS: tl.constexpr,
+):
+    """Grid (B * H,). q, k, v, logits: one token per sequence, unit last stride; the state
+    (km [Z, n, K], vm [Z, n, V], g [Z, n]) and its successor are contiguous fp32; out [Z, V]."""
+    z, b, h = sequence_program(H)
+    slots = tl.arange(0, BS)
+    slot_ok = slots < n
+
+    logits = tl.load(l_ptr + b * sl_b + h * sl_h + slots, mask=slot_ok, other=0.0).to(tl.float32)
+    g = tl.load(g_ptr + z * n + slots, mask=slot_ok, other=0.0)
+    g_new = tl.maximum(g, logits) + tl.log(1.0 + tl.exp(-tl.abs(g - logits)))
+    g_new = tl.where(g == float("-inf"), logits, g_new)  # first token: nothing to keep
+    keep = tl.exp(g - g_new)
+    write = tl.exp(logits - g_new)
+
+    _write_and_read(keep, write, q_ptr, k_ptr, v_ptr, km_ptr, vm_ptr, out_ptr, km_out_ptr, vm_out_ptr,
+                    z, b, h, n, scale, sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, K, V, BK, BV, BS)
     tl.store(g_out_ptr + z * n + slots, g_new, mask=slot_ok)
 
 
@@ -76,10 +91,7 @@ def gsa_step_kernel(
     successor may be the same tensors: a program reads its own rows before it writes them)."""
     z, b, h = sequence_program(H)
     slots = tl.arange(0, BS)
-    cols_k, cols_v = head_columns(BK, BV)
     slot_ok = slots < n
-    key_tile = slot_ok[:, None] & (cols_k[None, :] < K)
-    value_tile = slot_ok[:, None] & (cols_v[None, :] < V)
 
     gates = tl.load(a_ptr + b * sa_b + h * sa_h + slots, mask=slot_ok, other=0.0).to(tl.float32)
     keep = tl.exp(gates)
@@ -89,24 +101,8 @@ def gsa_step_kernel(
         1.0 / 120 + gates * (1.0 / 720))))))
     write = tl.where(tl.abs(gates) < 0.1, -series, 1.0 - keep)
 
-    key = tl.load(k_ptr + b * sk_b + h * sk_h + cols_k, mask=cols_k < K, other=0.0).to(tl.float32)
-    value = tl.load(v_ptr + b * sv_b + h * sv_h + cols_v, mask=cols_v < V, other=0.0).to(tl.float32)
-    key_memory = tl.load(km_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], mask=key_tile, other=0.0)
-    value_memory = tl.load(vm_ptr + z * n * V + slots[:, None] * V + cols_v[None, :], mask=value_tile,
-                           other=0.0)
-    key_memory = keep[:, None] * key_memory + write[:, None] * key[None, :]
-    value_memory = keep[:, None] * value_memory + write[:, None] * value[None, :]
-
-    query = tl.load(q_ptr + b * sq_b + h * sq_h + cols_k, mask=cols_k < K, other=0.0).to(tl.float32)
-    scores = tl.sum(key_memory * query[None, :], 1) * scale
-    scores = tl.where(slot_ok, scores, float("-inf"))
-    probs = tl.exp(scores - tl.max(scores, 0))
-    probs = probs / tl.sum(probs, 0)
-    out = tl.sum(probs[:, None] * value_memory, 0)
-
-    tl.store(out_ptr + z * V + cols_v, out.to(out_ptr.dtype.element_ty), mask=cols_v < V)
-    tl.store(km_out_ptr + z * n * K + slots[:, None] * K + cols_k[None, :], key_memory, mask=key_tile)
-    tl.store(vm_out_ptr + z * n * V + slots[:, None] * V + cols_v[None, :], value_memory, mask=value_tile)
+    _write_and_read(keep, write, q_ptr, k_ptr, v_ptr, km_ptr, vm_ptr, out_ptr, km_out_ptr, vm_out_ptr,
+                    z, b, h, n, scale, sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, K, V, BK, BV, BS)
 
 
 def _step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, control: torch.Tensor, state, scale: float,
