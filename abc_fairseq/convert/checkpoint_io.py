@@ -103,26 +103,29 @@ def with_model_args(state: dict, changes: dict) -> dict:
     return new
 
 
-def check_output(input_path: str, output: str, force: bool) -> None:
-    """Refuse an output that is the input, or an existing file this converter did not write."""
+def check_output(input_path: str, output: str, force: bool, tool: str = "the converter",
+                 owner: str = "this converter", record_key: str = CONVERSION_KEY) -> None:
+    """Refuse an output that is the input, a folder, or an existing file that ``owner`` did not
+    write (its checkpoints carry ``record_key``); ``tool`` and ``owner`` name the writer in the
+    messages (the converter's by default; attention transfer passes its own)."""
     if os.path.abspath(output) == os.path.abspath(input_path) or (
             os.path.exists(output) and os.path.exists(input_path) and os.path.samefile(output, input_path)):
-        raise ConversionError(f"--output {output} is the --input file: the converter never overwrites its input")
+        raise ConversionError(f"--output {output} is the --input file: {tool} never overwrites its input")
     if os.path.isdir(output):
         raise ConversionError(f"--output {output} is a directory: name the file to write")
     if not os.path.exists(output):
         return
     if not force:
-        raise ConversionError(f"--output {output} exists; the converter never overwrites a file (choose another "
-                              f"name, or --force to replace an earlier output of this converter)")
+        raise ConversionError(f"--output {output} exists; {tool} never overwrites a file (choose another "
+                              f"name, or --force to replace an earlier output of {owner})")
     try:
         earlier = load_checkpoint(output, flag="--output")
     except ConversionError as e:
-        raise ConversionError(f"--force replaces only an earlier output of this converter; --output {output} "
+        raise ConversionError(f"--force replaces only an earlier output of {owner}; --output {output} "
                               f"is none ({e}): left as it is") from e
-    if not isinstance(earlier, dict) or CONVERSION_KEY not in earlier:
-        raise ConversionError(f"--force replaces only an earlier output of this converter; --output {output} "
-                              f"carries no {CONVERSION_KEY!r} record: left as it is")
+    if not isinstance(earlier, dict) or record_key not in earlier:
+        raise ConversionError(f"--force replaces only an earlier output of {owner}; --output {output} "
+                              f"carries no {record_key!r} record: left as it is")
 
 
 def write_checkpoint(state: dict, output: str) -> None:

@@ -11,7 +11,7 @@ from typing import Optional
 
 import torch
 
-from ..convert.checkpoint_io import ConversionError, load_checkpoint
+from ..convert.checkpoint_io import ConversionError, check_output
 from .errors import TransferError
 
 STATE_FILE = "transfer_last.pt"
@@ -62,25 +62,9 @@ def atomic_save(obj, path: str) -> None:
 
 
 def check_transfer_output(input_path: str, output: str, force: bool) -> None:
-    """Refuse an output that is the input, a folder or an existing file; --force replaces only
-    an earlier output of this tool."""
-    if os.path.abspath(output) == os.path.abspath(input_path) or (
-            os.path.exists(output) and os.path.exists(input_path) and os.path.samefile(output, input_path)):
-        raise TransferError(f"--output {output} is the --input file: transfer never overwrites its input")
-    if os.path.isdir(output):
-        raise TransferError(f"--output {output} is a directory: name the file to write")
-    if not os.path.exists(output):
-        return
-    if not force:
-        raise TransferError(f"--output {output} exists; transfer never overwrites a file (choose another name, "
-                            f"or --force to replace an earlier output of transfer)")
-    try:
-        earlier = load_checkpoint(output, flag="--output")
-    except ConversionError as e:
-        raise TransferError(f"--force replaces only an earlier output of transfer: {e}") from e
-    if not isinstance(earlier, dict) or TRANSFER_KEY not in earlier:
-        raise TransferError(f"--force replaces only an earlier output of transfer; --output {output} carries no "
-                            f"{TRANSFER_KEY!r} record: left as it is")
+    """The converter's refusals of --output (the input, a folder, an existing file), in transfer's
+    words; --force replaces only an earlier output of this tool."""
+    check_output(input_path, output, force, tool="transfer", owner="transfer", record_key=TRANSFER_KEY)
 
 
 def write_output(raw: dict, trained: dict, record: dict, output: str) -> None:
