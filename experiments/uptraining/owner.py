@@ -15,8 +15,8 @@ class ForeignFolder(RuntimeError):
     """The folder holds files this driver did not write."""
 
 
-def check(root: str) -> bool:
-    """True when ``root`` is this driver's (marked), False when absent or empty; raises
+def check(root: str, owner: str = OWNER) -> bool:
+    """True when ``root`` is the driver ``owner``'s (marked), False when absent or empty; raises
     ForeignFolder otherwise. Writes nothing."""
     if not os.path.exists(root):
         return False
@@ -26,20 +26,20 @@ def check(root: str) -> bool:
     if os.path.isfile(mark):
         with open(mark, encoding="utf-8", errors="replace") as handle:
             have = handle.readline().strip()
-        if have != OWNER:
+        if have != owner:
             raise ForeignFolder(f"{root} holds another run ({have!r}, see {mark}); choose another --root")
         return True
     entries = sorted(os.listdir(root))
     if entries:
-        raise ForeignFolder(f"{root} is not empty and was not created by experiments.uptraining (no {MARK}; it "
+        raise ForeignFolder(f"{root} is not empty and was not created by {owner.split()[0]} (no {MARK}; it "
                             f"holds {', '.join(entries[:5])}); refusing to write into it: choose another --root")
     return False
 
 
-def claim(root: str) -> None:
-    """Mark ``root`` as this driver's (creating it), after ``check``."""
-    if check(root):
+def claim(root: str, owner: str = OWNER) -> None:
+    """Mark ``root`` as the driver ``owner``'s (creating it), after ``check``."""
+    if check(root, owner):
         return
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, MARK), "w", encoding="utf-8") as handle:
-        handle.write(OWNER + "\n")
+        handle.write(owner + "\n")

@@ -25,14 +25,16 @@ CODE = "{code}"  # the worktree running the step
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """A run's checkpoint at ``updates`` (0: the converted checkpoint itself, before any update)."""
+    """A run's checkpoint at ``updates`` (0: the run's starting checkpoint ``start``, before any
+    update: the converted checkpoint, or the output of attention transfer)."""
 
     run_dir: str
     updates: int
+    start: str = "converted.pt"
 
     def pattern(self) -> str:
         if self.updates == 0:
-            return os.path.join(self.run_dir, "converted.pt")
+            return os.path.join(self.run_dir, self.start)
         return os.path.join(self.run_dir, "checkpoints", f"checkpoint*_{self.updates}.pt")
 
     def resolve(self) -> Optional[str]:

@@ -1,0 +1,131 @@
+"""The ordered steps of the transfer evidence and their commands.
+
+Per seed, cheapest and most informative first: the softmax source to P + 100 (its checkpoint at P
+is the source, the later ones the source continued); each variant converted from the source at P,
+scored before any update, transferred where the variant says so (and scored again), continued
+for 100 updates and scored at each point of the curve; then ABC-64 and GSA-64 from scratch to
+P + K + 100, scored at equal updates and at equal tokens. Steps are ``experiments.uptraining``'s
+(``Step``, ``Checkpoint``, run by its ``Executor``); only test perplexity is read.
+"""
+
+import os
+from typing import List, Sequence
+
+from experiments.uptraining import settings as U
+from experiments.uptraining.plan import CODE, Checkpoint, Step
+
+from . import settings as S
+
+TRANSFERRED = "transferred.pt"  # a transferred variant's starting checkpoint
+
+
+class TransferPlan:
+    """Builds the steps under ``root`` (runs/, data-bin/)."""
+
+    def __init__(self, root: str, seeds: Sequence[int]):
+        self.root = os.path.abspath(root)
+        self.data = os.path.join(self.root, "data-bin")
+        self.seeds = list(seeds)
+
+    def run_dir(self, name: str) -> str:
+        return os.path.join(self.root, "runs", name)
+
+    def data_step(self) -> Step:
+        return Step("data", "data", "data", "", 0,
+                    ["bash", f"{CODE}/data_prep/default_corpus/prepare.sh", self.data],
+                    "file", product=os.path.join(self.data, ".prepared_sha256"))
+
+    def train_step(self, model: str, seed: int, updates: int) -> Step:
+        """fairseq-train from scratch with the quickstart's arguments. Checkpoints (and fairseq's
+        validation) every 25 updates from P on only (--validate-after-updates gates both; the
+        epoch ends still save checkpoint_last.pt, from which an interrupted run resumes)."""
+        name = S.scratch_name(model, seed)
+        folder = self.run_dir(name)
+        args = (["fairseq-train", self.data, "--user-dir", f"{CODE}/abc_fairseq"] + U.QUICKSTART_TRAIN
+                + ["--seed", str(seed)] + U.QUICKSTART_RUNTIME + U.MODEL_FLAGS[model]
+                + ["--max-update", str(updates), "--max-epoch", "0", "--save-dir", os.path.join(folder, "checkpoints"),
+                   "--save-interval-updates", str(U.EVAL_EVERY), "--keep-interval-updates", "-1",
+                   "--validate-after-updates", str(S.PRETRAIN_UPDATES)])
+        return Step("train", f"train {name}", name, model, seed, args, "budget",
+                    budget=f"max_update={updates}", log=os.path.join(folder, "train.log"), updates=updates)
+
+    def source(self, seed: int) -> Checkpoint:
+        return Checkpoint(self.run_dir(S.scratch_name("softmax", seed)), S.PRETRAIN_UPDATES)
+
+    def convert_step(self, variant: str, seed: int) -> Step:
+        """python -m abc_fairseq.convert of the source at P (new parameters seeded by the seed)."""
+        name = S.converted_name(variant, seed)
+        folder = self.run_dir(name)
+        output = os.path.join(folder, "converted.pt")
+        args = (["python", "-m", "abc_fairseq.convert", "--input", self.source(seed), "--output", output]
+                + S.VARIANTS[variant]["flags"] + ["--seed", str(seed)])
+        return Step("convert", f"convert {name}", name, S.variant_model(variant), seed, args, "file",
+                    product=output, log=os.path.join(folder, "convert.log"), needs=[self.source(seed)])
+
+    def transfer_step(self, variant: str, seed: int) -> Step:
+        """python -m abc_fairseq.transfer of the converted checkpoint: K updates on the training
+        data, only the parameters the conversion added trained."""
+        name = S.converted_name(variant, seed)
+        folder = self.run_dir(name)
+        converted = Checkpoint(folder, 0)
+        output = os.path.join(folder, TRANSFERRED)
+        args = ["python", "-m", "abc_fairseq.transfer", "--input", converted, "--output", output,
+                "--save-dir", os.path.join(folder, "transfer"), "--data", self.data,
+                "--max-updates", str(S.TRANSFER_UPDATES), "--lr", S.TRANSFER_LR,
+                "--max-tokens", str(S.TRANSFER_MAX_TOKENS), "--seed", str(seed), "--cpu"]
+        return Step("transfer", f"transfer {name}", name, S.variant_model(variant), seed, args, "file",
+                    product=output, log=os.path.join(folder, "transfer.log"), needs=[converted])
+
+    def start(self, variant: str, seed: int) -> Checkpoint:
+        """Where a variant's continued updates start: the transferred or the converted checkpoint."""
+        folder = self.run_dir(S.converted_name(variant, seed))
+        return Checkpoint(folder, 0, TRANSFERRED if S.VARIANTS[variant]["transfer"] else "converted.pt")
+
+    def uptrain_step(self, variant: str, seed: int) -> Step:
+        """scripts/lm/uptrain.sh for the continued updates, as the uptraining evidence runs it."""
+        name = S.converted_name(variant, seed)
+        folder = self.run_dir(name)
+        start = self.start(variant, seed)
+        args = (["bash", f"{CODE}/scripts/lm/uptrain.sh", "--checkpoint", start, "--data", self.data,
+                 "--save-dir", os.path.join(folder, "checkpoints"), "--lr", U.UPTRAIN_LR,
+                 "--warmup", str(U.UPTRAIN_WARMUP), "--max-update", str(S.CONTINUE_UPDATES), "--seed", str(seed)]
+                + U.UPTRAIN_RECIPE + ["--"] + U.UPTRAIN_EXTRA)
+        return Step("uptrain", f"uptrain {name}", name, S.variant_model(variant), seed, args, "budget",
+                    budget=f"max_update={S.CONTINUE_UPDATES}", log=os.path.join(folder, "train.log"),
+                    updates=S.CONTINUE_UPDATES, needs=[start])
+
+    def eval_step(self, run: str, model: str, seed: int, checkpoint: Checkpoint, label: str) -> Step:
+        """fairseq-eval-lm of one checkpoint on test with the quickstart's evaluation arguments."""
+        log = os.path.join(self.run_dir(run), "eval", f"{label}_test.log")
+        args = (["fairseq-eval-lm", self.data, "--user-dir", f"{CODE}/abc_fairseq", "--path", checkpoint]
+                + U.QUICKSTART_EVAL + ["--gen-subset", "test"])
+        return Step("eval", f"eval {run} @{label} test", run, model, seed, args, "ppl", product=log, log=log,
+                    updates=checkpoint.updates, split="test", needs=[checkpoint])
+
+    def run_evals(self, run: str, model: str, seed: int, updates: Sequence[int]) -> List[Step]:
+        folder = self.run_dir(run)
+        return [self.eval_step(run, model, seed, Checkpoint(folder, u), f"u{u}") for u in updates]
+
+    def variant_steps(self, variant: str, seed: int) -> List[Step]:
+        name, model = S.converted_name(variant, seed), S.variant_model(variant)
+        folder = self.run_dir(name)
+        out = [self.convert_step(variant, seed),
+               self.eval_step(name, model, seed, Checkpoint(folder, 0), "converted")]
+        if S.VARIANTS[variant]["transfer"]:
+            out += [self.transfer_step(variant, seed),
+                    self.eval_step(name, model, seed, Checkpoint(folder, 0, TRANSFERRED), "transferred")]
+        out.append(self.uptrain_step(variant, seed))
+        return out + self.run_evals(name, model, seed, [k for k in S.CURVE if k])
+
+    def steps(self) -> List[Step]:
+        out = [self.data_step()]
+        for seed in self.seeds:
+            softmax = S.scratch_name("softmax", seed)
+            out.append(self.train_step("softmax", seed, S.PRETRAIN_UPDATES + S.CONTINUE_UPDATES))
+            out += self.run_evals(softmax, "softmax", seed, S.source_curve())
+            for variant in S.VARIANTS:
+                out += self.variant_steps(variant, seed)
+            for model in S.SCRATCH:
+                out.append(self.train_step(model, seed, S.SCRATCH_UPDATES))
+                out += self.run_evals(S.scratch_name(model, seed), model, seed, S.scratch_curve())
+        return out
