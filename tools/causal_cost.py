@@ -8,29 +8,33 @@ nc = ceil(N / C) chunks, head dims d (keys) and dv (values), n slots, P bytes pe
 F = 4 (fp32: normalisers, chunk memories, the backward's row terms):
 
     launch         programs          steps  multiply-adds per chunk            bytes per chunk
-    chunk sums     Z nc              1      C n (d + dv)                       C (d + dv + n) P + n (d + dv + 2) F
+    chunk sums     Z nc              1      C n (d + dv)                       C (d + dv + n) P + n (d + dv + 1) F
     scan           Z [n(d+dv)/256]   nc     0                                  n (2 (d + dv) + 4) F
-    output         Z nc              1      C^2 (d + dv + 2n) + C n (d + dv)   C (2d + 2dv + n) P + n (d + dv) F
-    rows           Z nc              1      C^2 (2d + dv + 3n) + 2C n (d + dv) C (3d + 2dv + n) P + 3C n F
-                                                                               + n (2d + 2dv + 1) F
+                                                                               (+ the last memory, n (d + dv) F)
+    output         Z nc              1      C^2 (d + dv + 2n) + C n (d + dv)   C (2d + 2dv + n) P + n (d + dv + 1) F
+    rows           Z nc              1      C^2 (2d + dv + 3n) + C n (3d + 2dv) C (3d + 2dv + n) P + 3C n F
+                                                                               + n (2d + 2dv + 2) F
     reverse scan   Z [n(d+dv+1)/256] nc     0                                  n (2 (d + dv + 1) + 1) F
-    columns (x 2)  2 Z nc            1      C^2 (2d + 2dv + 2n) + 2C n (d + dv) C (3d + 3dv + n) P + 5C n F
-                                                                               + n (d + dv + 1) F
+    columns (x 2)  2 Z nc            1      C^2 (2d + 2dv + 5n) + 2C n (d + dv) C (3d + 3dv + n) P + 5C n F
+                                                                               + n (d + dv + 3) F
     dl sum         (PyTorch, 1 add)  -      0                                  C n (2F + P)
 
-That is the default: the prefix normalisers found chunk by chunk inside the kernels (chunk totals
-from the chunk sums, e_c from the forward scan, each row's g rebuilt from its chunk's logits).
-The previous way (``ABC_TRITON_NORMALISER=logcumsumexp``, ``normaliser="logcumsumexp"``) adds
-PyTorch ops before the kernels and a read of g (C n F) in the output, rows and columns kernels:
+That is the kernels' way: the prefix normalisers found chunk by chunk inside the kernels (chunk
+totals from the chunk sums, e_c from the forward scan, each row's g rebuilt from its chunk's
+logits). The terms were set against the interpreter's counts (``tools.kernel_counts``, whose
+report sets each kernel's distinct bytes and its dot products beside these; the bytes agree within
+2%, the multiply-adds exactly). The previous way, which the H100 run timed (``normaliser=
+"logcumsumexp"``; removed from the op since the H200 measured it slower at every size), had PyTorch
+ops before the kernels and a read of g (C n F) in the output, rows and columns kernels:
 
     logcumsumexp   Z n threads       N      0                                  2 C n F
-    normalisers    (PyTorch, 10-11)  -      0                                  C n (3F [+ P + F]) + small
+    normalisers    (PyTorch, 10-11)  -      0                                  C n (2F [+ P + F]) + 9 n F + small
 
 (bracketed: half logits, cast to fp32). ``torch.logcumsumexp(logits, dim=1)`` scans the middle
 dimension of [Z, N, n]: on CUDA one thread per (sequence, slot) walks the N rows, N dependent
 load / logaddexp / store steps each, the largest sequential cost on that path at long N. The
 normalisers' other ops (logaddexp with the carried normaliser, the chunk-boundary index_select /
-cat / sub / exp, two fills, the last row's clone) are elementwise.
+cat / sub / exp: 9 n F a chunk, a fill) are elementwise.
 
 At d = dv = n = C = 64 the forward is 2Cd + 2Cn + 4nd multiply-adds per row (32,768), causal
 softmax about N d / 2 (flash attention skips the masked half): ABC does less arithmetic from
@@ -72,11 +76,12 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
                     normaliser: str = "chunked") -> List[Launch]:
     """The launches of one causal ABC forward + backward on the kernels (see the module docstring),
     PyTorch glue included. ``logit_bytes``: bytes per logit (default P; the self-check passes fp32
-    logits with half q, k, v). ``normaliser``: "chunked" (the default, ``ABC_TRITON_NORMALISER``'s):
-    the prefix normalisers found chunk by chunk inside the kernels (chunk totals written by the
-    chunk sums, e_c by the forward scan, each row's g rebuilt from the logits: no PyTorch scan, no
-    g [Z, N, n]); "logcumsumexp": the previous way, PyTorch ops around one ``torch.logcumsumexp``
-    over N before the kernels, g read by the output, rows and columns kernels.
+    logits with half q, k, v). ``normaliser``: "chunked" (the kernels' way): the prefix
+    normalisers found chunk by chunk inside the kernels (chunk totals written by the chunk sums,
+    e_c by the forward scan, each row's g rebuilt from the logits: no PyTorch scan, no g [Z, N,
+    n]); "logcumsumexp": the previous way (the H100 run's), PyTorch ops around one
+    ``torch.logcumsumexp`` over N before the kernels, g read by the output, rows and columns
+    kernels.
     ``split_columns=False``: the code the H100 run timed (commit f36c261, logcumsumexp): one
     columns program per chunk writing dl in the logits' dtype, no dl sum."""
     if normaliser not in ("chunked", "logcumsumexp"):
@@ -88,29 +93,33 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     rows = Z * N * n  # elements of one [Z, N, n] tensor
     scan = lambda w: Z * math.ceil(n * w / SCAN_BLOCK)  # noqa: E731
     g = 0 if normaliser == "chunked" else 1  # a chunk kernel reads g (C n F) only when it is stored
-    if normaliser == "chunked":  # the chunk totals out of the chunk sums; e_prev, e_end, decay out of the scan
-        launches, totals, boundary = [], n * F, 3 * n * F
+    if normaliser == "chunked":  # e_prev, e_end, decay out of the scan
+        launches, boundary = [], 3 * n * F
     else:
         cast = 0 if L == F else 1  # logits.float(): a copy unless the logits are fp32
-        small = 4 * Z * nc * n * F + Z * n * (width + 1) * F  # the [Z, nc, n] ops, the fills, the last row
+        # logaddexp with the carried normaliser (2 rows F), the chunk-boundary index_select / cat /
+        # sub / exp (9 [Z, nc, n] fp32 passes), the carried normaliser's fill
+        glue = cast * rows * (L + F) + 2 * rows * F + 9 * Z * nc * n * F + Z * n * F
         launches = [
             Launch("PyTorch: logcumsumexp", 1, Z * n, N, 0, 2 * rows * F, "torch scan"),  # a thread per (z, slot)
-            Launch("PyTorch: normalisers", 10 + cast, 0, 0, 0, cast * rows * (L + F) + 3 * rows * F + small, "torch")]
-        totals = boundary = 0
+            Launch("PyTorch: normalisers", 10 + cast, 0, 0, 0, glue, "torch")]
+        boundary = 0
     launches += [
+        # the chunk memories and one n-vector (the chunk totals; the previous way's normaliser column)
         Launch("chunk_sums_kernel", 1, chunks, 1, chunks * C * n * width,
-               chunks * (C * (width + n) * P + n * (width + 1) * F + totals)),
-        Launch("chunk_scan_kernel (forward)", 1, scan(width), nc, 0, chunks * (n * (2 * width + 1) * F + boundary)),
+               chunks * (C * (width + n) * P + n * (width + 1) * F)),
+        Launch("chunk_scan_kernel (forward)", 1, scan(width), nc, 0,
+               chunks * (n * (2 * width + 1) * F + boundary) + Z * n * width * F),  # + the last memory
         Launch("output_kernel", 1, chunks, 1, chunks * (C * C * (width + 2 * n) + C * n * width),
-               chunks * (C * (2 * d + 2 * dv + n) * P + g * C * n * F + n * width * F)),
-        Launch("rows_kernel", 1, chunks, 1, chunks * (C * C * (2 * d + dv + 3 * n) + 2 * C * n * width),
-               chunks * (C * (3 * d + 2 * dv + n) * P + (3 + g) * C * n * F + n * (2 * width + 1) * F)),
+               chunks * (C * (2 * d + 2 * dv + n) * P + g * C * n * F + n * (width + 1) * F)),
+        Launch("rows_kernel", 1, chunks, 1, chunks * (C * C * (2 * d + dv + 3 * n) + C * n * (3 * d + 2 * dv)),
+               chunks * (C * (3 * d + 2 * dv + n) * P + (3 + g) * C * n * F + n * (2 * width + 2) * F)),
         Launch("chunk_scan_kernel (reverse)", 1, scan(width + 1), nc, 0, chunks * n * (2 * (width + 1) + 1) * F),
     ]
     if split_columns:
         launches += [
-            Launch("columns_kernel", 1, 2 * chunks, 1, chunks * (C * C * (2 * width + 2 * n) + 2 * C * n * width),
-                   chunks * (C * (3 * width + n) * P + (5 + g) * C * n * F + n * (width + 1) * F)),
+            Launch("columns_kernel", 1, 2 * chunks, 1, chunks * (C * C * (2 * width + 5 * n) + 2 * C * n * width),
+                   chunks * (C * (3 * width + n) * P + (5 + g) * C * n * F + n * (width + 3) * F)),
             Launch("PyTorch: dl sum", 1, 0, 0, 0, rows * (2 * F + L), "torch"),  # one add, the cast included
         ]
     else:

@@ -21,7 +21,7 @@ ALLOCATIONS = ("empty", "empty_like", "new_empty", "empty_strided", "new_empty_s
 FILLS = ("zeros", "ones", "full", "arange", "scalar_tensor", "rand", "randn", "randint")
 GATHERS = ("index_select", "gather")
 FLAG_RATIO = 0.10  # counted bytes further than this from the model's are flagged
-KERNEL_VARIABLES = ("ABC_TRITON_NORMALISER", "ABC_TRITON_CHUNK")  # what chooses the kernels' path, when set
+KERNEL_VARIABLES = ("ABC_TRITON_CHUNK",)  # what chooses the kernels' path, when set
 
 
 @dataclass

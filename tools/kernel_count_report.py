@@ -5,7 +5,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Dict, List
 
-from .interpreter_counter import DTYPES, FLAG_RATIO, SCANS, InterpreterCounter, Launch
+from .interpreter_counter import DTYPES, FLAG_RATIO, InterpreterCounter, Launch
 
 HEADER = "# Counted traffic and work of the Triton kernels under Triton's interpreter"
 
@@ -22,26 +22,27 @@ class Sizes:
     dtype: str  # "fp32" or "fp16"
 
 
-def _inputs(sizes: Sizes, widths, time_first: bool, seed: int):
-    """Leaf tensors [B, H, N, w] (or [B, N, H, w] with ``time_first``, fla's layout), N(0, 1)."""
+def _inputs(sizes: Sizes, widths, seed: int):
+    """Leaf tensors [B, H, N, w] (our layout), N(0, 1)."""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
     dtype = getattr(torch, DTYPES[sizes.dtype])
-    shape = (sizes.batch, sizes.N, sizes.heads) if time_first else (sizes.batch, sizes.heads, sizes.N)
-    return [torch.randn(*shape, w, generator=gen).to(dtype) for w in widths]
+    return [torch.randn(sizes.batch, sizes.heads, sizes.N, w, generator=gen).to(dtype) for w in widths]
 
 
 def _problem(op: str, sizes: Sizes):
-    """(call, leaves): ``call()`` runs the op's forward on the leaves (which need gradients)."""
+    """(call, leaves): ``call()`` runs the op's forward on the leaves (which need gradients). fla's
+    ops take the same problem in fla's layout, built by ``selfcheck.fla_peer`` before the count."""
     import torch
 
+    from abc_fairseq.selfcheck import fla_peer
+
+    q, k, v, x = _inputs(sizes, (sizes.d, sizes.d, sizes.d, sizes.n), seed=0)
+    if op.endswith("gsa"):  # the gsa strategy's log gates: g = logsigmoid(x) / 8
+        x = (torch.nn.functional.logsigmoid(x.float()) / 8.0).to(x.dtype)
     fla = op.startswith("fla-")
-    q, k, v, x = _inputs(sizes, (sizes.d, sizes.d, sizes.d, sizes.n), time_first=fla, seed=0)
-    if op.endswith("gsa"):  # the gsa strategy's gates: g = logsigmoid(x) / 8, write weights 1 - exp(g)
-        g = (torch.nn.functional.logsigmoid(x.float()) / 8.0).to(x.dtype)
-        x = g if op == "gsa" else torch.stack([(-torch.expm1(g.float())).to(g.dtype), g])
-    leaves = [t.requires_grad_() for t in (q, k, v, x)]
+    leaves = [t.requires_grad_() for t in (fla_peer.to_fla_layout(q, k, v, x) if fla else (q, k, v, x))]
     if op == "abc":
         from abc_fairseq.ops.causal.op import causal_abc
 
@@ -50,13 +51,9 @@ def _problem(op: str, sizes: Sizes):
         from abc_fairseq.ops.gsa.op import causal_gsa
 
         return (lambda: causal_gsa(*leaves, chunk_size=sizes.chunk, backend="triton")), leaves
-    if op == "fla-abc":
-        from fla.ops.abc import chunk_abc
-
-        return (lambda: chunk_abc(*leaves)[0]), leaves
-    from fla.ops.gsa import chunk_gsa
-
-    return (lambda: chunk_gsa(q, k, v, x[0], x[1])[0]), leaves
+    kind = op.split("-", 1)[1]
+    fla_op = fla_peer.fla_op(kind)
+    return (lambda: fla_peer.fla_attention(kind, *leaves, op=fla_op)), leaves
 
 
 def count(op: str, sizes: Sizes):
@@ -82,11 +79,11 @@ def reference_error(op: str, out, leaves) -> float:
     from abc_fairseq.ops.gsa.op import causal_gsa
 
     q, k, v, x = (t.float() for t in leaves)
-    if op.startswith("fla-"):
-        q, k, v, x = (t.transpose(-3, -2) for t in (q, k, v, x))
+    if op.startswith("fla-"):  # back from fla's layout [B, T, H, *] to ours
+        q, k, v, x = (t.transpose(1, 2) for t in (q, k, v, x))
         out = out.transpose(1, 2)
     if op.endswith("gsa"):
-        ref = causal_gsa(q, k, v, x if op == "gsa" else x[1], backend="torch")
+        ref = causal_gsa(q, k, v, x, backend="torch")
     else:
         ref = causal_abc(q, k, v, x, backend="torch")
     return float((out.float() - ref).abs().max() / ref.abs().max())
@@ -105,20 +102,13 @@ def model_name(launch: Launch) -> str:
 
 
 def model_rows(counter: InterpreterCounter, sizes: Sizes) -> List[dict]:
-    """Per launch of ``tools.causal_cost.causal_launches`` at ``sizes`` (and the normaliser the op
-    ran, where the model takes one): its bytes, multiply-adds and programs beside the counted ones.
-    Its PyTorch rows before the first kernel are set against the forward's counted PyTorch ops,
-    those after the last against the backward's."""
-    import inspect
-
+    """Per launch of ``tools.causal_cost.causal_launches`` at ``sizes``: its bytes, multiply-adds
+    and programs beside the counted ones. Its PyTorch rows before the first kernel are set against
+    the forward's counted PyTorch ops, those after the last against the backward's."""
     from . import causal_cost
 
     args = dict(Z=sizes.batch * sizes.heads, N=sizes.N, d=sizes.d, dv=sizes.d, n=sizes.n, C=sizes.chunk,
                 P=4 if sizes.dtype == "fp32" else 2)
-    if "normaliser" in inspect.signature(causal_cost.causal_launches).parameters:
-        # the path the op ran: the normalisers found in the kernels, or by a PyTorch logcumsumexp
-        scanned = any(op.name in SCANS for op in counter.torch_ops)
-        args["normaliser"] = "logcumsumexp" if scanned else "chunked"
     model = causal_cost.causal_launches(**args)
     kernels = [i for i, row in enumerate(model) if not row.name.startswith("PyTorch")]
     by_name = defaultdict(list)

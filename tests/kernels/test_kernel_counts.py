@@ -13,7 +13,7 @@ from fairseq_helpers import run_module
 if importlib.util.find_spec("triton") is None:  # not imported here: see triton_helpers
     pytest.skip("triton is not installed", allow_module_level=True)
 
-from tools import kernel_counts  # noqa: E402 (imports no Triton)
+from tools import kernel_count_report, kernel_counts  # noqa: E402 (import no Triton)
 from tools.kernel_counts import InterpreterCounter, Sizes, count  # noqa: E402
 
 pytestmark = [pytest.mark.usefixtures("interpreted_kernels"),
@@ -130,12 +130,17 @@ def test_a_scan_over_the_sequence_is_flagged():
     assert add.bytes == 2 * x.numel() * 4 + x.numel() * 2
 
 
-def test_the_logcumsumexp_normalisers_are_flagged(monkeypatch):
-    # The PyTorch prefix normalisers (ops/causal/triton/geometry.py): one logcumsumexp over N.
-    monkeypatch.setenv("ABC_TRITON_NORMALISER", "logcumsumexp")
-    counter = count("abc", TOY)[0]
-    flagged = [op for op in counter.torch_ops if op.sequential(TOY.N)]
-    assert [op.name for op in flagged] == ["logcumsumexp"] and flagged[0].phase == "forward"
+def test_the_cost_model_holds_the_counted_bytes_and_products():
+    # tools.causal_cost against the interpreter at d = n = C = 16, N = 48 (whole chunks, no padded
+    # tile): each kernel's distinct bytes within 2% (the model counts every tensor once; the scan
+    # reads the decay once per column it scales), its products exactly, and no flag.
+    sizes = Sizes(N=48, batch=1, heads=2, d=16, n=16, chunk=16, dtype="fp16")
+    rows = kernel_count_report.model_rows(count("abc", sizes)[0], sizes)
+    kernels = [r for r in rows if r["name"].endswith("kernel") or "scan" in r["name"]]
+    assert len(kernels) == 6 and not any(r.get("flag") for r in rows)
+    for row in kernels:
+        assert abs(row["ratio"] - 1) < 0.02, row
+        assert row["macs"] == row["model_macs"], row
 
 
 def test_the_command_line(tmp_path, abc_counts):

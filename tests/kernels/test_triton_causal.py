@@ -96,32 +96,21 @@ def test_a_chunk_the_kernels_cannot_take_is_refused_naming_the_variable(value, m
         _triton(*(x.float() for x in random_inputs(1, 1, 20, 16, 8, seed=1)))
 
 
-@pytest.mark.parametrize("normaliser", ["chunked", "logcumsumexp"])
-def test_either_prefix_normaliser_is_taken_and_exact(normaliser, monkeypatch):
-    """ABC_TRITON_NORMALISER picks how the prefix normalisers are found: in the kernels, chunk by
-    chunk (the default: no PyTorch scan over the rows), or the previous torch.logcumsumexp. Slot
-    2 climbs by 9 per row, so that chunks take both the running sum and the steep rows' path."""
+def test_the_prefix_normalisers_are_found_in_the_kernels_and_exact(monkeypatch):
+    """The prefix normalisers are found in the kernels, chunk by chunk: no torch.logcumsumexp is
+    called. Slot 2 climbs by 9 per row, so that chunks take both the running sum and the steep
+    rows' path."""
     from abc_fairseq.ops.causal.triton import function as causal_function
-    from abc_fairseq.ops.causal.triton.geometry import ChunkNormalisers, PrefixInKernels
+    from abc_fairseq.ops.causal.triton.geometry import PrefixInKernels
 
     taken = []
     real = causal_function.forward_kernels
     monkeypatch.setattr(causal_function, "forward_kernels", lambda *a: taken.append(type(a[4])) or real(*a))
-    if normaliser == "chunked":
-        monkeypatch.delenv("ABC_TRITON_NORMALISER", raising=False)  # the default
-        monkeypatch.setattr(torch, "logcumsumexp", None)  # any call would fail
-    else:
-        monkeypatch.setenv("ABC_TRITON_NORMALISER", normaliser)
+    monkeypatch.setattr(torch, "logcumsumexp", None)  # any call would fail
     q, k, v, l = random_inputs(1, 2, 40, 16, 8, seed=14)
     l[..., 2] += 9.0 * torch.arange(40, dtype=torch.float64)
     _check((q, k, v, l), torch.float32, 1e-4, 1e-3)
-    assert set(taken) == {PrefixInKernels if normaliser == "chunked" else ChunkNormalisers}
-
-
-def test_an_unknown_normaliser_is_refused_naming_the_variable(monkeypatch):
-    monkeypatch.setenv("ABC_TRITON_NORMALISER", "cumsum")
-    with pytest.raises(ValueError, match="ABC_TRITON_NORMALISER='cumsum'.*chunked"):
-        _triton(*(x.float() for x in random_inputs(1, 1, 20, 16, 8, seed=1)))
+    assert set(taken) == {PrefixInKernels}
 
 
 def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
@@ -153,14 +142,14 @@ def test_a_half_precision_chunk_state_is_one_argument_and_exact():
     the backward) and nothing else: with fp16 inputs and an fp16 state the output equals the float64
     reference within the fp16 test's tolerance, and the backward reading that state equals the one
     reading the fp32 state."""
-    from abc_fairseq.ops.causal.triton.function import abc_normalisers, backward_kernels, forward_kernels
+    from abc_fairseq.ops.causal.triton.function import backward_kernels, forward_kernels
+    from abc_fairseq.ops.causal.triton.geometry import PrefixInKernels
 
     Z, N, n, d, C = 2, 37, 8, 16, 16
     q, k, v, logits = (x[0].to(torch.float16) for x in random_inputs(1, Z, N, d, n, logit_scale=5.0, seed=21))
     runs = {}
     for state_dtype in (torch.float32, torch.float16):
-        norm = abc_normalisers(logits, None, C, "chunked")
-        out, final, mem, norm = forward_kernels(q, k, v, logits, norm, None, None, 0.25, 1.0, C,
+        out, final, mem, norm = forward_kernels(q, k, v, logits, PrefixInKernels(None), None, None, 0.25, 1.0, C,
                                                 state_dtype=state_dtype)
         assert mem.dtype == state_dtype and final.dtype == torch.float32
         grads = backward_kernels(q, k, v, logits, norm, None, mem, v, 0.25, 1.0, C, prefix=True)[:4]

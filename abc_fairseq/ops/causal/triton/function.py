@@ -5,13 +5,11 @@ output); backward = 3 kernels (rows, reverse scan, columns). Saved for the backw
 the chunk normalisers e_prev, e_end, decay [Z, N / C, n] and the memory entering each chunk
 [Z, N / C, n, d + dv] in the chunk state's dtype (``forward_kernels``' ``state_dtype``, fp32 by default).
 
-``ABC_TRITON_NORMALISER`` (read once per call by ``normaliser_choice``) selects how the prefix
-normalisers are found: "chunked" (the default) inside the kernels, chunk by chunk; "logcumsumexp"
-the previous way, a few PyTorch calls before the kernels around one ``torch.logcumsumexp`` over
-the whole sequence (``geometry.chunk_normalisers``), the rows' g [Z, N, n] then saved too.
+ABC's prefix normalisers are found inside the kernels, chunk by chunk (``geometry.PrefixInKernels``):
+no PyTorch op runs over the sequence. (A PyTorch ``torch.logcumsumexp`` before the kernels, the H100
+run's way, was removed once the H200 measured it slower at every size: docs/gpu.md.)
 """
 
-import os
 from functools import partial
 from typing import Callable, Optional, Tuple, Union
 
@@ -24,26 +22,13 @@ from ..chunk_geometry import SAFE_EXPONENT
 from ..state import ABCState
 from .backward import columns_kernel, rows_kernel
 from .forward import chunk_sums_kernel, output_kernel
-from .geometry import ChunkNormalisers, PrefixInKernels, chunk_normalisers
+from .geometry import ChunkNormalisers, PrefixInKernels
 from .scan import chunk_scan_kernel
 
 SCAN_BLOCK = 256
 # The chunk state's dtype by default (the memory entering each chunk, saved for the backward):
 # fp32. The kernels read it into fp32 and take it to the tensor cores in the inputs' dtype.
 STATE_DTYPE = torch.float32
-NORMALISER_VARIABLE = "ABC_TRITON_NORMALISER"
-NORMALISERS = ("chunked", "logcumsumexp")  # the default first
-
-
-def normaliser_choice() -> str:
-    """How causal ABC's kernels find the prefix normalisers: ``ABC_TRITON_NORMALISER`` ("chunked",
-    the default, or "logcumsumexp", the previous PyTorch scan); any other value is a ValueError
-    naming the variable."""
-    text = os.environ.get(NORMALISER_VARIABLE, "").strip() or NORMALISERS[0]
-    if text not in NORMALISERS:
-        raise ValueError(f"{NORMALISER_VARIABLE}={text!r}: the causal kernels take "
-                         f"{' or '.join(NORMALISERS)}")
-    return text
 
 
 def _sizes(q, v, logits, chunk):
@@ -72,8 +57,8 @@ def forward_kernels(q, k, v, logits, norm: Union[ChunkNormalisers, PrefixInKerne
     """The forward launches: (out [Z, N, dv], the memory after the last row [Z, n, d + dv] fp32, the
     memory entering each chunk [Z, nc, n, d + dv] in ``state_dtype``, the ChunkNormalisers the
     backward takes (which reads the chunk state in whatever dtype it has)).
-    ``norm``: the normalisers, given (ABC's previous way, GSA), or ``PrefixInKernels`` (ABC's prefix
-    normalisers found by the kernels: the returned ones then have g None). ``carry``: the memory
+    ``norm``: the normalisers, given (GSA), or ``PrefixInKernels`` (ABC's prefix normalisers found by
+    the kernels: the returned ones then have g None). ``carry``: the memory
     before row 0 [Z, n, d + dv] fp32, or None for none (zeros, and an empty prefix)."""
     Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
     mem = q.new_empty((Z, nc, n, d + dv), dtype=state_dtype)
@@ -137,15 +122,15 @@ def _torch_forward(ctx, carry, g_before, keep, q, k, v, logits):
 class TritonCausalABC(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n]; keep: int8 [Z, N, n] or None (no
     dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant),
-    both None for none; normaliser: one of ``NORMALISERS`` (``normaliser_choice``); guard: the
+    both None for none; guard: the
     ``ops.backend.KernelGuard`` running the backward (None: failures raise).
     Returns out [Z, N, dv] in q's dtype, the memory after the last row and its normaliser (a
     view of the saved e_end: copy it before changing it)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, logits, keep, carry, g_before, normaliser, scale, keep_scale, chunk, guard):
-        norm = abc_normalisers(logits, g_before, chunk, normaliser)
-        out, final, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
+    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, guard):
+        out, final, mem, norm = forward_kernels(q, k, v, logits, PrefixInKernels(g_before), keep, carry, scale,
+                                                keep_scale, chunk)
         ctx.save_for_backward(q, k, v, logits, keep, carry, g_before, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         g_last = norm.e_end[:, -1]  # the last chunk's e_end is g at row N - 1 (no copy: no launch)
@@ -167,16 +152,7 @@ class TritonCausalABC(torch.autograd.Function):
         else:
             grads = ctx.guard.backward(kernels, partial(_torch_forward, ctx, carry, g_before, keep), (q, k, v, logits),
                                        tuple(ctx.needs_input_grad[:4]), (grad_out,))
-        return (*grads, None, None, None, None, None, None, None, None)
-
-
-def abc_normalisers(logits, g_before, chunk: int, normaliser: str) -> Union[ChunkNormalisers, PrefixInKernels]:
-    """What ``forward_kernels`` takes for ABC under ``normaliser`` (one of ``NORMALISERS``)."""
-    if normaliser == "chunked":
-        return PrefixInKernels(g_before)
-    if g_before is None:
-        g_before = logits.new_full((logits.shape[0], logits.shape[-1]), float("-inf"), dtype=torch.float32)
-    return chunk_normalisers(logits, g_before, chunk)
+        return (*grads, None, None, None, None, None, None, None)
 
 
 def measured_chunk(q, k, v, n: int, keep, carry, normalisers: Callable, scale: float, keep_scale: float,
@@ -234,12 +210,10 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         g_before = None  # an empty prefix: the kernels start from -inf
     else:
         g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
-    normaliser = normaliser_choice()
-    chunk = measured_chunk(*flat[:3], n, keep, carry,
-                           lambda c: (flat[3], abc_normalisers(flat[3], g_before, c, normaliser)),
+    chunk = measured_chunk(*flat[:3], n, keep, carry, lambda c: (flat[3], PrefixInKernels(g_before)),
                            float(scale), float(keep_scale), chunk, prefix=True)
-    out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, normaliser, float(scale),
-                                               float(keep_scale), chunk, guard)
+    out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale), float(keep_scale),
+                                               chunk, guard)
     out = out.reshape(B, H, N, dv)
     if not return_state:
         return out

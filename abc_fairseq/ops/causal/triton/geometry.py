@@ -5,13 +5,11 @@ its last row, and the memory entering it at e_{c-1} (g_before for the first chun
 exponent the kernels take is l_i - g_t or g_s - g_t with s <= t: a normaliser of the past, never
 of a later row.
 
-Two ways to ABC's g, chosen by ``function.normaliser_choice``:
-- ``PrefixInKernels`` (the default): the kernels compute it chunk by chunk (each chunk's total in
-  ``chunk_sums_kernel``, the e_c by one logaddexp per chunk in the scan, each row's g inside the
-  kernels that read it, from its chunk's logits and e_{c-1}); g [Z, N, n] is never stored.
-- ``chunk_normalisers`` (the previous way): one ``torch.logcumsumexp`` over the rows in plain
-  PyTorch, whose GPU kernel walks the N rows one after the other per (sequence, slot).
-``gated_normalisers`` writes GSA's weights in the same form (g given, each chunk in its own frame).
+ABC's g (``PrefixInKernels``): the kernels compute it chunk by chunk (each chunk's total in
+``chunk_sums_kernel``, the e_c by one logaddexp per chunk in the scan, each row's g inside the
+kernels that read it, from its chunk's logits and e_{c-1}); g [Z, N, n] is never stored, and no
+PyTorch op scans the rows. ``gated_normalisers`` writes GSA's weights in the same form (g given,
+each chunk in its own frame).
 """
 
 from typing import NamedTuple, Optional
@@ -29,18 +27,6 @@ class ChunkNormalisers(NamedTuple):
     e_prev: torch.Tensor  # [Z, nc, n]: the normaliser before each chunk
     e_end: torch.Tensor  # [Z, nc, n]: the normaliser at each chunk's last row
     decay: torch.Tensor  # [Z, nc, n]: exp(e_prev - e_end) <= 1
-
-
-def chunk_normalisers(logits: torch.Tensor, g_before: torch.Tensor, chunk: int) -> ChunkNormalisers:
-    """The previous way (PyTorch, a scan over N): logits [Z, N, n] (any float dtype); g_before
-    [Z, n] fp32 (-inf for an empty prefix)."""
-    N = logits.shape[1]
-    g = torch.logaddexp(g_before.unsqueeze(1), torch.logcumsumexp(logits.float(), dim=1))
-    last_rows = torch.arange(chunk - 1, N + chunk - 1, chunk, device=logits.device).clamp_(max=N - 1)
-    e_end = g.index_select(1, last_rows)
-    e_prev = torch.cat([g_before.unsqueeze(1), e_end[:, :-1]], dim=1)
-    return ChunkNormalisers(g.contiguous(), e_prev.contiguous(), e_end.contiguous(),
-                            torch.exp(e_prev - e_end).contiguous())
 
 
 def gated_normalisers(log_gates: torch.Tensor, chunk: int):
