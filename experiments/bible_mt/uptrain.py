@@ -40,7 +40,6 @@ With --jobs 2 the seeds' chains (convert, uptrain, continue) run side by side.
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -51,27 +50,23 @@ from benchmarks.environment import git_commit
 
 from . import compare_bible as cb
 from .training_curves import valid_curve
-from .variants import VARIANTS, Run, parse_seed_list, parse_stage_list, parse_variant_list
+from .uptrain_layout import (
+    OWNER_FILE,
+    REPO,
+    SOURCE,
+    VALIDATED,
+    attention_flags,
+    conversion_dir,
+    die,
+    log,
+    source_run,
+)
+from .variants import parse_seed_list, parse_stage_list, parse_variant_list
 
-REPO = cb.REPO
 STAGES = ("source", "convert", "uptrain", "continue", "scratch", "summary")
-SOURCE = VARIANTS["transformer"]
 DEFAULT_TARGETS = ("abc_32_8", "gsa_causal_8")
-# The attention flags a compare_bible variant's training sets, handed to the converter as they are.
-ATTENTION_FLAGS = ("--encoder-attn", "--encoder-memory", "--decoder-self-attn", "--decoder-self-memory",
-                   "--decoder-cross-attn", "--decoder-cross-memory")
 UPTRAIN_BATCH = ("--max-tokens", "4096", "--total-tokens", "4096")  # compare_bible's tokens per update
 UPTRAIN_LOGGING = ("--num-workers", "0", "--no-progress-bar", "--log-interval", "10")
-OWNER_FILE = "conversion.json"
-VALIDATED = "valid on 'valid' subset"  # fairseq-validate's (and fairseq-train's) line of a finished validation
-
-
-def log(message: str) -> None:
-    print(f"uptrain_bible: {message}", file=sys.stderr, flush=True)
-
-
-def die(message: str) -> None:
-    sys.exit(f"uptrain_bible: ERROR: {message}")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -125,36 +120,12 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 # ------------------------------------------------------------------------------------ folders
-def source_run(seed: int) -> Run:
-    return Run(SOURCE, seed)
-
-
-def conversion_dir(args, target: str, seed: int) -> Path:
-    """OUT/uptrain/TARGET_sS: converted.pt, convert.log, checkpoints/ (the recipe's save dir),
-    train.log, eval/ (scores)."""
-    return args.out / "uptrain" / f"{target}_s{seed}"
-
-
 def compare_bible_args(args, variants: List[str], seeds: List[int], updates: int, stages: str) -> List[str]:
     """compare_bible's command line for ``variants`` x ``seeds`` to ``updates`` in OUT."""
     words = ["--out", str(args.out), "--data", str(args.data), "--variants", ",".join(variants),
              "--seeds", ",".join(map(str, seeds)), "--max-update", str(updates), "--stages", stages,
              "--jobs", str(args.jobs), "--threads", str(args.threads), "--nice", str(args.nice)]
     return words + (["--dry-run"] if args.dry_run else [])
-
-
-def attention_flags(target, args) -> List[str]:
-    """The attention flags compare_bible's training of ``target`` passes to fairseq-train (the last
-    value of a repeated flag, as argparse takes it), read from train.sh's dry run."""
-    run = Run(target, 1)
-    scratch = argparse.Namespace(data=args.data, out=args.out, max_update=1, extra_train_args="")
-    words = subprocess.run(cb.train_command(run, scratch, dry_run=True), cwd=REPO, capture_output=True,
-                           text=True, check=True, env=cb.child_env(1)).stdout.split()
-    chosen: Dict[str, str] = {}
-    for flag, value in zip(words, words[1:]):
-        if flag in ATTENTION_FLAGS:
-            chosen[flag] = value
-    return [word for flag in ATTENTION_FLAGS if flag in chosen for word in (flag, chosen[flag])]
 
 
 # ------------------------------------------------------------------------------------ commands

@@ -17,7 +17,7 @@ from benchmarks.environment import cpu_model, git_commit
 
 from . import compare_bible as cb
 from .training_curves import ValidPoint, first_update_reaching, loss_at, valid_curve
-from .uptrain import OWNER_FILE, SOURCE, VALIDATED, attention_flags, conversion_dir, die, log, source_run
+from .uptrain_layout import OWNER_FILE, SOURCE, VALIDATED, attention_flags, conversion_dir, die, log, source_run
 from .variants import Run
 
 GENERATOR = "experiments.bible_mt.uptrain"
