@@ -17,6 +17,7 @@ from experiments.uptraining.plan import CODE, Checkpoint, Step
 from . import settings as S
 
 TRANSFERRED = "transferred.pt"  # a transferred variant's starting checkpoint
+LONG_TRANSFERRED = f"transferred_{S.LONG_TRANSFER_UPDATES}.pt"  # the longer transfer's output
 
 
 class TransferPlan:
@@ -62,19 +63,23 @@ class TransferPlan:
         return Step("convert", f"convert {name}", name, S.variant_model(variant), seed, args, "file",
                     product=output, log=os.path.join(folder, "convert.log"), needs=[self.source(seed)])
 
-    def transfer_step(self, variant: str, seed: int) -> Step:
-        """python -m abc_fairseq.transfer of the converted checkpoint: K updates on the training
-        data, only the parameters the conversion added trained."""
+    def transfer_step(self, variant: str, seed: int, updates: int = S.TRANSFER_UPDATES) -> Step:
+        """python -m abc_fairseq.transfer of the converted checkpoint: ``updates`` updates on the
+        training data, only the parameters the conversion added trained. The longer transfer
+        resumes the same run state (--save-dir) and writes its own output."""
         name = S.converted_name(variant, seed)
         folder = self.run_dir(name)
         converted = Checkpoint(folder, 0)
-        output = os.path.join(folder, TRANSFERRED)
+        longer = updates != S.TRANSFER_UPDATES
+        output = os.path.join(folder, LONG_TRANSFERRED if longer else TRANSFERRED)
         args = ["python", "-m", "abc_fairseq.transfer", "--input", converted, "--output", output,
                 "--save-dir", os.path.join(folder, "transfer"), "--data", self.data,
-                "--max-updates", str(S.TRANSFER_UPDATES), "--lr", S.TRANSFER_LR,
+                "--max-updates", str(updates), "--lr", S.TRANSFER_LR,
                 "--max-tokens", str(S.TRANSFER_MAX_TOKENS), "--seed", str(seed), "--cpu"]
-        return Step("transfer", f"transfer {name}", name, S.variant_model(variant), seed, args, "file",
-                    product=output, log=os.path.join(folder, "transfer.log"), needs=[converted])
+        return Step("transfer", f"{'long' if longer else ''}transfer {name}", name, S.variant_model(variant), seed,
+                    args, "file", product=output, updates=updates,
+                    log=os.path.join(folder, f"transfer_{updates}.log" if longer else "transfer.log"),
+                    needs=[Checkpoint(folder, 0, TRANSFERRED)] if longer else [converted])
 
     def start(self, variant: str, seed: int) -> Checkpoint:
         """Where a variant's continued updates start: the transferred or the converted checkpoint."""
@@ -128,4 +133,17 @@ class TransferPlan:
             for model in S.SCRATCH:
                 out.append(self.train_step(model, seed, S.SCRATCH_UPDATES))
                 out += self.run_evals(S.scratch_name(model, seed), model, seed, S.scratch_curve())
+        out += self.long_transfer_steps()
+        return out
+
+    def long_transfer_steps(self) -> List[Step]:
+        """Last: each transfer resumed to LONG_TRANSFER_UPDATES and scored before any LM update."""
+        out = []
+        for seed in self.seeds:
+            for variant, spec in S.VARIANTS.items():
+                if spec["transfer"]:
+                    name, model = S.converted_name(variant, seed), S.variant_model(variant)
+                    out += [self.transfer_step(variant, seed, S.LONG_TRANSFER_UPDATES),
+                            self.eval_step(name, model, seed, Checkpoint(self.run_dir(name), 0, LONG_TRANSFERRED),
+                                           f"transferred_{S.LONG_TRANSFER_UPDATES}")]
         return out

@@ -62,7 +62,9 @@ def start_gaps(root: str, seed: int) -> List[dict]:
     rows = []
     for variant, spec in S.VARIANTS.items():
         run = S.converted_name(variant, seed)
-        for label in (("converted", "transferred") if spec["transfer"] else ("converted",)):
+        stages = ("converted", "transferred", f"transferred_{S.LONG_TRANSFER_UPDATES}") if spec["transfer"] else (
+            "converted",)
+        for label in stages:
             value = test_ppl(root, run, label)
             gap = None if value is None or source is None else value / source - 1
             rows.append({"variant": variant, "seed": seed, "stage": label, "source": source, "ppl": value, "gap": gap})
@@ -88,15 +90,18 @@ def targets(per_seed: Dict[int, dict], gaps: List[dict]) -> List[dict]:
 
 
 def transfer_costs(root: str) -> List[dict]:
-    """Per transfer step: its tokens and updates (the stage's own log line), its wall seconds (the
-    driver's record), and an LM update's seconds in the same run's continued training."""
+    """Per transfer step: its updates and tokens (the stage's own log line: counted from the start,
+    across a resumption), its wall seconds (the driver's record: this step's own, the longer
+    transfer's only the updates it added), and an LM update's seconds in the same run's continued
+    training."""
     steps = logs.steps(root)
     out = []
     for step in steps:
         if step["kind"] != "transfer" or step["status"] != "ok":
             continue
         folder = os.path.join(root, "runs", step["run"])
-        text = logs.read(os.path.join(folder, "transfer.log"))
+        longer = step.get("updates") == S.LONG_TRANSFER_UPDATES
+        text = logs.read(os.path.join(folder, f"transfer_{S.LONG_TRANSFER_UPDATES}.log" if longer else "transfer.log"))
         uptrain = next((s for s in steps if s["kind"] == "uptrain" and s["run"] == step["run"] and s["status"] == "ok"),
                        None)
         out.append({"run": step["run"], "seed": step["seed"], "seconds": step["seconds"],
@@ -179,7 +184,8 @@ def markdown(rec: dict) -> str:
         gap = "n/a" if t["start_gap"] is None else f"{100 * t['start_gap']:+.1f}%"
         lines.append(f"| {t['model'].upper()}-64 | {t['seed']} | {gap} | {yes[t['within']]} | "
                      f"{yes[t['beats_at_every_k']]} | {', '.join(map(str, t['not_beaten_at'])) or '-'} |")
-    lines += ["", "The transfer stage's cost (tokens counted in the equal-tokens comparison above):", "",
+    lines += ["", "The transfer stage's cost (tokens counted in the equal-tokens comparison above; the longer "
+              "transfer resumes the first, so its wall time is that of the updates it added):", "",
               "| run | seed | updates | tokens | wall s | LM update s (its continued training) | "
               "in LM updates of wall time |", "|---|---:|---:|---:|---:|---:|---:|"]
     for c in rec["transfer_costs"]:

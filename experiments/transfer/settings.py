@@ -18,6 +18,9 @@ TRANSFER_UPDATES = 100
 TRANSFER_LR = "1e-3"
 TRANSFER_MAX_TOKENS = 2048
 SCRATCH_UPDATES = PRETRAIN_UPDATES + TRANSFER_UPDATES + CONTINUE_UPDATES
+# A longer transfer (the same run resumed to this many updates), scored before any LM update only:
+# how the start gap shrinks with the transfer's length.
+LONG_TRANSFER_UPDATES = 400
 
 # The zero-training control: a window of 64 tokens plus 4 sinks (window-sink keeps n - S recent
 # tokens and S sinks, so n = 68).

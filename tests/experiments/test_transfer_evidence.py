@@ -59,6 +59,12 @@ def test_the_plan_trains_converts_transfers_and_continues(tmp_path):
     assert _value(steps["uptrain conv_abc_s1"], "--checkpoint").endswith("conv_abc_s1/converted.pt")
     assert _value(steps["uptrain conv_window_sink_s1"], "--checkpoint").endswith("converted.pt")
     assert "transfer conv_abc_s1" not in steps and "transfer conv_window_sink_s1" not in steps
+    # last, each transfer resumed (same run state) to 400 updates, its own output scored before any update
+    longer = steps["longtransfer conv_abc_transfer_s2"]
+    assert (_value(longer, "--max-updates"), _value(longer, "--save-dir")) == ("400", _value(
+        steps["transfer conv_abc_transfer_s2"], "--save-dir"))
+    assert _value(longer, "--output").endswith("transferred_400.pt")
+    assert list(steps)[-1] == "eval conv_gsa_transfer_s2 @transferred_400 test"
     for name in ("eval conv_gsa_transfer_s1 @transferred test", "eval conv_gsa_transfer_s1 @converted test",
                  "eval abc_s2 @u1200 test", "eval abc_s2 @u1400 test", "eval softmax_s1 @u1300 test"):
         assert _value(steps[name], "--gen-subset") == "test"
@@ -98,6 +104,7 @@ def synthetic(tmp_path):
                 _eval_log(root, run, f"u{k}", source * (1.02 if worse else 1.06) - k / 100)
         _eval_log(root, f"conv_abc_transfer_s{seed}", "transferred", source * 1.01)
         _eval_log(root, f"conv_gsa_transfer_s{seed}", "transferred", source * 1.05)
+        _eval_log(root, f"conv_gsa_transfer_s{seed}", "transferred_400", source * 1.02)
         run_dir = root / "runs" / f"conv_abc_transfer_s{seed}"
         (run_dir / "transfer.log").write_text(
             "transfer | wrote X: 100 updates, 204800 tokens, 61.2 s\n")
@@ -126,6 +133,8 @@ def test_the_report_reads_every_point_and_checks_the_targets(synthetic, tmp_path
     assert targets["abc", 1]["within"] and targets["abc", 1]["beats_at_every_k"]
     assert targets["abc", 2]["not_beaten_at"] == [50] and targets["abc", 2]["beats_at_every_k"] is False
     assert targets["gsa", 1]["within"] is False and targets["gsa", 1]["start_gap"] == pytest.approx(0.05, abs=1e-3)
+    longer = [g for g in rec["start_gaps"] if g["stage"] == "transferred_400" and g["seed"] == 1]
+    assert [(g["variant"], g["ppl"]) for g in longer] == [("abc_transfer", None), ("gsa_transfer", 52.02)]
     (cost,) = [c for c in rec["transfer_costs"] if c["seed"] == 1]
     assert (cost["tokens"], cost["updates"], cost["lm_update_seconds"]) == (204800, 100, 0.8)
     text = (out / "transfer_results.md").read_text()
