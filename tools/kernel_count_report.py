@@ -191,15 +191,22 @@ def op_markdown(op: str, result: dict, N: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+HALF = {"fp16", "bf16"}
+
+
 def summary_markdown(ops: Dict[str, dict]) -> str:
-    """One line per op: the totals of its launches and of the PyTorch ops between them."""
-    lines = ["| op | launches | programs | loaded B (distinct) | stored B (distinct) | dot MACs | PyTorch ops moving "
-             "data | their bytes | scans over N |", "|" + "---|" * 9]
+    """One line per op: the totals of its launches and of the PyTorch ops between them, and the share
+    of its dot products (multiply-adds) whose operands are both half precision."""
+    lines = ["| op | launches | programs | loaded B (distinct) | stored B (distinct) | dot MACs | half operands | "
+             "PyTorch ops moving data | their bytes | scans over N |", "|" + "---|" * 10]
     for op, result in ops.items():
         launches, moving = result["launches"], [t for t in result["torch_ops"] if t["bytes"]]
         total = lambda kind: sum(x["distinct"].get(kind, 0) for x in launches)  # noqa: E731
+        macs = sum(x["macs"] for x in launches)
+        half = sum(d["macs"] for x in launches for d in x["dots"] if {d["a"], d["b"]} <= HALF)
+        share = f"{100 * half / macs:.0f}%" if macs else "-"
         lines.append(f"| {op} | {len(launches)} | {sum(x['programs'] for x in launches):,} | {total('load'):,} | "
-                     f"{total('store'):,} | {sum(x['macs'] for x in launches):,} | {len(moving)} | "
+                     f"{total('store'):,} | {macs:,} | {share} | {len(moving)} | "
                      f"{sum(t['bytes'] for t in moving):,} | {', '.join(result['sequential']) or '-'} |")
     return "\n".join(lines)
 

@@ -113,6 +113,11 @@ def test_forward_products_follow_the_closed_form():
     assert forward == Z * 3 * C * (2 * C * d + 2 * C * n + 4 * n * d)
     kinds = {(a, b) for x in counter.launches for (a, b, *_), _ in x.dots.items()}
     assert ("fp16", "fp16") in kinds and ("fp32", "fp32") in kinds  # inputs in half, factors in fp32
+    # products with half operands (the summary's "half operands"): three quarters of the forward's
+    # here (the products with the intra-chunk factors stay fp32), 86% at d = n = 64 (docs/gpu_counts)
+    half = sum(calls * M * N * K for x in counter.launches if x.phase == "forward"
+               for (a, b, _, M, N, K), calls in x.dots.items() if a == b == "fp16")
+    assert half == 3 * forward // 4
 
 
 def test_a_scan_over_the_sequence_is_flagged():
@@ -158,6 +163,7 @@ def test_the_command_line(tmp_path, abc_counts):
     assert reverse["model_bytes"] == reverse["distinct"]  # the model's reverse scan is exact
     text = (out / "counts.md").read_text()
     assert text.startswith(kernel_counts.HEADER) and "python -m tools.kernel_counts -N 40" in text
+    assert "| abc | 6 | " in text and " | 0% | " in text  # fp32 inputs: no half-precision product
     with pytest.raises(SystemExit) as error:  # nothing is overwritten without --replace
         kernel_counts.main(argv)
     assert error.value.code == 2
