@@ -149,8 +149,8 @@ def record(root: str, seeds: Sequence[int]) -> dict:
                      for row in LABEL},
             "start_gaps": gaps, "targets": targets(per_seed, gaps), "transfer_costs": transfer_costs(root),
             "provenance": {"cpu_model": cpu_model(), "commits": commits,
-                           "threads": sorted({s["threads"] for s in steps}),
-                           "load_1min": [min(loads), max(loads)] if loads else None,
+                           "threads": max((s["threads"] for s in steps), default=None),
+                           "load_1min": {"min": min(loads), "max": max(loads)} if loads else None,
                            "first_step": steps[0]["started"] if steps else None,
                            "last_step": steps[-1]["started"] if steps else None},
             "commands": commands}
@@ -194,9 +194,8 @@ def markdown(rec: dict) -> str:
                      f"{fmt(c['lm_update_seconds'])} | {fmt(equiv, 0)} |")
     prov = rec["provenance"]
     load = prov["load_1min"]
-    load_text = f"; 1-minute load average {load[0]:.2f}-{load[1]:.2f}" if load else ""
-    threads = ", ".join(map(str, prov["threads"]))
-    lines += ["", f"Machine: {prov['cpu_model']}, {threads} thread(s) per step, two drivers at once (one per "
+    load_text = f"; 1-minute load average {load['min']:.2f}-{load['max']:.2f}" if load else ""
+    lines += ["", f"Machine: {prov['cpu_model']}, {prov['threads']} thread(s) per step, two drivers at once (one per "
               f"seed){load_text}.",
               f"Commits: {', '.join(prov['commits']) or 'n/a'}; steps from {prov['first_step']} to "
               f"{prov['last_step']}.",
