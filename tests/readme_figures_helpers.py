@@ -91,6 +91,7 @@ BIBLE = "docs/mt_quality/compare_bible.json"
 BIBLE_GSA = "docs/gsa/bible_mt_seeds/compare_bible.json"
 ROBERTA_MINI = "docs/roberta_mini/results.json"
 UPTRAIN = "docs/uptraining/results.json"
+TRANSFER = "docs/uptraining/transfer_results.json"
 CPU_DECODE = "docs/benchmarks/cpu/decode.json"
 H100_DECODE = "docs/benchmarks/h100/decode.json"
 H100_SELFCHECK = "docs/benchmarks/h100/selfcheck.json"
@@ -105,6 +106,13 @@ def over_flash(data, N):
 def sequence_heads(data, N):
     """Sequences x heads at length N in a peer_timing file (batch = tokens // N)."""
     return data["config"]["tokens"] // N * data["config"]["heads"]
+
+
+def start_gap(data, variant, stage):
+    """The mean over seeds of a converted model's test perplexity over its source's, minus 1, in
+    percent, before any LM update (transfer_results.json's start gaps)."""
+    gaps = [g["gap"] for g in data["start_gaps"] if (g["variant"], g["stage"]) == (variant, stage)]
+    return 100 * sum(gaps) / len(gaps)
 
 
 def ahead_of_fla(data):
@@ -269,4 +277,11 @@ PROSE = [
      "{} s and {} s of training"),
     (TESTING, suite_run_with_venv, "{} tests took about {} minutes with the venv build"),
     (UPTRAIN, lambda d: (endpoint("softmax, from scratch", 400),), "softmax from scratch: {:.2f}"),
+    (TRANSFER, lambda d: (d["setting"]["pretrain_updates"], len(d["seeds"]), d["setting"]["transfer_updates"],
+                          start_gap(d, "abc", "converted"), start_gap(d, "abc_transfer", "transferred"),
+                          start_gap(d, "gsa", "converted"), start_gap(d, "gsa_transfer", "transferred"),
+                          start_gap(d, "window_sink", "converted")),
+     "On a source trained {:,} updates ({} seeds), attention transfer ({} updates) takes the converted "
+     "model's test perplexity before any update from {:+.0f}% to {:+.0f}% of its source's (ABC-64; GSA-64: "
+     "{:+.0f}% to {:+.0f}%), and a window of 64 tokens + 4 sinks with no training is at {:+.1f}%"),
 ]
