@@ -1,6 +1,7 @@
 """scripts/gpu_checks.sh where CI runs it, without a GPU: its refusals name the flag or the reason,
 and a refused run leaves the output folder as it was."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -68,4 +69,13 @@ def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
                  "gsa/attention.json", "decode/decode.json", "encode/encode.json", "generate/generate.json"):
         assert (out / name).exists(), name
     assert "Triton interpreter" in (out / "environment.txt").read_text()
+    # the self-check step: every op and check, in fp32 and fp16, passed within its tolerance
+    report = json.loads((out / "selfcheck.json").read_text())
+    assert report["passed"] and report["environment"]["device"].startswith("cpu")
+    rows = report["checks"]
+    assert {r["op"] for r in rows} == {"causal_abc", "causal_gsa", "causal_abc_step", "abc_memory", "abc_read"}
+    assert {r["dtype"] for r in rows} == {"float32", "float16"}
+    assert {"no future leak", "padding writes nothing", "state passing: rows after the state",
+            "grad logits", "grad log gates"} <= {r["check"] for r in rows}
+    assert all(r["passed"] and r["error"] <= r["tolerance"] for r in rows)
     assert '"abc-triton"' in (out / "attention_float32" / "attention.json").read_text()
