@@ -12,7 +12,7 @@ import os
 from typing import List, Sequence
 
 from experiments.uptraining import settings as U
-from experiments.uptraining.plan import CODE, Checkpoint, Step
+from experiments.uptraining.plan import CODE, Checkpoint, Step, data_step
 
 from . import settings as S
 
@@ -30,11 +30,6 @@ class TransferPlan:
 
     def run_dir(self, name: str) -> str:
         return os.path.join(self.root, "runs", name)
-
-    def data_step(self) -> Step:
-        return Step("data", "data", "data", "", 0,
-                    ["bash", f"{CODE}/data_prep/default_corpus/prepare.sh", self.data],
-                    "file", product=os.path.join(self.data, ".prepared_sha256"))
 
     def train_step(self, model: str, seed: int, updates: int) -> Step:
         """fairseq-train from scratch with the quickstart's arguments. Checkpoints (and fairseq's
@@ -123,7 +118,7 @@ class TransferPlan:
         return out + self.run_evals(name, model, seed, [k for k in S.CURVE if k])
 
     def steps(self) -> List[Step]:
-        out = [self.data_step()]
+        out = [data_step(self.data)]
         for seed in self.seeds:
             softmax = S.scratch_name("softmax", seed)
             out.append(self.train_step("softmax", seed, S.PRETRAIN_UPDATES + S.CONTINUE_UPDATES))

@@ -20,11 +20,10 @@ with --only data).
 """
 
 import argparse
-import shlex
 import sys
 
 from experiments.uptraining import owner
-from experiments.uptraining.execute import Executor
+from experiments.uptraining.execute import Executor, drive, only
 from experiments.uptraining.run import REPO, _deadline, _seeds
 
 from .plan import TransferPlan
@@ -63,28 +62,8 @@ def main(argv=None) -> int:
         print(f"experiments.transfer.run: {err}", file=sys.stderr)
         return 2
     plan = TransferPlan(args.root, args.seeds)
-    steps = plan.steps()
-    if args.only:
-        words = [w for w in args.only.split(",") if w]
-        steps = [s for s in steps if any(w in s.name for w in words)]
     executor = Executor(plan.root, args.code, threads=args.threads, deadline=args.deadline)
-    if args.dry_run:
-        for step in steps:
-            state = "done" if executor.is_done(step) else "to run"
-            print(f"# {step.name} [{state}] in {executor.code_for(step)}")
-            print(shlex.join(step.command(executor.code_for(step))))
-        return 0
-    owner.claim(args.root, OWNER)
-    counts = {}
-    for step in steps:
-        status = executor.run(step)
-        counts[status] = counts.get(status, 0) + 1
-        if status == "deadline":
-            print(f"deadline {args.deadline.isoformat()} reached: {step.name} and the steps after it are not done")
-            break
-    print("steps: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    return 0 if not counts.get("failed") else 1
-
+    return drive(executor, only(plan.steps(), args.only), args.dry_run, lambda: owner.claim(args.root, OWNER))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -13,10 +13,11 @@ command (``command.txt``), ``train.log``, ``train_seconds`` (summed over resumed
 import datetime as dt
 import json
 import os
+import shlex
 import signal
 import subprocess
 import time
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Sequence
 
 from .plan import Checkpoint, Step
 
@@ -171,3 +172,32 @@ class Executor:
                             proc.wait()
                         return "deadline", time.monotonic() - start
         return ("ok" if rc == 0 else "failed"), time.monotonic() - start
+
+
+def only(steps: List[Step], words: str) -> List[Step]:
+    """The steps whose name holds one of the comma-separated ``words`` (all steps when empty)."""
+    chosen = [w for w in words.split(",") if w]
+    return [s for s in steps if any(w in s.name for w in chosen)] if chosen else list(steps)
+
+
+def drive(executor: Executor, steps: Sequence[Step], dry_run: bool, claim) -> int:
+    """A driver's main loop: print the plan (``dry_run``: per step a '# NAME [STATE] in WORKTREE'
+    line, then its command) or ``claim()`` the output folder and run the steps in order, stopping
+    at the executor's deadline. Returns the exit status (1 when a step failed)."""
+    if dry_run:
+        for step in steps:
+            state = "done" if executor.is_done(step) else "to run"
+            code = executor.code_for(step)
+            print(f"# {step.name} [{state}] in {code}")
+            print(shlex.join(step.command(code)))
+        return 0
+    claim()
+    counts: Dict[str, int] = {}
+    for step in steps:
+        status = executor.run(step)
+        counts[status] = counts.get(status, 0) + 1
+        if status == "deadline":
+            print(f"deadline {executor.deadline.isoformat()} reached: {step.name} and the steps after it are not done")
+            break
+    print("steps: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return 0 if not counts.get("failed") else 1

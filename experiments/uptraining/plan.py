@@ -82,6 +82,12 @@ class Step:
         return words
 
 
+def data_step(data: str) -> Step:
+    """The embedded corpus prepared into ``data`` (data_prep/default_corpus/prepare.sh)."""
+    return Step("data", "data", "data", "", 0, ["bash", f"{CODE}/data_prep/default_corpus/prepare.sh", data],
+                "file", product=os.path.join(data, ".prepared_sha256"))
+
+
 class Plan:
     """Builds the steps under ``root`` (runs/, data-bin/)."""
 
@@ -98,9 +104,7 @@ class Plan:
 
     # --- single steps -------------------------------------------------------------------------
     def data_step(self) -> Step:
-        return Step("data", "data", "data", "", 0,
-                    ["bash", f"{CODE}/data_prep/default_corpus/prepare.sh", self.data],
-                    "file", product=os.path.join(self.data, ".prepared_sha256"))
+        return data_step(self.data)
 
     def train_step(self, model: str, seed: int, updates: int) -> Step:
         """fairseq-train from scratch with the quickstart's arguments; checkpoints every 25 updates

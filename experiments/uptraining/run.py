@@ -22,12 +22,11 @@ informative first), and a step whose input checkpoint is missing is left for a l
 import argparse
 import datetime as dt
 import os
-import shlex
 import sys
 
 from . import owner
 from . import settings as S
-from .execute import Executor
+from .execute import Executor, drive, only
 from .plan import Plan
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -97,30 +96,9 @@ def main(argv=None) -> int:
         print(f"experiments.uptraining.run: {err}", file=sys.stderr)
         return 2
     plan = Plan(root, args.seeds, args.extra_seeds, lr=args.lr, warmup=args.warmup)
-    steps = plan.steps()
-    if args.only:
-        words = [w for w in args.only.split(",") if w]
-        steps = [s for s in steps if any(w in s.name for w in words)]
     executor = Executor(root, args.code, threads=args.threads, deadline=args.deadline,
                         gsa_code=args.gsa_code)
-    if args.dry_run:
-        for step in steps:
-            state = "done" if executor.is_done(step) else "to run"
-            code = executor.code_for(step)
-            print(f"# {step.name} [{state}] in {code}")
-            print(shlex.join(step.command(code)))
-        return 0
-    owner.claim(root)
-    counts = {}
-    for step in steps:
-        status = executor.run(step)
-        counts[status] = counts.get(status, 0) + 1
-        if status == "deadline":
-            print(f"deadline {args.deadline.isoformat()} reached: {step.name} and the steps after it are not done")
-            break
-    print("steps: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    return 0 if not counts.get("failed") else 1
-
+    return drive(executor, only(plan.steps(), args.only), args.dry_run, lambda: owner.claim(root))
 
 if __name__ == "__main__":
     sys.exit(main())
