@@ -73,7 +73,7 @@ class TransferPlan:
                 "--max-tokens", str(S.TRANSFER_MAX_TOKENS), "--seed", str(seed), "--cpu"]
         return Step("transfer", f"{'long' if longer else ''}transfer {name}", name, S.variant_model(variant), seed,
                     args, "file", product=output, updates=updates,
-                    log=os.path.join(folder, f"transfer_{updates}.log" if longer else "transfer.log"),
+                    log=os.path.join(folder, S.transfer_log(updates)),
                     needs=[Checkpoint(folder, 0, TRANSFERRED)] if longer else [converted])
 
     def start(self, variant: str, seed: int) -> Checkpoint:

@@ -89,19 +89,17 @@ def targets(per_seed: Dict[int, dict], gaps: List[dict]) -> List[dict]:
     return out
 
 
-def transfer_costs(root: str) -> List[dict]:
+def transfer_costs(root: str, steps: List[dict]) -> List[dict]:
     """Per transfer step: its updates and tokens (the stage's own log line: counted from the start,
     across a resumption), its wall seconds (the driver's record: this step's own, the longer
     transfer's only the updates it added), and an LM update's seconds in the same run's continued
-    training."""
-    steps = logs.steps(root)
+    training. ``steps``: the driver's step records (``logs.steps``)."""
     out = []
     for step in steps:
         if step["kind"] != "transfer" or step["status"] != "ok":
             continue
         folder = os.path.join(root, "runs", step["run"])
-        longer = step.get("updates") == S.LONG_TRANSFER_UPDATES
-        text = logs.read(os.path.join(folder, f"transfer_{S.LONG_TRANSFER_UPDATES}.log" if longer else "transfer.log"))
+        text = logs.read(os.path.join(folder, S.transfer_log(step.get("updates") or S.TRANSFER_UPDATES)))
         uptrain = next((s for s in steps if s["kind"] == "uptrain" and s["run"] == step["run"] and s["status"] == "ok"),
                        None)
         out.append({"run": step["run"], "seed": step["seed"], "seconds": step["seconds"],
@@ -147,7 +145,7 @@ def record(root: str, seeds: Sequence[int]) -> dict:
                          for seed, rows in per_seed.items()},
             "mean": {row: {str(k): _mean([per_seed[s][row][k] for s in seeds]) for k in S.CURVE}
                      for row in LABEL},
-            "start_gaps": gaps, "targets": targets(per_seed, gaps), "transfer_costs": transfer_costs(root),
+            "start_gaps": gaps, "targets": targets(per_seed, gaps), "transfer_costs": transfer_costs(root, steps),
             "provenance": {"cpu_model": cpu_model(), "commits": commits,
                            "threads": max((s["threads"] for s in steps), default=None),
                            "load_1min": {"min": min(loads), "max": max(loads)} if loads else None,

@@ -43,6 +43,11 @@ VARIANTS: Dict[str, dict] = {
 SCRATCH = ("abc", "gsa")  # bounded-memory models trained from scratch to SCRATCH_UPDATES
 
 
+def transfer_log(updates: int) -> str:
+    """The log file (in the run folder) of the transfer step run to ``updates``."""
+    return "transfer.log" if updates == TRANSFER_UPDATES else f"transfer_{updates}.log"
+
+
 def variant_model(variant: str) -> str:
     """The attention a variant runs (the executor picks the worktree by it): abc, gsa or window."""
     return variant.split("_")[0] if variant != "window_sink" else "window"
