@@ -16,18 +16,26 @@
 #   2 convert      abc_fairseq.convert_roberta: same tensors + W_phi (ABC, N slots)
 #   3 continued    MLM from the converted model for C more updates
 #   4 scratch      ABC trained with MLM from random initialisation for P + C updates (same budget)
-#   5 finetune     sentence_prediction for E epochs on softmax, abc_converted (no continued MLM),
-#                  abc_continued and abc_scratch; then MLM valid perplexity of every stage and dev
-#                  and test accuracy (checkpoint with the best dev accuracy) into
-#                  OUT/results.{json,md,png} (scripts/roberta/mini_table4_report.py)
+#   5 transfer     with --transfer-updates K > 0 only: python -m abc_fairseq.transfer fits the
+#                  converted W_phi so that each ABC layer reproduces its softmax layer's output on
+#                  the MLM text (K updates of B x T tokens; every pretrained tensor frozen) ->
+#                  abc_transferred; then C continued MLM updates from it -> abc_transferred_continued
+#   6 finetune     sentence_prediction for E epochs on softmax, abc_converted (no continued MLM),
+#                  abc_continued and abc_scratch (and abc_transferred, abc_transferred_continued);
+#                  then MLM valid perplexity of every stage and dev and test accuracy (checkpoint
+#                  with the best dev accuracy) into OUT/results.{json,md,png}
+#                  (scripts/roberta/mini_table4_report.py)
 #
 # Options (defaults in brackets; the defaults took 38 minutes with --threads 1 on 2 CPU cores shared
 # with other jobs; docs/roberta_mini/ holds that run):
 #   --out DIR               output folder [work_dirs/roberta_mini]; must be absent, empty or an
 #                           earlier run of this script with the same settings (OUT/.run)
 #   --tiny                  toy sizes for tests (a minute or two): 2 x 32 model, 200 train
-#                           lines, 8+4 MLM updates, 1 epoch; explicit flags after it still apply
+#                           lines, 8+4 MLM updates, 4 transfer updates, 1 epoch; explicit flags
+#                           after it still apply
 #   --pretrain-updates P    [500]        --continue-updates C [125]      --finetune-epochs E [3]
+#   --transfer-updates K    attention-transfer updates before fine-tuning; 0 skips stage 5 [0]
+#   --transfer-lr LR        the transfer stage's Adam learning rate, constant [1e-3]
 #   --layers L [4]  --dim D [64]  --heads H [4]  --ffn F [4 x D]  --memory N (ABC slots) [8]
 #   --tokens-per-sample T   MLM sequence length and max positions [64] (n/T = 1/8, as 64/512 in the paper)
 #   --batch-seqs B          MLM sequences per update [32]        --finetune-batch S [32]
@@ -47,8 +55,9 @@ original_args=("$@")
 
 out="$repo/work_dirs/roberta_mini" P=500 C=125 E=3 layers=4 dim=64 heads=4 ffn="" memory=8 tps=64
 batch=32 ft_batch=32 mlm_lr=1e-3 ft_lr=5e-4 vocab=12000 max_train=0 max_eval=0 ft_max_train=0 seed=1 threads=2
+K=0 transfer_lr=1e-3
 tiny() {  # --tiny: the CI-sized run
-    P=8 C=4 E=1 layers=2 dim=32 heads=2 memory=4 tps=32 batch=8 ft_batch=8 vocab=2000
+    P=8 C=4 K=4 E=1 layers=2 dim=32 heads=2 memory=4 tps=32 batch=8 ft_batch=8 vocab=2000
     max_train=200 max_eval=40 mlm_lr=1e-3 ft_lr=1e-3
 }
 flags=(
@@ -58,7 +67,8 @@ flags=(
     "--batch-seqs batch a number" "--finetune-batch ft_batch a number" "--mlm-lr mlm_lr a number"
     "--finetune-lr ft_lr a number" "--vocab vocab a number" "--max-train max_train a number"
     "--max-eval max_eval a number" "--seed seed a number" "--threads threads a number"
-    "--finetune-max-train ft_max_train a number"
+    "--finetune-max-train ft_max_train a number" "--transfer-updates K a number"
+    "--transfer-lr transfer_lr a number"
 )
 parse_flags flags "$@"
 posint --dim "$dim"
@@ -68,10 +78,11 @@ for pair in --pretrain-updates:$P --continue-updates:$C --finetune-epochs:$E --l
     --finetune-batch:$ft_batch --vocab:$vocab --threads:$threads; do
     posint "${pair%%:*}" "${pair#*:}"
 done
-for pair in --max-train:$max_train --max-eval:$max_eval --finetune-max-train:$ft_max_train --seed:$seed; do
+for pair in --max-train:$max_train --max-eval:$max_eval --finetune-max-train:$ft_max_train --seed:$seed \
+    --transfer-updates:$K; do
     nonneg_int "${pair%%:*}" "${pair#*:}"
 done
-for pair in --mlm-lr:$mlm_lr --finetune-lr:$ft_lr; do
+for pair in --mlm-lr:$mlm_lr --finetune-lr:$ft_lr --transfer-lr:$transfer_lr; do
     [[ "${pair#*:}" =~ ^[0-9]*\.?[0-9]+([eE]-?[0-9]+)?$ ]] || die "${pair%%:*} expects a number, got '${pair#*:}'"
 done
 [ $((dim % heads)) = 0 ] || die "--dim $dim is not a multiple of --heads $heads"
@@ -80,6 +91,8 @@ case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
 settings="P=$P C=$C E=$E layers=$layers dim=$dim heads=$heads ffn=$ffn memory=$memory tps=$tps batch=$batch \
 ft_batch=$ft_batch mlm_lr=$mlm_lr ft_lr=$ft_lr vocab=$vocab max_train=$max_train max_eval=$max_eval \
 ft_max_train=$ft_max_train seed=$seed"
+# Runs without the transfer stage keep the settings (and so the folders) of the script before it.
+[ "$K" = 0 ] || settings="$settings K=$K transfer_lr=$transfer_lr"
 claim_dir "$out" roberta-mini-table4 "$settings"
 take_lock "$out" "${original_args[@]}"
 trap release_lock EXIT
@@ -162,11 +175,36 @@ fi
 mlm abc_continued "$C" "${abc[@]}" --finetune-from-model "$conv/model.pt"
 mlm abc_scratch "$((P + C))" "${abc[@]}"
 
-# --- fine-tuning and evaluation --------------------------------------------------------------
-ft_updates=$(( E * ((n_train + ft_batch - 1) / ft_batch) ))
+# --- attention transfer (K > 0) -------------------------------------------------------------
+names=(softmax abc_converted abc_continued abc_scratch)
 declare -A start_of=([softmax]="$out/softmax/checkpoint_last.pt" [abc_converted]="$conv/model.pt"
     [abc_continued]="$out/abc_continued/checkpoint_last.pt" [abc_scratch]="$out/abc_scratch/checkpoint_last.pt")
-names=(softmax abc_converted abc_continued abc_scratch)
+if [ "$K" -gt 0 ]; then
+    tdir="$out/abc_transferred"
+    transfer_args=(--input "$conv/model.pt" --output "$tdir/model.pt" --save-dir "$tdir/run" --data "$data/mlm"
+        --max-updates "$K" --lr "$transfer_lr" --max-tokens "$((batch * tps))" --seed "$seed" --cpu
+        --log-interval "$(( K >= 10 ? K / 10 : 1 ))")
+    key="$(done_key "${transfer_args[@]}" "$(sha256sum <"$conv/model.pt")")"
+    if is_done "$tdir" "$key"; then
+        log "abc_transferred: done ($K transfer updates); skipping"
+    else
+        mkdir -p "$tdir"
+        [ ! -f "$tdir/run/transfer_last.pt" ] || [ "$(cat "$tdir/.key" 2>/dev/null)" = "$key" ] \
+            || die "$tdir holds a transfer of another converted model or with other settings; remove it"
+        printf '%s\n' "$key" >"$tdir/.key"
+        log "abc_transferred: $K attention-transfer updates from $conv/model.pt; log: $tdir/transfer.log"
+        "$PY" -m abc_fairseq.transfer "${transfer_args[@]}" --force >>"$tdir/transfer.log" 2>&1 \
+            || { tail -20 "$tdir/transfer.log" >&2; die "abc_fairseq.transfer failed (log: $tdir/transfer.log)"; }
+        printf '%s\n' "$key" >"$tdir/.done"
+    fi
+    mlm abc_transferred_continued "$C" "${abc[@]}" --finetune-from-model "$tdir/model.pt"
+    names+=(abc_transferred abc_transferred_continued)
+    start_of[abc_transferred]="$tdir/model.pt"
+    start_of[abc_transferred_continued]="$out/abc_transferred_continued/checkpoint_last.pt"
+fi
+
+# --- fine-tuning and evaluation --------------------------------------------------------------
+ft_updates=$(( E * ((n_train + ft_batch - 1) / ft_batch) ))
 for name in "${names[@]}"; do
     attn=("${abc[@]}")
     [ "$name" != softmax ] || attn=(--encoder-attn softmax)
@@ -185,14 +223,16 @@ validate() {  # LOG CHECKPOINT SUBSETS DATA TASK: fairseq-validate once per chec
         --num-workers 0 --batch-size 32 --log-format simple >"$1" 2>&1 \
         || { tail -20 "$1" >&2; die "fairseq-validate failed on $2 (log: $1)"; }
 }
-# MLM valid perplexity: each MLM stage's own final validation (train.log); the converted model's here.
+# MLM valid perplexity: each MLM stage's own final validation (train.log); the converted and
+# transferred models' here.
 mkdir -p "$out/eval"
 validate "$out/eval/mlm_abc_converted.log" "$conv/model.pt" valid "$data/mlm" masked_lm
+[ "$K" = 0 ] || validate "$out/eval/mlm_abc_transferred.log" "$tdir/model.pt" valid "$data/mlm" masked_lm
 for name in "${names[@]}"; do
     log "evaluating $name: dev and test accuracy of the fine-tuned checkpoint with the best dev accuracy"
     validate "$out/eval/cls_$name.log" "$out/finetune/$name/checkpoint_best.pt" valid,test "$data/cls" \
         sentence_prediction
 done
 "$PY" scripts/roberta/mini_table4_report.py --out "$out" --settings "$settings" --threads "$threads" \
-    --command-args "${original_args[*]}"
+    --transfer-updates "$K" --command-args "${original_args[*]}"
 log "results: $out/results.md (+ results.json, results.png)"

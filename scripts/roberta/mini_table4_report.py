@@ -1,12 +1,13 @@
 """Collect the Table 4 miniature (scripts/roberta/mini_table4.sh) into results.{json,md,png}.
 
-    python scripts/roberta/mini_table4_report.py --out OUT [--settings TEXT] [--threads T]
+    python scripts/roberta/mini_table4_report.py --out OUT [--settings TEXT] [--threads T] [--transfer-updates K]
 
 Reads, under OUT: the last MLM validation of each MLM stage (``<stage>/train.log``; the converted
-model's: ``eval/mlm_abc_converted.log``, fairseq-validate), ``eval/cls_<model>.log``
+and transferred models': ``eval/mlm_<model>.log``, fairseq-validate), ``eval/cls_<model>.log``
 (fairseq-validate of the fine-tuned checkpoint with the
 best dev accuracy on the dev and test splits), ``finetune/<model>/train_seconds`` and the MLM
-stages' ``train_seconds``; and compares the converted checkpoint's tensors with the softmax
+stages' ``train_seconds``; with ``--transfer-updates`` K > 0 also the transfer stage's record in
+``abc_transferred/model.pt`` (updates, tokens, wall time, final MSE); and compares the converted checkpoint's tensors with the softmax
 one's (conversion must keep every pretrained tensor and only add W_phi). A missing or unparsable
 number is an error naming the file.
 """
@@ -26,12 +27,18 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from benchmarks.environment import cpu_model, git_commit  # noqa: E402
 
 MODELS = ("softmax", "abc_converted", "abc_continued", "abc_scratch")
+TRANSFERRED = ("abc_transferred", "abc_transferred_continued")  # with --transfer-updates K > 0
 LABELS = {"softmax": "softmax (pretrained)", "abc_converted": "ABC converted, no continued MLM",
-          "abc_continued": "ABC converted + continued MLM", "abc_scratch": "ABC from scratch (same budget)"}
+          "abc_continued": "ABC converted + continued MLM", "abc_scratch": "ABC from scratch (same budget)",
+          "abc_transferred": "ABC converted + attention transfer, no continued MLM",
+          "abc_transferred_continued": "ABC converted + attention transfer + continued MLM"}
 MLM_STAGE = {"softmax": "softmax", "abc_converted": None, "abc_continued": "abc_continued",
-             "abc_scratch": "abc_scratch"}  # None: no MLM training of its own
+             "abc_scratch": "abc_scratch", "abc_transferred": None,
+             "abc_transferred_continued": "abc_transferred_continued"}  # None: no MLM training of its own
 SHORT = {"softmax": "softmax", "abc_converted": "ABC converted\nno more MLM", "abc_continued": "ABC converted\n+ MLM",
-         "abc_scratch": "ABC\nfrom scratch"}
+         "abc_scratch": "ABC\nfrom scratch", "abc_transferred": "ABC transferred\nno more MLM",
+         "abc_transferred_continued": "ABC transferred\n+ MLM"}
+TRANSFER_RECORD = "abc_transfer"  # abc_fairseq.transfer's record in the checkpoint it writes
 SUBSET_RE = re.compile(r"on '(\w+)' subset \| (.*)$")
 
 
@@ -94,9 +101,23 @@ def machine():
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
-def collect(out):
+def transfer_record(out):
+    """The transfer stage's record (updates, tokens, wall seconds, per-module MSE) from its checkpoint."""
+    path = os.path.join(out, "abc_transferred", "model.pt")
+    if not os.path.isfile(path):
+        sys.exit("mini_table4_report: missing %s (--transfer-updates > 0)" % path)
+    record = torch.load(path, map_location="cpu", weights_only=False).get(TRANSFER_RECORD)
+    if not isinstance(record, dict):
+        sys.exit("mini_table4_report: %s carries no %r record" % (path, TRANSFER_RECORD))
+    return {key: record[key] for key in ("updates", "tokens", "wall_seconds", "lr", "max_tokens", "mse")
+            if key in record}
+
+
+def collect(out, models, transfer=None):
+    """One row per model. ``transfer_seconds``: the wall time of the transfer stage behind it (0 for
+    models without one), counted apart from the MLM seconds."""
     rows = {}
-    for name in MODELS:
+    for name in models:
         stage = MLM_STAGE[name]
         mlm_log = os.path.join(out, stage, "train.log") if stage else os.path.join(out, "eval", "mlm_%s.log" % name)
         cls_log = os.path.join(out, "eval", "cls_%s.log" % name)
@@ -106,6 +127,7 @@ def collect(out):
             "dev_accuracy": metric(cls, "valid", "accuracy", cls_log),
             "test_accuracy": metric(cls, "test", "accuracy", cls_log),
             "mlm_seconds": seconds(os.path.join(out, stage, "train_seconds")) if stage else 0,
+            "transfer_seconds": round(transfer["wall_seconds"]) if transfer and name in TRANSFERRED else 0,
             "finetune_seconds": seconds(os.path.join(out, "finetune", name, "train_seconds")),
         }
     return rows
@@ -115,19 +137,25 @@ def markdown(result):
     lines = ["# Table 4 in miniature: softmax RoBERTa -> ABC on real text", "",
              "Command: `bash scripts/roberta/mini_table4.sh %s`" % result["command_args"], "",
              "Settings: `%s`" % result["settings"], "",
-             "| model | MLM valid ppl | dev acc | test acc | MLM train s | fine-tune s |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for name in MODELS:
-        r = result["models"][name]
-        lines.append("| %s | %.2f | %.2f | %.2f | %s | %s |" % (LABELS[name], r["mlm_valid_ppl"], r["dev_accuracy"],
-                                                               r["test_accuracy"], r["mlm_seconds"],
-                                                               r["finetune_seconds"]))
+             "| model | MLM valid ppl | dev acc | test acc | MLM train s | transfer s | fine-tune s |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, r in result["models"].items():
+        lines.append("| %s | %.2f | %.2f | %.2f | %s | %s | %s |" % (
+            LABELS[name], r["mlm_valid_ppl"], r["dev_accuracy"], r["test_accuracy"], r["mlm_seconds"],
+            r["transfer_seconds"], r["finetune_seconds"]))
     c = result["conversion"]
     lines += ["", "Majority class: %(dev).2f (dev), %(test).2f (test)." % result["majority_class"],
               "", "Conversion kept %d of the %d pretrained tensors unchanged; added: %s." % (
         c["identical"], c["softmax_tensors"], ", ".join(c["added"]) or "none"),
         "MLM valid ppl: of each model's starting checkpoint (ABC converted: before any ABC training). "
-        "Accuracy: the fine-tuned checkpoint with the best dev accuracy, on dev and test.", "",
+        "Accuracy: the fine-tuned checkpoint with the best dev accuracy, on dev and test.", ""]
+    t = result.get("transfer")
+    if t:
+        mse = t.get("mse") or {}
+        lines += ["Attention transfer: %d updates, %d tokens, %.0f s, Adam lr %g; final MSE (mean over modules) %s." % (
+            t["updates"], t["tokens"], t["wall_seconds"], t["lr"],
+            "%.4g" % (sum(mse.values()) / len(mse)) if mse else "not recorded"), ""]
+    lines += [
         "Machine: %(cpu)s, torch %(torch)s, %(threads)s threads; commit %(commit)s; %(date)s." % result["machine"]]
     return "\n".join(lines) + "\n"
 
@@ -137,8 +165,8 @@ def plot(result, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = list(MODELS)
-    fig, (ax_acc, ax_ppl) = plt.subplots(1, 2, figsize=(11, 4))
+    names = list(result["models"])
+    fig, (ax_acc, ax_ppl) = plt.subplots(1, 2, figsize=(11 + 2.5 * (len(names) - len(MODELS)), 4))
     x = list(range(len(names)))
     for offset, key, label in ((-0.2, "dev_accuracy", "dev"), (0.2, "test_accuracy", "test")):
         values = [result["models"][n][key] for n in names]
@@ -166,11 +194,18 @@ def main(argv=None):
     parser.add_argument("--settings", default="", help="the run's settings, recorded as they are")
     parser.add_argument("--command-args", default="", help="the mini_table4.sh arguments, recorded as they are")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads of the run")
+    parser.add_argument("--transfer-updates", type=int, default=0, metavar="K",
+                        help="the run's transfer updates; K > 0 adds the two transferred models (default: 0)")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.out):
         parser.error("--out %s is not a folder" % args.out)
+    if args.transfer_updates < 0:
+        parser.error("--transfer-updates must be >= 0, got %d" % args.transfer_updates)
+    transfer = transfer_record(args.out) if args.transfer_updates else None
+    models = MODELS + (TRANSFERRED if transfer else ())
     result = {"settings": args.settings, "command_args": args.command_args,
-              "machine": dict(machine(), threads=args.threads), "models": collect(args.out),
+              "machine": dict(machine(), threads=args.threads), "models": collect(args.out, models, transfer),
+              "transfer": transfer,
               "majority_class": majority(args.out),
               "conversion": conversion_check(os.path.join(args.out, "softmax", "checkpoint_last.pt"),
                                              os.path.join(args.out, "abc_converted", "model.pt"))}

@@ -1,6 +1,7 @@
-"""The Table 4 miniature (scripts/roberta/mini_table4.sh) end to end at toy size: four finite
+"""The Table 4 miniature (scripts/roberta/mini_table4.sh) end to end at toy size: six finite
 accuracies and perplexities are parsed, conversion keeps every pretrained tensor and adds only
-W_phi, a second run resumes without retraining, and the script refuses what is not its own. Also
+W_phi, the transfer stage trains W_phi alone (tests/cli/test_transfer.py: that it lowers the MSE), a second run resumes
+without retraining, and the script refuses what is not its own. Also
 the embedded Rotten Tomatoes set: checksums as its README records, labels, disjoint splits."""
 
 import hashlib
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.slow  # the toy pipeline: five stages of fairseq traini
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts/roberta/mini_table4.sh"
 RT = ROOT / "data_prep/rotten_tomatoes"
-MODELS = ("softmax", "abc_converted", "abc_continued", "abc_scratch")
+MODELS = ("softmax", "abc_converted", "abc_continued", "abc_scratch", "abc_transferred", "abc_transferred_continued")
 PHI = "encoder.sentence_encoder.self_attn_phi.weight"
 TOY = ["--tiny", "--threads", "1"]
 
@@ -105,17 +106,17 @@ def test_refuses_a_folder_it_did_not_create(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
 
 
-def test_four_models_report_finite_accuracies_and_perplexities(toy_run):
+def test_six_models_report_finite_accuracies_and_perplexities(toy_run):
     out, proc = toy_run
     result = json.loads((out / "results.json").read_text())
-    assert set(result["models"]) == set(MODELS)
+    assert list(result["models"]) == list(MODELS)
     for name, row in result["models"].items():
         for key in ("dev_accuracy", "test_accuracy"):
             assert math.isfinite(row[key]) and 0 <= row[key] <= 100, (name, key, row)
         assert math.isfinite(row["mlm_valid_ppl"]) and row["mlm_valid_ppl"] > 1, (name, row)
     assert result["machine"]["threads"] == 1 and result["machine"]["torch"] == torch.__version__
     table = (out / "results.md").read_text()
-    assert table.count("| ABC ") == 3 and "| softmax" in table
+    assert table.count("| ABC ") == 5 and "| softmax" in table and "Attention transfer: 4 updates" in table
     assert (out / "results.png").stat().st_size > 0
     assert "results:" in proc.stderr
 
@@ -134,13 +135,28 @@ def test_conversion_keeps_every_pretrained_tensor(toy_run):
     assert report["identical"] == report["softmax_tensors"] == len(softmax) and report["added"] == [PHI]
 
 
+def test_transfer_stage_trains_phi_alone_and_lowers_the_attention_error(toy_run):
+    out, _ = toy_run
+    converted = torch.load(out / "abc_converted/model.pt", map_location="cpu", weights_only=False)["model"]
+    saved = torch.load(out / "abc_transferred/model.pt", map_location="cpu", weights_only=False)
+    transferred, record = saved["model"], saved["abc_transfer"]
+    assert set(transferred) == set(converted) and record["updates"] == 4 and record["trained"] == [PHI]
+    for key, tensor in converted.items():
+        assert torch.equal(transferred[key], tensor) != (key == PHI), key
+    log = (out / "abc_transferred/transfer.log").read_text()
+    mses = [float(m) for m in re.findall(r"\| mse ([\d.e+-]+) \|", log)]
+    assert len(mses) == 4 and all(map(math.isfinite, mses)), log[-2000:]  # one line an update below 10
+    row = json.loads((out / "results.json").read_text())["models"]["abc_transferred"]
+    assert row["transfer_seconds"] == round(record["wall_seconds"]) and row["mlm_seconds"] == 0
+
+
 def test_second_run_resumes_without_retraining(toy_run):
     out, _ = toy_run
     before = json.loads((out / "results.json").read_text())["models"]
     checkpoint = out / "abc_scratch/checkpoint_last.pt"
     stamp = checkpoint.stat().st_mtime_ns
     proc = run("--out", out, *TOY)
-    assert proc.stderr.count("skipping") == 7  # three MLM stages, four fine-tunings
+    assert proc.stderr.count("skipping") == 11  # four MLM stages, the transfer, six fine-tunings
     assert checkpoint.stat().st_mtime_ns == stamp
     after = json.loads((out / "results.json").read_text())["models"]
     assert {n: (r["dev_accuracy"], r["test_accuracy"]) for n, r in after.items()} == \
