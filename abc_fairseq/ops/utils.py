@@ -90,6 +90,18 @@ def check_tiles(chunk_size: Optional[int], block_size: Optional[int], tile_rows:
             raise ValueError(f"{name} must be >= 1, got {value}")
 
 
+STATE_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def check_state_dtype(state_dtype: Optional[torch.dtype]) -> torch.dtype:
+    """The kernels' chunk-state dtype: ``state_dtype`` (None: fp32), else a ValueError naming it."""
+    if state_dtype is None:
+        return torch.float32
+    if state_dtype not in STATE_DTYPES:
+        raise ValueError(f"state_dtype must be one of float32, float16, bfloat16 (or None), got {state_dtype}")
+    return state_dtype
+
+
 def default_scale(scale: Optional[float], head_dim: int) -> float:
     return head_dim ** -0.5 if scale is None else float(scale)
 

@@ -38,7 +38,7 @@ def tuning(monkeypatch):
 
     monkeypatch.setattr(tuning, "_elapsed", fake_elapsed)
     real = function.TritonCausalABC.apply
-    monkeypatch.setattr(function.TritonCausalABC, "apply", lambda *a: state["applied"].append(a[-2]) or real(*a))
+    monkeypatch.setattr(function.TritonCausalABC, "apply", lambda *a: state["applied"].append(a[-3]) or real(*a))
     yield state
     tuning.forget()
 
@@ -64,7 +64,7 @@ def test_a_candidate_that_cannot_launch_is_skipped(tuning, monkeypatch):
     real = function.forward_kernels
 
     def refusing(*args):
-        if args[-1] == 32:
+        if args[-2] == 32:  # the chunk (the last: the state dtype)
             raise OutOfResources(300_000, 232_448, "shared memory")
         return real(*args)
 

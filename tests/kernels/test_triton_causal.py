@@ -83,7 +83,7 @@ def test_a_forced_chunk_is_taken_and_exact(chunk, monkeypatch):
 
     taken = []
     real = causal_function.TritonCausalABC.apply
-    monkeypatch.setattr(causal_function.TritonCausalABC, "apply", lambda *a: taken.append(a[-2]) or real(*a))
+    monkeypatch.setattr(causal_function.TritonCausalABC, "apply", lambda *a: taken.append(a[-3]) or real(*a))
     monkeypatch.setenv("ABC_TRITON_CHUNK", str(chunk))
     _check(random_inputs(1, 1, 70, 16, 8, seed=chunk), torch.float32, 2e-5, 1e-4)
     assert taken == [chunk]
@@ -127,7 +127,8 @@ def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
     g_before[0, :3] = float("-inf")  # an empty prefix in some slots
     q, k, v = (torch.randn(Z, N, d, generator=gen) for _ in range(3))
     carry = torch.zeros(Z, n, 2 * d)
-    *_, norm = forward_kernels(q, k, v, logits, PrefixInKernels(g_before), None, carry, 0.25, 1.0, C)
+    *_, norm = forward_kernels(q, k, v, logits, PrefixInKernels(g_before), None, carry, 0.25, 1.0, C,
+                               torch.float32)
     g = torch.logaddexp(g_before.double()[:, None], torch.logcumsumexp(logits.double(), dim=1))
     e_end = g[:, [min(c + C - 1, N - 1) for c in range(0, N, C)]]
     e_prev = torch.cat([g_before.double()[:, None], e_end[:, :-1]], dim=1)
@@ -137,28 +138,37 @@ def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
     torch.testing.assert_close(norm.decay.double(), torch.exp(e_prev - e_end), rtol=1e-5, atol=1e-6)
 
 
-def test_a_half_precision_chunk_state_is_one_argument_and_exact():
-    """``state_dtype`` sets the dtype of the chunk state (the memory entering each chunk, saved for
-    the backward) and nothing else: with fp16 inputs and an fp16 state the output equals the float64
-    reference within the fp16 test's tolerance, and the backward reading that state equals the one
-    reading the fp32 state."""
-    from abc_fairseq.ops.causal.triton.function import backward_kernels, forward_kernels
-    from abc_fairseq.ops.causal.triton.geometry import PrefixInKernels
+# bf16 keeps 8 bits of the memories (fp16: 11): its outputs' error is that of bf16 inputs.
+@pytest.mark.parametrize("state_dtype,out_atol,grad_tol", [(torch.float16, 5e-3, 2e-2), (torch.bfloat16, 4e-2, 8e-2)])
+def test_a_half_precision_chunk_state_is_one_argument_of_the_op_and_exact(monkeypatch, state_dtype, out_atol,
+                                                                          grad_tol):
+    """``causal_abc(state_dtype=...)`` sets the dtype of the chunk state the kernels keep for the
+    backward (the memory entering each chunk) and nothing else: with fp16 inputs the output equals
+    the float64 reference within the state dtype's tolerance, and the gradients equal those of the
+    fp32 state within half precision's rounding of that state."""
+    from abc_fairseq.ops.causal.triton import function as causal_function
 
-    Z, N, n, d, C = 2, 37, 8, 16, 16
-    q, k, v, logits = (x[0].to(torch.float16) for x in random_inputs(1, Z, N, d, n, logit_scale=5.0, seed=21))
-    runs = {}
-    for state_dtype in (torch.float32, torch.float16):
-        out, final, mem, norm = forward_kernels(q, k, v, logits, PrefixInKernels(None), None, None, 0.25, 1.0, C,
-                                                state_dtype=state_dtype)
-        assert mem.dtype == state_dtype and final.dtype == torch.float32
-        grads = backward_kernels(q, k, v, logits, norm, None, mem, v, 0.25, 1.0, C, prefix=True)[:4]
-        runs[state_dtype] = out, grads
-    ref = reference_causal_abc(*(x[None].double() for x in (q, k, v, logits)), scale=0.25)[0]
-    out, grads = runs[torch.float16]
-    torch.testing.assert_close(out.double(), ref, rtol=0, atol=5e-3)
-    for g, g32 in zip(grads, runs[torch.float32][1]):
-        torch.testing.assert_close(g.double(), g32.double(), rtol=2e-2, atol=2e-2)
+    kept = []
+    real = causal_function.forward_kernels
+    monkeypatch.setattr(causal_function, "forward_kernels",
+                        lambda *a: kept.append(a[-1]) or real(*a))
+    inputs = [x.to(torch.float16) for x in random_inputs(1, 2, 37, 16, 8, logit_scale=5.0, seed=21)]
+    weight = torch.randn(inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
+    runs = {dtype: weighted_grads(lambda *x: _triton(*x, state_dtype=dtype), inputs, weight)
+            for dtype in (None, state_dtype)}
+    assert kept[-1] == state_dtype and torch.float32 in kept  # None: fp32
+    ref = reference_causal_abc(*(x.double() for x in inputs), scale=None)
+    out, grads = runs[state_dtype]
+    torch.testing.assert_close(out.double(), ref, rtol=0, atol=out_atol)
+    for g, g32 in zip(grads, runs[None][1]):
+        torch.testing.assert_close(g.double(), g32.double(), rtol=grad_tol, atol=grad_tol)
+
+
+@pytest.mark.parametrize("bad", [torch.float64, torch.int8, "float16"])
+def test_a_chunk_state_dtype_the_kernels_cannot_keep_is_refused_by_name(bad):
+    inputs = random_inputs(1, 1, 8, 8, 4, dtype=torch.float32)
+    with pytest.raises(ValueError, match="state_dtype"):
+        causal_abc(*inputs, backend="torch", state_dtype=bad)
 
 
 SCANS = {"aten.cumsum.default", "aten.cumprod.default", "aten.logcumsumexp.default", "aten._logcumsumexp.default",

@@ -72,6 +72,21 @@ def test_float16_inputs_keep_fp32_gates():
     _check(problem(1, 2, 37, 16, 8, "mixed", seed=2), torch.float16, 5e-3, 5e-3)
 
 
+@pytest.mark.parametrize("state_dtype", [torch.float16, torch.bfloat16])
+def test_a_half_precision_chunk_state_is_one_argument_of_the_op(state_dtype):
+    """``causal_gsa(state_dtype=...)``: the chunk state the kernels keep for the backward in half
+    precision; the output stays within the fp16 test's tolerance of the reference and the
+    gradients within half precision's rounding of that state of the fp32 state's."""
+    inputs = [x.to(torch.float16) for x in problem(1, 2, 37, 16, 8, "mixed", dv=24, seed=2)]
+    weight = torch.randn(inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
+    runs = {dtype: weighted_grads(lambda *x: _triton(*x, state_dtype=dtype), inputs, weight)
+            for dtype in (None, state_dtype)}
+    ref = reference_causal_gsa(*(x.double() for x in inputs))
+    assert_rows_close(runs[state_dtype][0].double(), ref, 5e-3)
+    for g, g32 in zip(runs[state_dtype][1], runs[None][1]):
+        torch.testing.assert_close(g.double(), g32.double(), rtol=2e-2, atol=2e-2)
+
+
 def test_state_passing_equals_one_call():
     q, k, v, g = problem(2, 1, 45, 16, 8, "mixed", seed=3, dtype=torch.float32)
     full, final = _triton(q, k, v, g, return_state=True)

@@ -6,7 +6,8 @@ from typing import Optional, Tuple, Union
 import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
-from ..utils import check_qkv_phi, check_state, check_tiles, compute_dtype, default_scale, dropout_keep_mask
+from ..utils import (check_qkv_phi, check_state, check_state_dtype, check_tiles, compute_dtype, default_scale,
+                     dropout_keep_mask)
 from .chunk import DEFAULT_CHUNK_SIZE, chunk_causal_abc
 from .recurrent import recurrent_causal_abc_step
 from .state import ABCState, check_in_place
@@ -43,6 +44,7 @@ def causal_abc(
     dropout_p: float = 0.0,
     dropout_mask: Optional[torch.Tensor] = None,
     backend: str = "auto",
+    state_dtype: Optional[torch.dtype] = None,
 ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
     """Causal ABC_MLP (Peng et al., Eq. 4 and 12 with the prefix normaliser of Appendix B.1).
 
@@ -71,6 +73,11 @@ def causal_abc(
         backend: "auto" (the Triton kernels for CUDA tensors when Triton imports, else PyTorch),
             "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1). The kernels ignore
             block_size and tile_rows; shapes they cannot take fall back to PyTorch (logged once).
+        state_dtype: the dtype in which the kernels keep each chunk's entering memory [N / C, n,
+            d + dv] per sequence-head between forward and backward: float32 (None, the default),
+            float16 or bfloat16 (half the bytes; the memories are normalised, |entries| <= max |k|,
+            |v|, but lose precision). The running memory and every product accumulate in fp32
+            whatever it is; the PyTorch path computes in fp32 and ignores it.
 
     Returns:
         out [B, H, N, dv] in q's dtype (and the final ABCState if ``return_state``). Normalisers,
@@ -79,6 +86,7 @@ def causal_abc(
     check_qkv_phi(q, k, v, phi_logits, same_length=True)
     check_backend(backend)
     check_tiles(chunk_size, block_size, tile_rows)
+    state_dtype = check_state_dtype(state_dtype)
     B, H, N, d = q.shape
     n, dv = phi_logits.shape[-1], v.shape[-1]
     scale = default_scale(scale, d)
@@ -96,7 +104,8 @@ def causal_abc(
                                  initial_state, return_state, keep_mask, keep_scale),
         "causal.triton.function",
         lambda kernels, guard: kernels.triton_causal_abc(q, k, v, phi_logits, scale, chunk, initial_state,
-                                                         return_state, keep_mask, keep_scale, guard))
+                                                         return_state, keep_mask, keep_scale, guard,
+                                                         state_dtype))
 
 
 def causal_abc_step(

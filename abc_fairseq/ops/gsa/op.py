@@ -8,7 +8,8 @@ import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
 from ..causal.state import check_in_place
-from ..utils import check_qkv_phi, check_state, check_tiles, compute_dtype, default_scale, dropout_keep_mask
+from ..utils import (check_qkv_phi, check_state, check_state_dtype, check_tiles, compute_dtype, default_scale,
+                     dropout_keep_mask)
 from .chunk import chunk_causal_gsa
 from .recurrent import recurrent_causal_gsa_step
 from .state import GSAState
@@ -41,7 +42,8 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
                initial_state: Optional[GSAState] = None,
                return_state: bool = False, dropout_p: float = 0.0,
                dropout_mask: Optional[torch.Tensor] = None,
-               backend: str = "auto") -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
+               backend: str = "auto", state_dtype: Optional[torch.dtype] = None
+               ) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
     """Causal gated slot attention (Zhang et al., 2024; equations in ``naive``).
 
     Args:
@@ -62,6 +64,7 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
             "torch", or "triton" (CPU tensors only under TRITON_INTERPRET=1), as for
             ``causal_abc``; the kernels ignore block_size and tile_rows and take finite log gates
             (the strategy's are).
+        state_dtype: the kernels' chunk-state dtype, as for ``causal_abc`` (None: float32).
 
     Returns:
         out [B, H, N, dv] in q's dtype (and the final GSAState if ``return_state``). Gates,
@@ -70,6 +73,7 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
     check_qkv_phi(q, k, v, log_gates, same_length=True, control_name="log_gates")
     check_backend(backend)
     check_tiles(chunk_size, block_size, tile_rows)
+    state_dtype = check_state_dtype(state_dtype)
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     scale = default_scale(scale, d)
@@ -85,7 +89,8 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
     return dispatch("causal_gsa", backend, q.device, reason, chunk_causal_gsa, torch_path,
                     "gsa.triton.function",
                     lambda kernels, guard: kernels.triton_causal_gsa(
-                        q, k, v, log_gates, scale, chunk, initial_state, return_state, keep, keep_scale, guard))
+                        q, k, v, log_gates, scale, chunk, initial_state, return_state, keep, keep_scale, guard,
+                        state_dtype))
 
 
 def causal_gsa_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,

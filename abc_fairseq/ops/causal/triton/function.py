@@ -3,7 +3,7 @@
 Launches: forward = 3 kernels (chunk sums and totals, scan of the memories and normalisers,
 output); backward = 3 kernels (rows, reverse scan, columns). Saved for the backward: the inputs,
 the chunk normalisers e_prev, e_end, decay [Z, N / C, n] and the memory entering each chunk
-[Z, N / C, n, d + dv] in the chunk state's dtype (``forward_kernels``' ``state_dtype``, fp32 by default).
+[Z, N / C, n, d + dv] in the chunk state's dtype (the ops' ``state_dtype`` argument, fp32 by default).
 
 ABC's prefix normalisers are found inside the kernels, chunk by chunk (``geometry.PrefixInKernels``):
 no PyTorch op runs over the sequence. (A PyTorch ``torch.logcumsumexp`` before the kernels, the H100
@@ -28,7 +28,6 @@ from .scan import chunk_scan_kernel
 SCAN_BLOCK = 256
 # The chunk state's dtype by default (the memory entering each chunk, saved for the backward):
 # fp32. The kernels read it into fp32 and take it to the tensor cores in the inputs' dtype.
-STATE_DTYPE = torch.float32
 
 
 def _sizes(q, v, logits, chunk):
@@ -53,7 +52,7 @@ def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=
 
 
 def forward_kernels(q, k, v, logits, norm: Union[ChunkNormalisers, PrefixInKernels], keep, carry, scale,
-                    keep_scale, chunk, state_dtype: torch.dtype = STATE_DTYPE):
+                    keep_scale, chunk, state_dtype: torch.dtype):
     """The forward launches: (out [Z, N, dv], the memory after the last row [Z, n, d + dv] fp32, the
     memory entering each chunk [Z, nc, n, d + dv] in ``state_dtype``, the ChunkNormalisers the
     backward takes (which reads the chunk state in whatever dtype it has)).
@@ -123,14 +122,15 @@ class TritonCausalABC(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; logits: [Z, N, n]; keep: int8 [Z, N, n] or None (no
     dropout); carry [Z, n, d + dv] and g_before [Z, n]: the fp32 memory before row 0 (a constant),
     both None for none; guard: the
-    ``ops.backend.KernelGuard`` running the backward (None: failures raise).
+    ``ops.backend.KernelGuard`` running the backward (None: failures raise); state_dtype: the
+    dtype of the chunk memories kept for the backward.
     Returns out [Z, N, dv] in q's dtype, the memory after the last row and its normaliser (a
     view of the saved e_end: copy it before changing it)."""
 
     @staticmethod
-    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, guard):
+    def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, guard, state_dtype):
         out, final, mem, norm = forward_kernels(q, k, v, logits, PrefixInKernels(g_before), keep, carry, scale,
-                                                keep_scale, chunk)
+                                                keep_scale, chunk, state_dtype)
         ctx.save_for_backward(q, k, v, logits, keep, carry, g_before, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         g_last = norm.e_end[:, -1]  # the last chunk's e_end is g at row N - 1 (no copy: no launch)
@@ -152,15 +152,16 @@ class TritonCausalABC(torch.autograd.Function):
         else:
             grads = ctx.guard.backward(kernels, partial(_torch_forward, ctx, carry, g_before, keep), (q, k, v, logits),
                                        tuple(ctx.needs_input_grad[:4]), (grad_out,))
-        return (*grads, None, None, None, None, None, None, None)
+        return (*grads, None, None, None, None, None, None, None, None)
 
 
 def measured_chunk(q, k, v, n: int, keep, carry, normalisers: Callable, scale: float, keep_scale: float,
-                   chunk: int, prefix: bool) -> int:
+                   chunk: int, prefix: bool, state_dtype: torch.dtype) -> int:
     """The chunk the kernels run at (``tuning``): the fastest candidate for this size class, timed
     once as one forward and backward on these inputs. q, k, v, keep, carry: as the Function takes
     them; n: the memory size; ``normalisers(chunk)`` -> (logits, what ``forward_kernels`` takes)
-    at that chunk; ``prefix``: as in ``backward_kernels`` (True for ABC, False for GSA)."""
+    at that chunk; ``prefix``: as in ``backward_kernels`` (True for ABC, False for GSA);
+    ``state_dtype``: as the Function keeps the chunk memories."""
     Z, N, d = q.shape
     dv = v.shape[-1]
     candidates = chunk_candidates(chunk, n, d, dv, q.dtype, q.device)
@@ -168,7 +169,7 @@ def measured_chunk(q, k, v, n: int, keep, carry, normalisers: Callable, scale: f
     def trial(c: int) -> None:
         with torch.no_grad():
             logits, norm = normalisers(c)
-            out, _, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, c)
+            out, _, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, c, state_dtype)
             backward_kernels(q, k, v, logits, norm, keep, mem, out, scale, keep_scale, c, prefix)
 
     widths = causal_tiles(chunk, n, d, dv, q.dtype)
@@ -195,13 +196,15 @@ def flatten_heads(q, k, v, control, keep: Optional[torch.Tensor], memories: Opti
 
 def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
                       initial_state: Optional[ABCState], return_state: bool,
-                      keep: Optional[torch.Tensor], keep_scale: float, guard=None
+                      keep: Optional[torch.Tensor], keep_scale: float, guard=None,
+                      state_dtype: torch.dtype = torch.float32
                       ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
     """``causal_abc`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; phi_logits:
     [B, H, N, n]; keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p);
     initial_state: already checked against the inputs (``causal.op``). ``guard``: the
     ``ops.backend.KernelGuard`` that lets a backward failing to compile or launch recompute on the
-    PyTorch path (None: failures raise)."""
+    PyTorch path (None: failures raise). ``state_dtype``: the chunk memories kept for the backward
+    (checked by ``causal.op``)."""
     B, H, N, d = q.shape
     n, dv = phi_logits.shape[-1], v.shape[-1]
     Z = B * H
@@ -211,9 +214,9 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
     else:
         g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
     chunk = measured_chunk(*flat[:3], n, keep, carry, lambda c: (flat[3], PrefixInKernels(g_before)),
-                           float(scale), float(keep_scale), chunk, prefix=True)
+                           float(scale), float(keep_scale), chunk, prefix=True, state_dtype=state_dtype)
     out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale), float(keep_scale),
-                                               chunk, guard)
+                                               chunk, guard, state_dtype)
     out = out.reshape(B, H, N, dv)
     if not return_state:
         return out

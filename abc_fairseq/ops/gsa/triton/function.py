@@ -50,13 +50,15 @@ def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
 class TritonCausalGSA(torch.autograd.Function):
     """q, k: [Z, N, d]; v: [Z, N, dv]; log_gates: [Z, N, n]; keep: int8 [Z, N, n] or None (no
     dropout); carry [Z, n, d + dv]: the fp32 memories before row 0 (a constant; None: zeros); guard: the
-    ``ops.backend.KernelGuard`` running the backward (None: failures raise). Returns out
+    ``ops.backend.KernelGuard`` running the backward (None: failures raise); state_dtype: the
+    dtype of the chunk memories kept for the backward. Returns out
     [Z, N, dv] in q's dtype and the memories after the last row [Z, n, d + dv] fp32."""
 
     @staticmethod
-    def forward(ctx, q, k, v, log_gates, keep, carry, scale, keep_scale, chunk, guard):
+    def forward(ctx, q, k, v, log_gates, keep, carry, scale, keep_scale, chunk, guard, state_dtype):
         logits, norm = gated_normalisers(log_gates, chunk)
-        out, final, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk)
+        out, final, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk,
+                                                state_dtype)
         ctx.save_for_backward(q, k, v, log_gates, logits, keep, carry, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         ctx.mark_non_differentiable(final)
@@ -78,22 +80,25 @@ class TritonCausalGSA(torch.autograd.Function):
         else:
             grads = ctx.guard.backward(kernels, partial(_torch_forward, ctx, carry, keep), (q, k, v, log_gates),
                                        tuple(ctx.needs_input_grad[:4]), (grad_out,))
-        return (*grads, None, None, None, None, None, None)
+        return (*grads, None, None, None, None, None, None, None)
 
 
 def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_state: Optional[GSAState],
                       return_state: bool, keep: Optional[torch.Tensor], keep_scale: float,
-                      guard=None) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
+                      guard=None, state_dtype: torch.dtype = torch.float32
+                      ) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
     """``causal_gsa`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; log_gates: [B, H, N, n];
     keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p); initial_state: already
     checked against the inputs. ``guard``: the ``ops.backend.KernelGuard`` that lets a backward
-    failing to compile or launch recompute on the PyTorch path (None: failures raise)."""
+    failing to compile or launch recompute on the PyTorch path (None: failures raise).
+    ``state_dtype``: the chunk memories kept for the backward (checked by ``gsa.op``)."""
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     flat, keep, carry = flatten_heads(q, k, v, log_gates, keep, initial_state)
     chunk = measured_chunk(*flat[:3], n, keep, carry, lambda c: gated_normalisers(flat[3], c), float(scale),
-                           float(keep_scale), chunk, prefix=False)
-    out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard)
+                           float(keep_scale), chunk, prefix=False, state_dtype=state_dtype)
+    out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard,
+                                       state_dtype)
     out = out.reshape(B, H, N, dv)
     if not return_state:
         return out
