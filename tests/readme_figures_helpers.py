@@ -92,6 +92,7 @@ BIBLE_GSA = "docs/gsa/bible_mt_seeds/compare_bible.json"
 ROBERTA_MINI = "docs/roberta_mini/results.json"
 UPTRAIN = "docs/uptraining/results.json"
 TRANSFER = "docs/uptraining/transfer_results.json"
+ROBERTA_TRANSFER = ("docs/roberta_mini/transfer/results.json", "docs/roberta_mini/transfer/seed2/results.json")
 CPU_DECODE = "docs/benchmarks/cpu/decode.json"
 H100_DECODE = "docs/benchmarks/h100/decode.json"
 H100_SELFCHECK = "docs/benchmarks/h100/selfcheck.json"
@@ -113,6 +114,24 @@ def start_gap(data, variant, stage):
     percent, before any LM update (transfer_results.json's start gaps)."""
     gaps = [g["gap"] for g in data["start_gaps"] if (g["variant"], g["stage"]) == (variant, stage)]
     return 100 * sum(gaps) / len(gaps)
+
+
+def roberta_transfer(_):
+    """The mini Table 4 with attention transfer, mean of its two seeds: transfer updates, the
+    converted and transferred models' MLM valid perplexity over the softmax source's (percent,
+    before any MLM update), and the transferred and softmax models' test accuracy."""
+    runs = [load(path) for path in ROBERTA_TRANSFER]
+
+    def mean(f):
+        return sum(f(r) for r in runs) / len(runs)
+
+    def gap(r, name):
+        return 100 * (r["models"][name]["mlm_valid_ppl"] / r["models"]["softmax"]["mlm_valid_ppl"] - 1)
+
+    assert len({r["transfer"]["updates"] for r in runs}) == 1
+    return (runs[0]["transfer"]["updates"], len(runs), mean(lambda r: gap(r, "abc_converted")),
+            mean(lambda r: gap(r, "abc_transferred")), mean(lambda r: r["models"]["abc_transferred"]["test_accuracy"]),
+            mean(lambda r: r["models"]["softmax"]["test_accuracy"]))
 
 
 def ahead_of_fla(data):
@@ -284,4 +303,8 @@ PROSE = [
      "On a source trained {:,} updates ({} seeds), attention transfer ({} updates) takes the converted "
      "model's test perplexity before any update from {:+.0f}% to {:+.0f}% of its source's (ABC-64; GSA-64: "
      "{:+.0f}% to {:+.0f}%), and a window of 64 tokens + 4 sinks with no training is at {:+.1f}%"),
+    (ROBERTA_TRANSFER[0], roberta_transfer,
+     "With attention transfer ({} updates of W_phi alone; {} seeds), the converted model's MLM valid perplexity "
+     "before any MLM update goes from {:+.1f}% to {:+.1f}% of the softmax source's, and its fine-tuned test "
+     "accuracy is {:.2f} (softmax {:.2f})"),
 ]
