@@ -7,8 +7,9 @@ and transferred models': ``eval/mlm_<model>.log``, fairseq-validate), ``eval/cls
 (fairseq-validate of the fine-tuned checkpoint with the
 best dev accuracy on the dev and test splits), ``finetune/<model>/train_seconds`` and the MLM
 stages' ``train_seconds``; with ``--transfer-updates`` K > 0 also the transfer stage's record in
-``abc_transferred/model.pt`` (updates, tokens, wall time, final MSE); and compares the converted checkpoint's tensors with the softmax
-one's (conversion must keep every pretrained tensor and only add W_phi). A missing or unparsable
+``abc_transferred/model.pt`` (updates, tokens, wall time, final MSE); and compares the converted
+checkpoint's tensors with the softmax one's (conversion must keep every pretrained tensor and only
+add W_phi). A missing or unparsable
 number is an error naming the file.
 """
 

@@ -6,8 +6,15 @@ from typing import Optional, Tuple, Union
 import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
-from ..utils import (check_qkv_phi, check_state, check_state_dtype, check_tiles, compute_dtype, default_scale,
-                     dropout_keep_mask)
+from ..utils import (
+    check_qkv_phi,
+    check_state,
+    check_state_dtype,
+    check_tiles,
+    compute_dtype,
+    default_scale,
+    dropout_keep_mask,
+)
 from .chunk import DEFAULT_CHUNK_SIZE, chunk_causal_abc
 from .recurrent import recurrent_causal_abc_step
 from .state import ABCState, check_in_place

@@ -8,8 +8,15 @@ import torch
 
 from ..backend import check_backend, dispatch, kernel_chunk, unsupported
 from ..causal.state import check_in_place
-from ..utils import (check_qkv_phi, check_state, check_state_dtype, check_tiles, compute_dtype, default_scale,
-                     dropout_keep_mask)
+from ..utils import (
+    check_qkv_phi,
+    check_state,
+    check_state_dtype,
+    check_tiles,
+    compute_dtype,
+    default_scale,
+    dropout_keep_mask,
+)
 from .chunk import chunk_causal_gsa
 from .recurrent import recurrent_causal_gsa_step
 from .state import GSAState
