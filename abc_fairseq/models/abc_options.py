@@ -31,7 +31,7 @@ from fairseq.dataclass import ChoiceEnum
 from fairseq.utils import safe_getattr
 
 from ..ops.backend import BACKENDS, backend_unavailable
-from ..strategies import STRATEGIES, Setting, Strategy, StrategyOptions, all_settings, get_strategy
+from ..strategies import STRATEGIES, Setting, Strategy, StrategyOptions, all_settings, attention_choices, get_strategy
 from .setting_fields import with_setting_fields  # noqa: F401 (part of the schema: dataclass models' settings)
 
 logger = logging.getLogger(__name__)
@@ -88,12 +88,6 @@ class AttentionPosition(NamedTuple):
     def choices(self) -> Tuple[str, ...]:
         """softmax and the strategies registered now that support this position's mode, in flag order."""
         return tuple(c for c in attention_choices() if c == "softmax" or self.mode in STRATEGIES[c].modes)
-
-
-def attention_choices() -> Tuple[str, ...]:
-    """Every ``--{position}-attn`` value as the registry stands now: abc, softmax, then the other
-    strategies in registration order."""
-    return ("abc", "softmax") + tuple(name for name in STRATEGIES if name != "abc")
 
 
 def __getattr__(name: str):

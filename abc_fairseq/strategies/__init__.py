@@ -21,13 +21,14 @@ from ._kernel import KernelAttention
 from ._slots import SlotStrategy
 from .base import MODES, ControlModule, Memory, Setting, State, Strategy, StrategyOptions
 from .phi import PhiProjection
-from .registry import STRATEGIES, all_settings, get_strategy, register, strategy_names
+from .registry import STRATEGIES, all_settings, attention_choices, get_strategy, register, strategy_names
 from .spec import ABCAttentionSpec
 
 __all__ = [
     "ABCAttentionSpec",
     "MODES",
     "STRATEGIES",
+    "attention_choices",
     "ControlModule",
     "KernelAttention",
     "Memory",

@@ -45,6 +45,12 @@ def strategy_names() -> Tuple[str, ...]:
     return tuple(STRATEGIES)
 
 
+def attention_choices() -> Tuple[str, ...]:
+    """Every ``--{position}-attn`` value as the registry stands now: abc, softmax, then the other
+    strategies in registration order."""
+    return ("abc", "softmax") + tuple(name for name in STRATEGIES if name != "abc")
+
+
 def get_strategy(name: str, flag: str = "strategy") -> Type[Strategy]:
     """The class registered as ``name``; the error names ``flag`` and the choices."""
     try:

@@ -165,13 +165,13 @@ fi
 abc_args=(--user-dir "$repo/abc_fairseq")
 if [[ "$arch" == abc_* ]]; then
     # --user-dir imports the plugin, which registers its architectures and attention strategies;
-    # check both before launching anything.
+    # check both before launching anything, without importing fairseq (abc_fairseq.architectures
+    # reads the names from the plugin's source; the strategies' registry needs only torch).
     choices="$(cd "$repo" && "$py" - "$arch" 2>/dev/null <<'PY'
 import sys
-import abc_fairseq  # noqa: F401
-from fairseq.models import ARCH_MODEL_REGISTRY
-from abc_fairseq.models.abc_options import attention_choices
-if sys.argv[1] not in ARCH_MODEL_REGISTRY:
+from abc_fairseq.architectures import architecture_names
+from abc_fairseq.strategies import attention_choices
+if sys.argv[1] not in architecture_names():
     sys.exit(1)
 print(" ".join(attention_choices()))
 PY

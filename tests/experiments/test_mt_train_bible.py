@@ -1,8 +1,9 @@
 """Real data in CI: the embedded Spanish-English Bible corpus, prepared like IWSLT14 ES-EN,
 a tiny ABC translation model trained on it on CPU, translated and scored with SacreBLEU.
 
-The end-to-end test takes a few minutes on two CPU cores; ABC_MT_TEST_UPDATES (default 300)
-sets its training length.
+The end-to-end test takes a few minutes on two CPU cores; ABC_MT_TEST_UPDATES (default 240)
+sets its training length. BLEU on the test split against copying the source (0.11), on a 2-core
+Xeon: 1.79 at 180 updates, 3.26 at 240, 4.18 at 300; the test asks for 1 point above copying.
 """
 
 import hashlib
@@ -137,7 +138,7 @@ def test_bible_prepared_like_iwslt(bible_run):
 def test_tiny_abc_model_beats_the_copy_baseline(bible_run):
     data, work = bible_run["data"], bible_run["work"]
     save = work / "ckpt"
-    updates = os.environ.get("ABC_MT_TEST_UPDATES", "300")
+    updates = os.environ.get("ABC_MT_TEST_UPDATES", "240")
     _run(["bash", REPO / "scripts/mt/train.sh", "--dataset", "tiny", "--data", data, "--save-dir", save, "--cpu",
           "--max-update", updates, "--", "--num-workers", "0", "--no-progress-bar"])
     assert (save / "checkpoint_last.pt").is_file()
