@@ -128,6 +128,18 @@ def check_output(input_path: str, output: str, force: bool, tool: str = "the con
                               f"carries no {record_key!r} record: left as it is")
 
 
+def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two tensors hold the same dtype, shape and bits. Not ``torch.equal``: a NaN is not
+    equal to itself, and fairseq models carry uninitialised buffers (the sinusoidal positions'
+    ``_float_tensor``, ``torch.FloatTensor(1)``) whose bits may read as NaN."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.numel() == 0:
+        return True
+    flat = [t.detach().cpu().contiguous().reshape(-1) for t in (a, b)]
+    return torch.equal(*(t.view(torch.uint8) for t in flat))
+
+
 def write_checkpoint(state: dict, output: str) -> None:
     """Save ``state`` to ``output`` through a fresh temporary file, checked by reading it back."""
     folder = os.path.dirname(os.path.abspath(output))
@@ -138,7 +150,7 @@ def write_checkpoint(state: dict, output: str) -> None:
         torch.save(state, tmp)
         saved = torch.load(tmp, map_location="cpu", weights_only=True)["model"]
         for key, tensor in state["model"].items():
-            if key not in saved or not torch.equal(saved[key], tensor):
+            if key not in saved or not same_bits(saved[key], tensor):
                 raise ConversionError(f"--output {output}: {key} did not read back as written (disk full?)")
         os.replace(tmp, output)
     finally:

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 
 import torch
 
-from ..convert.checkpoint_io import CONVERSION_KEY, load_checkpoint
+from ..convert.checkpoint_io import CONVERSION_KEY, load_checkpoint, same_bits
 from .errors import TransferError
 
 
@@ -158,6 +158,6 @@ def changed_frozen(student: torch.nn.Module, raw_model: Dict[str, torch.Tensor],
         if key in trained:
             continue
         kept = raw_model.get(key)
-        if kept is None or kept.dtype != tensor.dtype or not torch.equal(kept, tensor.detach().cpu()):
+        if kept is None or not same_bits(kept, tensor):
             changed.append(key)
     return changed

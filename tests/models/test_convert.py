@@ -246,3 +246,26 @@ def test_family_is_told_by_the_architecture_or_the_names(lm_dir, mt_dir, tmp_pat
     assert mt["abc_conversion"]["attention"]["decoder_cross_attn"] == "abc"  # abc_transformer's defaults
     attention = mt["abc_conversion"]["attention"]
     assert (attention["decoder_self_memory"], attention["encoder_attn"]) == (8, "softmax")
+
+
+def test_checkpoint_tensors_are_compared_bit_for_bit_nan_included(tmp_path):
+    """fairseq's sinusoidal positions carry an uninitialised buffer (``_float_tensor``) whose bits
+    may read as NaN: the converter's read-back check and transfer's frozen-tensor check compare
+    bits, so such a buffer passes both, while a changed bit (0.0 against -0.0) does not."""
+    from abc_fairseq.convert.checkpoint_io import same_bits, write_checkpoint
+    from abc_fairseq.transfer.models import changed_frozen
+
+    nan = torch.tensor([float("nan"), 1.0])
+    write_checkpoint({"model": {"decoder.embed_positions._float_tensor": nan}}, str(tmp_path / "out.pt"))
+    saved = torch.load(tmp_path / "out.pt", weights_only=True)["model"]["decoder.embed_positions._float_tensor"]
+    assert same_bits(saved, nan) and not torch.equal(saved, nan)
+    assert not same_bits(torch.tensor([0.0]), torch.tensor([-0.0]))
+    assert not same_bits(torch.tensor([1]), torch.tensor([1.0]))
+
+    student = torch.nn.Linear(2, 2)
+    student.register_buffer("_float_tensor", nan.clone())
+    raw = {k: v.clone() for k, v in student.state_dict().items()}
+    assert changed_frozen(student, raw, []) == []
+    with torch.no_grad():
+        student.bias.add_(1.0)
+    assert changed_frozen(student, raw, []) == ["bias"] and changed_frozen(student, raw, ["bias"]) == []
