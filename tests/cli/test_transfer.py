@@ -20,6 +20,7 @@ from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq_helpers import ROOT, fairseq, parse
 from omegaconf import OmegaConf
 
+from abc_fairseq.convert.checkpoint_io import same_bits
 from abc_fairseq.convert.cli import main as convert
 from abc_fairseq.convert.train_flags import run_flags
 from abc_fairseq.modules import ABCMultiheadAttention
@@ -161,9 +162,9 @@ def test_transfer_lowers_every_modules_attention_error_and_changes_only_the_adde
     for key, tensor in converted["model"].items():
         kept = written["model"][key]
         assert kept.dtype == tensor.dtype and kept.shape == tensor.shape
-        assert torch.equal(kept, tensor) != (key in added), key  # trained: moved; the rest: bit for bit
+        assert same_bits(kept, tensor) != (key in added), key  # trained: moved; the rest: bit for bit
     for key, tensor in source["model"].items():
-        assert torch.equal(written["model"][key], tensor), key
+        assert same_bits(written["model"][key], tensor), key
     assert {k: v for k, v in written.items() if k not in ("model", TRANSFER_KEY)} == \
         {k: v for k, v in converted.items() if k != "model"}  # the converter's layout (args or cfg) and records
     assert written[TRANSFER_KEY]["updates"] == 40 and written[TRANSFER_KEY]["tokens"] > 40 * 64
@@ -178,7 +179,7 @@ def test_only_the_added_tensors_take_gradients_and_train_qk_adds_q_and_k(checkpo
     out = tmp_path / "qk.pt"
     transfer(config(checkpoints, "abc", out, max_updates=2, train_qk=True))
     converted, written = load_state(checkpoints / "abc.pt")["model"], load_state(out)["model"]
-    moved = sorted(k for k in converted if not torch.equal(converted[k], written[k]))
+    moved = sorted(k for k in converted if not same_bits(converted[k], written[k]))
     qk = [f"decoder.layers.{i}.self_attn.{p}.{w}" for i in (0, 1) for p in ("k_proj", "q_proj")
           for w in ("bias", "weight")]
     assert moved == sorted([PHI, *qk])
