@@ -94,7 +94,8 @@ def test_help_and_bad_flags(tmp_path):
     assert "--pretrain-updates" in help_text and "Stages" in help_text and "--transfer-updates" in help_text
     for args, named in ((["--dim", "x"], "--dim"), (["--bogus"], "--bogus"), (["--mlm-lr", "fast"], "--mlm-lr"),
                         (["--dim", "30", "--heads", "4"], "--heads"), (["--memory"], "--memory"),
-                        (["--transfer-updates", "x"], "--transfer-updates"), (["--transfer-lr", "fast"], "--transfer-lr")):
+                        (["--transfer-updates", "x"], "--transfer-updates"),
+                        (["--transfer-lr", "fast"], "--transfer-lr")):
         proc = run("--out", tmp_path / "never", *args, check=False)
         assert proc.returncode != 0 and named in proc.stderr, (args, proc.stderr)
     assert not (tmp_path / "never").exists()
