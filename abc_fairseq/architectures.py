@@ -31,10 +31,9 @@ def architecture_names(models_dir: Path = MODELS_DIR) -> Tuple[str, ...]:
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
         for node in ast.walk(tree):
             called = getattr(node.func, "id", None) if isinstance(node, ast.Call) else None
-            if called == DECORATOR and len(node.args) == 2:
-                found.append((path.name, node.lineno, _literal(node.args[1], path, DECORATOR)))
-            elif called == DECORATOR:
-                raise ValueError(f"{path}:{node.lineno}: {DECORATOR} needs a literal name to be read here")
+            if called == DECORATOR:  # the call itself stands for a missing name: no literal
+                name = node.args[1] if len(node.args) == 2 else node
+                found.append((path.name, node.lineno, _literal(name, path, DECORATOR)))
             elif called == MODEL_DECORATOR and (len(node.args) > 1 or any(k.arg == "dataclass" for k in node.keywords)):
                 found.append((path.name, node.lineno, _literal(node.args[0], path, MODEL_DECORATOR)))
     return tuple(name for *_, name in sorted(found))

@@ -118,7 +118,7 @@ def causal_abc(dtype, width, chunk):
 
     q, k, v, logits = _inputs(dtype, width, "bhn", "q", "k", "v", "logits")
     _backward(triton_causal_abc(q, k, v, logits, width ** -0.5, chunk, None, False, _keep(width),
-                                1.0 / (1.0 - DROPOUT)))
+                                1.0 / (1.0 - DROPOUT), state_dtype=torch.float32))
 
 
 def causal_gsa(dtype, width, chunk):
@@ -127,7 +127,7 @@ def causal_gsa(dtype, width, chunk):
     q, k, v, gates = _inputs(dtype, width, "bhn", "q", "k", "v", "gates")
     log_gates = torch.nn.functional.logsigmoid(gates.detach().float()).to(dtype).requires_grad_()
     _backward(triton_causal_gsa(q, k, v, log_gates, width ** -0.5, chunk, None, False, _keep(width),
-                                1.0 / (1.0 - DROPOUT)))
+                                1.0 / (1.0 - DROPOUT), state_dtype=torch.float32))
 
 
 def bidirectional(dtype, width, chunk):

@@ -103,9 +103,6 @@ class Plan:
         return os.path.join(self.root, "runs", name)
 
     # --- single steps -------------------------------------------------------------------------
-    def data_step(self) -> Step:
-        return data_step(self.data)
-
     def train_step(self, model: str, seed: int, updates: int) -> Step:
         """fairseq-train from scratch with the quickstart's arguments; checkpoints every 25 updates
         for softmax trained beyond P (its curve to P + U), else every 100 (P and P + U; fairseq
@@ -163,7 +160,7 @@ class Plan:
     # --- the whole plan -----------------------------------------------------------------------
     def steps(self) -> List[Step]:
         P, F = S.PRETRAIN_UPDATES, self.final
-        out = [self.data_step()]
+        out = [data_step(self.data)]
         for seed in self.seeds:
             out.append(self.train_step("softmax", seed, F))
             out += self.evals(S.scratch_name("softmax", seed), "softmax", seed, [P, F])

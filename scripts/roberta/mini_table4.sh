@@ -133,25 +133,31 @@ common=("${user_dir[@]}" --cpu --num-workers 0 --seed "$seed" --log-format simpl
     --no-epoch-checkpoints)
 abc=(--encoder-attn abc --encoder-memory "$memory")
 
-train() {  # DIR UPDATES_OR_EPOCHS_DESC [--finetune-from-model FILE] fairseq-train args...
-    local dir="$1" desc="$2" key
-    shift 2
-    key="$(done_key "$@")"
+stage() {  # DIR DESC KEY RESUME_FILE LOG TOOL command...: run a resumable stage once per KEY
+    local dir="$1" desc="$2" key="$3" resume="$4" stage_log="$5" tool="$6"
+    shift 6
     if is_done "$dir" "$key"; then log "$(basename "$dir"): done ($desc); skipping"; return 0; fi
     mkdir -p "$dir"
-    if [ -f "$dir/checkpoint_last.pt" ]; then
+    if [ -f "$resume" ]; then
         [ "$(cat "$dir/.key" 2>/dev/null)" = "$key" ] || die "$dir holds a run with other settings; remove it"
-        log "$(basename "$dir"): resuming from $dir/checkpoint_last.pt ($desc)"
+        log "$(basename "$dir"): resuming from $resume ($desc)"
     else
-        log "$(basename "$dir"): training ($desc); log: $dir/train.log"
+        log "$(basename "$dir"): training ($desc); log: $stage_log"
     fi
     printf '%s\n' "$key" >"$dir/.key"
     local start status=0
     start="$(date +%s)"
-    fairseq-train "$@" --save-dir "$dir" >>"$dir/train.log" 2>&1 || status=$?
+    "$@" >>"$stage_log" 2>&1 || status=$?
     echo $(($(cat "$dir/train_seconds" 2>/dev/null || echo 0) + $(date +%s) - start)) >"$dir/train_seconds"
-    [ "$status" = 0 ] || { tail -20 "$dir/train.log" >&2; die "fairseq-train failed for $dir (log: $dir/train.log)"; }
+    [ "$status" = 0 ] || { tail -20 "$stage_log" >&2; die "$tool failed for $dir (log: $stage_log)"; }
     printf '%s\n' "$key" >"$dir/.done"
+}
+
+train() {  # DIR UPDATES_OR_EPOCHS_DESC [--finetune-from-model FILE] fairseq-train args...
+    local dir="$1" desc="$2"
+    shift 2
+    stage "$dir" "$desc" "$(done_key "$@")" "$dir/checkpoint_last.pt" "$dir/train.log" fairseq-train \
+        fairseq-train "$@" --save-dir "$dir"
 }
 
 mlm() {  # DIR UPDATES [args...]
@@ -184,19 +190,10 @@ if [ "$K" -gt 0 ]; then
     transfer_args=(--input "$conv/model.pt" --output "$tdir/model.pt" --save-dir "$tdir/run" --data "$data/mlm"
         --max-updates "$K" --lr "$transfer_lr" --max-tokens "$((batch * tps))" --seed "$seed" --cpu
         --log-interval "$(( K >= 10 ? K / 10 : 1 ))")
-    key="$(done_key "${transfer_args[@]}" "$(sha256sum <"$conv/model.pt")")"
-    if is_done "$tdir" "$key"; then
-        log "abc_transferred: done ($K transfer updates); skipping"
-    else
-        mkdir -p "$tdir"
-        [ ! -f "$tdir/run/transfer_last.pt" ] || [ "$(cat "$tdir/.key" 2>/dev/null)" = "$key" ] \
-            || die "$tdir holds a transfer of another converted model or with other settings; remove it"
-        printf '%s\n' "$key" >"$tdir/.key"
-        log "abc_transferred: $K attention-transfer updates from $conv/model.pt; log: $tdir/transfer.log"
-        "$PY" -m abc_fairseq.transfer "${transfer_args[@]}" --force >>"$tdir/transfer.log" 2>&1 \
-            || { tail -20 "$tdir/transfer.log" >&2; die "abc_fairseq.transfer failed (log: $tdir/transfer.log)"; }
-        printf '%s\n' "$key" >"$tdir/.done"
-    fi
+    # The key covers the converted model's bytes: a new conversion is another transfer.
+    stage "$tdir" "$K attention-transfer updates from $conv/model.pt" \
+        "$(done_key "${transfer_args[@]}" "$(sha256sum <"$conv/model.pt")")" "$tdir/run/transfer_last.pt" \
+        "$tdir/transfer.log" abc_fairseq.transfer "$PY" -m abc_fairseq.transfer "${transfer_args[@]}" --force
     mlm abc_transferred_continued "$C" "${abc[@]}" --finetune-from-model "$tdir/model.pt"
     names+=(abc_transferred abc_transferred_continued)
     start_of[abc_transferred]="$tdir/model.pt"

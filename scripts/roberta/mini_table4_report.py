@@ -25,6 +25,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from abc_fairseq.convert.checkpoint_io import same_bits  # noqa: E402
+from abc_fairseq.transfer.run_state import TRANSFER_KEY  # noqa: E402
 from benchmarks.environment import cpu_model, git_commit  # noqa: E402
 
 MODELS = ("softmax", "abc_converted", "abc_continued", "abc_scratch")
@@ -39,7 +41,6 @@ MLM_STAGE = {"softmax": "softmax", "abc_converted": None, "abc_continued": "abc_
 SHORT = {"softmax": "softmax", "abc_converted": "ABC converted\nno more MLM", "abc_continued": "ABC converted\n+ MLM",
          "abc_scratch": "ABC\nfrom scratch", "abc_transferred": "ABC transferred\nno more MLM",
          "abc_transferred_continued": "ABC transferred\n+ MLM"}
-TRANSFER_RECORD = "abc_transfer"  # abc_fairseq.transfer's record in the checkpoint it writes
 SUBSET_RE = re.compile(r"on '(\w+)' subset \| (.*)$")
 
 
@@ -91,7 +92,7 @@ def conversion_check(softmax_pt, converted_pt):
     """How many softmax tensors the converted checkpoint holds unchanged, and which tensors it adds."""
     before, after = model_state(softmax_pt), model_state(converted_pt)
     missing = sorted(k for k in before if k not in after)
-    changed = sorted(k for k in before if k in after and not torch.equal(before[k], after[k]))
+    changed = sorted(k for k in before if k in after and not same_bits(before[k], after[k]))
     return {"softmax_tensors": len(before), "identical": len(before) - len(missing) - len(changed),
             "missing": missing, "changed": changed, "added": sorted(k for k in after if k not in before)}
 
@@ -107,9 +108,9 @@ def transfer_record(out):
     path = os.path.join(out, "abc_transferred", "model.pt")
     if not os.path.isfile(path):
         sys.exit("mini_table4_report: missing %s (--transfer-updates > 0)" % path)
-    record = torch.load(path, map_location="cpu", weights_only=False).get(TRANSFER_RECORD)
+    record = torch.load(path, map_location="cpu", weights_only=False).get(TRANSFER_KEY)
     if not isinstance(record, dict):
-        sys.exit("mini_table4_report: %s carries no %r record" % (path, TRANSFER_RECORD))
+        sys.exit("mini_table4_report: %s carries no %r record" % (path, TRANSFER_KEY))
     return {key: record[key] for key in ("updates", "tokens", "wall_seconds", "lr", "max_tokens", "mse")
             if key in record}
 

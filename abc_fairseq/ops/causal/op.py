@@ -112,7 +112,7 @@ def causal_abc(
         "causal.triton.function",
         lambda kernels, guard: kernels.triton_causal_abc(q, k, v, phi_logits, scale, chunk, initial_state,
                                                          return_state, keep_mask, keep_scale, guard,
-                                                         state_dtype))
+                                                         state_dtype=state_dtype))
 
 
 def causal_abc_step(

@@ -97,7 +97,7 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
                     "gsa.triton.function",
                     lambda kernels, guard: kernels.triton_causal_gsa(
                         q, k, v, log_gates, scale, chunk, initial_state, return_state, keep, keep_scale, guard,
-                        state_dtype))
+                        state_dtype=state_dtype))
 
 
 def causal_gsa_step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: torch.Tensor,

@@ -26,8 +26,6 @@ from .geometry import ChunkNormalisers, PrefixInKernels
 from .scan import chunk_scan_kernel
 
 SCAN_BLOCK = 256
-# The chunk state's dtype by default (the memory entering each chunk, saved for the backward):
-# fp32. The kernels read it into fp32 and take it to the tensor cores in the inputs' dtype.
 
 
 def _sizes(q, v, logits, chunk):
@@ -196,8 +194,7 @@ def flatten_heads(q, k, v, control, keep: Optional[torch.Tensor], memories: Opti
 
 def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
                       initial_state: Optional[ABCState], return_state: bool,
-                      keep: Optional[torch.Tensor], keep_scale: float, guard=None,
-                      state_dtype: torch.dtype = torch.float32
+                      keep: Optional[torch.Tensor], keep_scale: float, guard=None, *, state_dtype: torch.dtype
                       ) -> Union[torch.Tensor, Tuple[torch.Tensor, ABCState]]:
     """``causal_abc`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; phi_logits:
     [B, H, N, n]; keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p);

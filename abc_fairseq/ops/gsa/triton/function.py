@@ -85,7 +85,7 @@ class TritonCausalGSA(torch.autograd.Function):
 
 def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_state: Optional[GSAState],
                       return_state: bool, keep: Optional[torch.Tensor], keep_scale: float,
-                      guard=None, state_dtype: torch.dtype = torch.float32
+                      guard=None, *, state_dtype: torch.dtype
                       ) -> Union[torch.Tensor, Tuple[torch.Tensor, GSAState]]:
     """``causal_gsa`` on the kernels. q, k: [B, H, N, d]; v: [B, H, N, dv]; log_gates: [B, H, N, n];
     keep: bool [B, H, N, n] (True = kept) or None; keep_scale = 1 / (1 - p); initial_state: already
