@@ -57,7 +57,8 @@ def cases(widths, chunks) -> Iterator[Case]:
                 yield Case("causal.triton.forward", "chunk_sums_kernel", dtype, tiles)
                 yield Case("causal.triton.forward", "output_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
                 yield Case("causal.triton.backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
-                yield Case("causal.triton.backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0, PREFIX=True))
+                yield Case("causal.triton.backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0, GATED=False))
+                yield Case("gsa.triton.gates", "gate_grads_kernel", dtype, dict(C=chunk, BS=w, CB=16, num_warps=4))
             wide = dict(K=w, V=w, BK=w, BV=w, PREC=prec, num_warps=4)
             yield Case("bidirectional.triton.memory", "memory_write_fwd", dtype,
                        dict(wide, BT=64, BS=min(w, 64), HAS_PAD=True))
@@ -79,7 +80,8 @@ def _signature(fn, dtype: str, constants: Dict) -> Dict[str, str]:
             signature[name] = "constexpr"
         elif name in ("keep_ptr", "pad_ptr"):
             signature[name] = "*i8"
-        elif name in ("q_ptr", "k_ptr", "v_ptr", "do_ptr", "o_ptr", "dq_ptr", "dk_ptr", "dv_ptr", "out_ptr"):
+        elif name in ("q_ptr", "k_ptr", "v_ptr", "do_ptr", "o_ptr", "dq_ptr", "dk_ptr", "dv_ptr", "out_ptr",
+                      "gate_ptr", "dgate_ptr"):
             signature[name] = "*" + DTYPES[dtype][0]
         elif name.endswith("_ptr"):
             signature[name] = "*fp32"

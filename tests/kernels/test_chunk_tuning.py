@@ -63,10 +63,10 @@ def test_a_candidate_that_cannot_launch_is_skipped(tuning, monkeypatch):
 
     real = function.forward_kernels
 
-    def refusing(*args):
+    def refusing(*args, gated):
         if args[-2] == 32:  # the chunk (the last: the state dtype)
             raise OutOfResources(300_000, 232_448, "shared memory")
-        return real(*args)
+        return real(*args, gated=gated)
 
     monkeypatch.setattr(function, "forward_kernels", refusing)
     tuning["times"] = [1.0, 1.0]

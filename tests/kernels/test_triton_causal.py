@@ -101,16 +101,16 @@ def test_the_prefix_normalisers_are_found_in_the_kernels_and_exact(monkeypatch):
     called. Slot 2 climbs by 9 per row, so that chunks take both the running sum and the steep
     rows' path."""
     from abc_fairseq.ops.causal.triton import function as causal_function
-    from abc_fairseq.ops.causal.triton.geometry import PrefixInKernels
 
     taken = []
     real = causal_function.forward_kernels
-    monkeypatch.setattr(causal_function, "forward_kernels", lambda *a: taken.append(type(a[4])) or real(*a))
+    monkeypatch.setattr(causal_function, "forward_kernels",
+                        lambda *a, gated: taken.append(gated) or real(*a, gated=gated))
     monkeypatch.setattr(torch, "logcumsumexp", None)  # any call would fail
     q, k, v, l = random_inputs(1, 2, 40, 16, 8, seed=14)
     l[..., 2] += 9.0 * torch.arange(40, dtype=torch.float64)
     _check((q, k, v, l), torch.float32, 1e-4, 1e-3)
-    assert set(taken) == {PrefixInKernels}
+    assert taken and set(taken) == {False}  # ABC's kernels, never GSA's
 
 
 def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
@@ -118,7 +118,6 @@ def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
     per chunk from a given g_before) against float64 logcumsumexp; logits of +-60 around a
     climb, N not a multiple of the chunk."""
     from abc_fairseq.ops.causal.triton.function import forward_kernels
-    from abc_fairseq.ops.causal.triton.geometry import PrefixInKernels
 
     Z, N, n, d, C = 2, 45, 8, 16, 16
     gen = torch.Generator().manual_seed(15)
@@ -127,12 +126,10 @@ def test_the_kernels_chunk_normalisers_equal_the_prefix_logsumexp():
     g_before[0, :3] = float("-inf")  # an empty prefix in some slots
     q, k, v = (torch.randn(Z, N, d, generator=gen) for _ in range(3))
     carry = torch.zeros(Z, n, 2 * d)
-    *_, norm = forward_kernels(q, k, v, logits, PrefixInKernels(g_before), None, carry, 0.25, 1.0, C,
-                               torch.float32)
+    *_, norm = forward_kernels(q, k, v, logits, None, carry, g_before, 0.25, 1.0, C, torch.float32, gated=False)
     g = torch.logaddexp(g_before.double()[:, None], torch.logcumsumexp(logits.double(), dim=1))
     e_end = g[:, [min(c + C - 1, N - 1) for c in range(0, N, C)]]
     e_prev = torch.cat([g_before.double()[:, None], e_end[:, :-1]], dim=1)
-    assert norm.g is None
     torch.testing.assert_close(norm.e_end.double(), e_end, rtol=1e-6, atol=1e-5)
     torch.testing.assert_close(norm.e_prev.double(), e_prev, rtol=1e-6, atol=1e-5)
     torch.testing.assert_close(norm.decay.double(), torch.exp(e_prev - e_end), rtol=1e-5, atol=1e-6)
@@ -151,7 +148,7 @@ def test_a_half_precision_chunk_state_is_one_argument_of_the_op_and_exact(monkey
     kept = []
     real = causal_function.forward_kernels
     monkeypatch.setattr(causal_function, "forward_kernels",
-                        lambda *a: kept.append(a[-1]) or real(*a))
+                        lambda *a, gated: kept.append(a[-1]) or real(*a, gated=gated))
     inputs = [x.to(torch.float16) for x in random_inputs(1, 2, 37, 16, 8, logit_scale=5.0, seed=21)]
     weight = torch.randn(inputs[2].shape, dtype=torch.float64, generator=torch.Generator().manual_seed(9))
     runs = {dtype: weighted_grads(lambda *x: _triton(*x, state_dtype=dtype), inputs, weight)
@@ -189,22 +186,38 @@ class _ScanRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-@pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
-def test_no_pytorch_op_on_the_kernels_path_scans_the_sequence(op):
-    """Forward + backward on the kernels at N = 100 (no power-of-two divisor above 4): ABC calls
-    no PyTorch scan; GSA's scan along its chunk's 16 rows, 64-row segments and the 2 segment
-    totals, never along N (or N / 4) rows one by one."""
+def _kernel_problem(op: str, dtype=torch.float32, N: int = 100):
+    """(the op, its inputs with gradients): causal_abc on random logits, causal_gsa on their logsigmoid."""
     from abc_fairseq.ops.gsa import causal_gsa
 
-    q, k, v, l = (x.float().requires_grad_() for x in random_inputs(1, 2, 100, 16, 8, seed=16))
-    if op == "causal_abc":
-        control, fn, allowed = l, causal_abc, set()
-    else:
-        control, fn, allowed = torch.nn.functional.logsigmoid(l.detach()).requires_grad_(), causal_gsa, {16, 64, 2}
+    q, k, v, l = (x.to(dtype) for x in random_inputs(1, 2, N, 16, 8, seed=16))
+    control = l if op == "causal_abc" else torch.nn.functional.logsigmoid(l.float()).to(dtype)
+    return (causal_abc if op == "causal_abc" else causal_gsa), [x.requires_grad_() for x in (q, k, v, control)]
+
+
+@pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
+def test_no_pytorch_op_on_the_kernels_path_scans_the_sequence(op):
+    """Forward + backward on the kernels at N = 100: neither ABC's prefix normalisers nor GSA's
+    gate sums and their gradient call a PyTorch scan (the kernels sum down their chunk's rows)."""
+    fn, inputs = _kernel_problem(op)
     with _ScanRecorder() as recorder:
-        fn(q, k, v, control, backend="triton", chunk_size=16).sum().backward()
-    assert set(recorder.lengths) <= allowed, recorder.lengths
-    assert op == "causal_abc" or recorder.lengths
+        fn(*inputs, backend="triton", chunk_size=16).sum().backward()
+    assert recorder.lengths == []
+
+
+@pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
+def test_nothing_of_the_sequences_length_is_kept_in_fp32_for_the_backward(op):
+    """With fp16 inputs, the tensors autograd keeps between forward and backward are the inputs
+    (fp16) and the chunk state (N / C rows): no fp32 tensor with a row per token (issue 44's
+    recomputation target; GSA's logits and normalisers were kept as fp32 [Z, N, n] before)."""
+    fn, inputs = _kernel_problem(op, torch.float16, N=96)
+    kept = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t):
+        out = fn(*inputs, backend="triton", chunk_size=16)
+    long_fp32 = [tuple(t.shape) for t in kept if t.dtype == torch.float32 and 96 in t.shape]
+    assert kept and long_fp32 == []
+    assert {t.dtype for t in kept if 96 in t.shape} == {torch.float16}
+    out.sum().backward()
 
 
 def test_perturbing_the_future_changes_nothing_in_the_past():

@@ -2,7 +2,7 @@
 
 The interpreter tests run the kernels as NumPy and would not see what only the compiler rejects
 (unsupported constructs, layouts, more shared memory than a block has). One subprocess compiles
-the causal kernels at small tiles and the bidirectional and step kernels at their widest (128),
+the causal kernels (ABC's and GSA's) at small tiles and the bidirectional and step kernels at their widest (128),
 where shared memory is tightest.
 """
 
@@ -23,6 +23,7 @@ from triton.compiler import ASTSource
 from abc_fairseq.ops.bidirectional.triton import memory as memory_kernels, read as read_kernels
 from abc_fairseq.ops.causal.triton import (backward as causal_backward, forward as causal_forward,
                                           recurrent as step_kernel, scan as causal_scan)
+from abc_fairseq.ops.gsa.triton import gates as gsa_gates
 
 FLOATS = {"scale", "keep_scale"}
 SHARED_MEMORY = 227 * 1024  # per block on an H100
@@ -47,11 +48,12 @@ for dtype, precision in (("bf16", "tf32"), ("fp32", "ieee")):
     inputs = {name: "*" + dtype for name in ("q_ptr", "k_ptr", "v_ptr", "do_ptr", "o_ptr", "dq_ptr",
                                               "dk_ptr", "dv_ptr")}
     inputs["keep_ptr"] = "*i8"
-    tiles = dict(C=16, BS=16, BK=32, BV=16, SAFE=60.0, PREFIX=True, PREC=precision)
+    tiles = dict(C=16, BS=16, BK=32, BV=16, SAFE=60.0, GATED=dtype == "bf16", PREC=precision)  # GSA, ABC
     for fn in (causal_forward.chunk_sums_kernel, causal_backward.columns_kernel):
         compile_for_sm90(fn, inputs, tiles)
     for fn in (causal_forward.output_kernel, causal_backward.rows_kernel):
         compile_for_sm90(fn, inputs, dict(tiles, DROPOUT=dtype == "bf16"))
+    compile_for_sm90(gsa_gates.gate_grads_kernel, {"gate_ptr": "*" + dtype}, dict(C=64, BS=64, CB=16))
 for reverse in (False, True):
     compile_for_sm90(causal_scan.chunk_scan_kernel, {}, dict(BLOCK=256, REVERSE=reverse,
                                                        HAS_CARRY=not reverse, HAS_FINAL=not reverse))

@@ -1,4 +1,4 @@
-"""Backward kernels of causal ABC, one program per (sequence, chunk), around a reverse scan.
+"""Backward kernels of causal ABC and GSA, one program per (sequence, chunk), around a reverse scan.
 
 With W_ti = exp(l_i - g_t), S_t = sum_{i<=t} W_ti A_ti (A_ti = scale q_t . k_i), P = softmax(S),
 P' = P * keep / (1 - p) the read weights (P' = P without dropout), out_t = sum_{i<=t} (P'_t W_ti) v_i:
@@ -7,15 +7,17 @@ P' = P * keep / (1 - p) the read weights (P' = P without dropout), out_t = sum_{
     dq_t = scale sum_{i<=t} (dS_t W_ti) k_i
     dk_i = scale sum_{t>=i} (dS_t W_ti) q_t,   dv_i = sum_{t>=i} (P'_t W_ti) dO_t
     dl_i = sum_{t>=i} W_ti (dS_t A_ti + P'_t (dO_t . v_i) + dg_t)
-With ``CHUNKED`` both kernels rebuild their rows' g from the logits and e_prev
-(``common.chunk_prefix``) instead of loading it.
+Both kernels rebuild their rows' g from the logits and e_prev (``common.chunk_prefix``) or, with
+``GATED``, the log gates (``common.chunk_gates``).
 1. ``rows_kernel`` recomputes S and P of its chunk from the saved entering memory, and writes dq,
    the row terms dS, P', dg (fp32) and the chunk's reverse sums sum_t R_t (x) [dS_t q_t, P'_t dO_t,
    dg_t] (stored at e_{c-1}, the normaliser before the chunk).
 2. ``scan.chunk_scan_kernel`` (REVERSE) turns them into what the rows after chunk c send back.
 3. ``columns_kernel``: dk, dv, dl from the intra-chunk pairs plus that reverse memory, which
-   reaches row i of chunk c as H_i = exp(l_i - e_c). ``PREFIX`` (ABC: g is the logits' prefix
-   logcumsumexp) adds dl's dg term; without it (GSA: g is given) dl stops at W = exp(l - g).
+   reaches row i of chunk c as H_i = exp(l_i - e_c). ABC (g is the logits' prefix
+   logcumsumexp) adds dl's dg term; with ``GATED`` (GSA: g is the gates' sum) dl stops at
+   W = exp(l - g), and each side also writes its chunk's total of dl (plus dg on the key side)
+   for ``gsa.triton.gates``, which chains both to the log gates.
    Two programs per chunk (grid axis 2): the key side (dk, dl's score and dg terms) and the value
    side (dv, dl's read term), each writing its part of dl; one program never holds both sides'
    tiles, which halves its registers (ptxas spilled the fused kernel at every chunk).
@@ -44,15 +46,14 @@ from .forward import chunk_scores
 
 
 @triton.jit
-def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr,
+def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr,
                 dq_ptr, ds_ptr, pr_ptr, dg_ptr, rev_ptr, scale, keep_scale, N, n, K, V, nc,
                 C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                 PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr,
-                CHUNKED: tl.constexpr):
+                GATED: tl.constexpr):
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
-    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE,
-                                  CHUNKED)
+    l, g, a, e_prev = normalisers(l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE, GATED)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     steep = first_steep < N
     q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
@@ -64,11 +65,11 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
     mask = causal(rows, C)
 
     S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k, z, N, n,
-                     rows, slots, g, C, IN, PREC)
+                     rows, slots, g, C, IN, PREC, GATED)
     P = slot_softmax(S, slots, n)
     d_read = R * mm_in(do, tl.trans(Mv), IN, PREC)  # dP'
     if steep:
-        d_read += exact_read(do, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, C)
+        d_read += exact_read(do, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, C, GATED)
     else:
         dov = tl.where(mask, mm_in(do, tl.trans(v), IN, PREC), 0.0)
         d_read += F * mm(dov, E, PREC)  # fp32: E up to exp(SAFE)
@@ -84,7 +85,7 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
 
     dq = mm_scaled(d_scores * R, Mk, IN, PREC)
     if steep:
-        dq += exact_mix(d_scores, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, BK)
+        dq += exact_mix(d_scores, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, BK, GATED)
     else:
         # the inner product in fp32: E up to exp(SAFE)
         dq += mm_scaled(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, IN, PREC)
@@ -105,7 +106,7 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr,
 @triton.jit
 def _column_side(x, y, weights, extra, rev_x, rev_extra, factor, leave, F, E, y_ptr, width, cols,
                  l_ptr, z, N, n, rows, slots, g, steep, IN: tl.constexpr, C: tl.constexpr,
-                 BX: tl.constexpr, PREC: tl.constexpr, EXTRA: tl.constexpr):
+                 BX: tl.constexpr, PREC: tl.constexpr, EXTRA: tl.constexpr, GATED: tl.constexpr):
     """(dx [C, BX], dl [C, BS]) of one side: what the later chunks send back (rev_x, rev_extra at
     H = ``leave``) plus the pairs inside the chunk (``causal_exact.exact_columns`` has the terms);
     without ``EXTRA`` the extra terms are zero and skipped."""
@@ -113,7 +114,7 @@ def _column_side(x, y, weights, extra, rev_x, rev_extra, factor, leave, F, E, y_
     dl = leave * (factor * mm_scaled(y, tl.trans(rev_x), IN, PREC) + rev_extra[None, :])
     if steep:
         dx_in, dl_in = exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n,
-                                     rows, slots, g, C, BX)
+                                     rows, slots, g, C, BX, GATED)
     else:
         mask = causal(rows, C)
         mix = tl.where(mask, mm(weights * F, tl.trans(E), PREC), 0.0)  # fp32: E up to exp(SAFE)
@@ -127,38 +128,41 @@ def _column_side(x, y, weights, extra, rev_x, rev_extra, factor, leave, F, E, y_
 
 
 @triton.jit
-def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_ptr, ds_ptr, pr_ptr,
-                   dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, scale, N, n, K, V, nc,
+def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, eend_ptr, do_ptr, ds_ptr, pr_ptr,
+                   dg_ptr, rev_ptr, dk_ptr, dv_ptr, dl_ptr, total_ptr, scale, N, n, K, V, nc,
                    C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                   PREC: tl.constexpr, SAFE: tl.constexpr, PREFIX: tl.constexpr,
-                   CHUNKED: tl.constexpr):
+                   PREC: tl.constexpr, SAFE: tl.constexpr, GATED: tl.constexpr):
     """Program (z, c, side): side 0 writes dk and dl's key part to dl [0], side 1 dv and dl's value
-    part to dl [1] (dl: fp32 [2, Z, N, n], the caller adds the parts)."""
+    part to dl [1] (dl: fp32 [2, Z, N, n], the caller adds the parts). With ``GATED`` each side
+    also writes its chunk's total over the rows to total [2, Z, nc, n] fp32: side 0 of dl + dg,
+    side 1 of dl (total_ptr unused without it)."""
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
-    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE,
-                                  CHUNKED)
+    l, g, a, e_prev = normalisers(l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE, GATED)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     steep = first_steep < N
     leave = tl.exp(l - slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)[None, :])  # H, <= 1
     width = K + V + 1
     part = tl.num_programs(0).to(tl.int64) * N * n  # dl's parts: [2, Z, N, n]
-    if tl.program_id(2) == 0:
+    side = tl.program_id(2)
+    if side == 0:
         q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
         k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
         d_scores = row_tile(ds_ptr, z, N, rows, n, slots, 0.0)
         rev_k = memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k)
-        if PREFIX:  # g = logcumsumexp(l): dg flows on into dl
-            d_norm = row_tile(dg_ptr, z, N, rows, n, slots, 0.0)
+        d_norm = row_tile(dg_ptr, z, N, rows, n, slots, 0.0)
+        if GATED:  # g given (the gates' sum): dl is W's own gradient, gsa.triton.gates chains dg
+            extra = tl.zeros_like(l)
+            rev_g = tl.zeros_like(a)
+        else:  # g = logcumsumexp(l): dg flows on into dl
+            extra = d_norm
             rev_g = tl.load(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, mask=slots < n,
                             other=0.0)
-        else:  # g given (GSA): dl is W's own gradient, the caller chains dg
-            d_norm = tl.zeros_like(l)
-            rev_g = tl.zeros_like(a)
-        dk, dl = _column_side(q, k, d_scores, d_norm, rev_k, rev_g, scale, leave, F, E, k_ptr, K,
-                              cols_k, l_ptr, z, N, n, rows, slots, g, steep, IN, C, BK, PREC, PREFIX)
+        dk, dl = _column_side(q, k, d_scores, extra, rev_k, rev_g, scale, leave, F, E, k_ptr, K,
+                              cols_k, l_ptr, z, N, n, rows, slots, g, steep, IN, C, BK, PREC, not GATED,
+                              GATED)
         store_row_tile(dk_ptr, z, N, rows, K, cols_k, dk * scale)
-        store_row_tile(dl_ptr, z, N, rows, n, slots, dl)
+        total = dl + d_norm
     else:
         v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
         do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
@@ -166,6 +170,10 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, eend_ptr, do_pt
         rev_v = memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v)
         dv, dl = _column_side(do, v, P_read, tl.zeros_like(l), rev_v, tl.zeros_like(a), 1.0, leave, F,
                               E, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, steep, IN, C, BV,
-                              PREC, False)
+                              PREC, False, GATED)
         store_row_tile(dv_ptr, z, N, rows, V, cols_v, dv)
-        store_row_tile(dl_ptr + part, z, N, rows, n, slots, dl)
+        total = dl
+    store_row_tile(dl_ptr + side * part, z, N, rows, n, slots, dl)
+    if GATED:
+        total = tl.sum(tl.where((rows < N)[:, None], total, 0.0), axis=0)
+        tl.store(total_ptr + ((side * tl.num_programs(0) + z) * nc + c) * n + slots, total, mask=slots < n)

@@ -10,9 +10,9 @@ e_prev = g just before the chunk (the normaliser the carried memory is stored at
     F_t = exp(a - g_t) <= 1,  E_i = exp(l_i - a) (capped at exp(SAFE)),  R_t = exp(e_prev - g_t) <= 1
 so that W_ti = exp(l_i - g_t) = E_i F_t inside the chunk, and R_t rescales the carried memory.
 
-The prefix normalisers g of a chunk are either loaded (computed beforehand over the whole
-sequence) or, with ``CHUNKED``, rebuilt here from the chunk's logits and e_prev (``chunk_prefix``):
-a sum down the chunk's C rows, so that nothing scans the N rows of a sequence outside a kernel.
+Every kernel rebuilds its chunk's normalisers g from what the op was given, a sum down the
+chunk's C rows, so that nothing scans the N rows of a sequence outside a kernel: ABC's from the
+logits and e_prev (``chunk_prefix``), GSA's (``GATED``) from the log gates alone (``chunk_gates``).
 """
 
 import triton
@@ -81,7 +81,7 @@ def chunk_prefix(l, e_prev, rows, slots, N, n, C: tl.constexpr, SAFE: tl.constex
     """(g [C, BS], a [BS]): the prefix normalisers g_t = logaddexp(e_prev, log sum_{first<=i<=t}
     exp(l_i)) of the chunk's rows and their anchor a = logaddexp(e_prev, l_first), from the
     logits l [C, BS] and the normaliser before the chunk e_prev [BS] (padded slots and rows past N
-    get g = +inf, padded slots a = 0, as ``normalisers`` loads them).
+    get g = +inf, padded slots a = 0, as every kernel takes them).
 
     Rows before the chunk's first steep row (``chunk_factors``: some exp(l_i - a) > exp(SAFE))
     take one running sum of exp(l_i - a) (terms <= exp(SAFE), the first one 1): C dependent adds,
@@ -110,19 +110,57 @@ def chunk_prefix(l, e_prev, rows, slots, N, n, C: tl.constexpr, SAFE: tl.constex
 
 
 @triton.jit
-def normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C: tl.constexpr,
-                SAFE: tl.constexpr, CHUNKED: tl.constexpr):
+def expm1(x):
+    """exp(x) - 1 elementwise, without 1 - exp(x)'s loss of every digit near 0: a Taylor series
+    for |x| < 0.1 (its first left-out term, x^7 / 5040, is 2e-10 of x there)."""
+    series = x * (1.0 + x * (0.5 + x * (1.0 / 6 + x * (1.0 / 24 + x * (1.0 / 120 + x * (1.0 / 720))))))
+    return tl.where(tl.abs(x) < 0.1, series, tl.exp(x) - 1.0)
+
+
+@triton.jit
+def log_write(gates):
+    """GSA's log write weight log(1 - a) = log(-expm1(g)) of log gates g <= 0 (-inf at g = 0: a
+    gate of 1 writes nothing). A weight below 2^-60 (a gate within 1e-18 of 1) is scaled by 2^60,
+    exactly, before the log, so that a subnormal weight is not taken for 0 by the log."""
+    write = -expm1(gates)
+    tiny = write < 8.673617379884035e-19  # 2^-60
+    return tl.where(tiny, tl.log(write * 1.152921504606847e18) - 41.58883083359672, tl.log(write))
+
+
+@triton.jit
+def chunk_gates(gate_ptr, z, N, n, rows, slots):
+    """(l, g, a) of a chunk from GSA's log gates [Z, N, n] (loaded in fp32), each chunk in its own
+    frame: with G_t the cumulative log gate from the chunk's first row,
+        l_i = log(1 - a_i) - G_i,  g_t = -G_t,  a = g at the first row,
+    so that exp(l_i - g_t) is GSA's weight (1 - a_i) prod_{i<m<=t} a_m and the memory entering the
+    chunk (stored at e_prev = 0) is read at exp(-g_t) = prod_{m<=t} a_m. Padded slots and rows
+    past N load gate 0 (a = 1: they write nothing and decay nothing); there g = +inf and padded
+    slots' a = 0, as ``chunk_prefix`` has it. The frames never meet: the kernels take differences
+    inside one chunk and the chunk decays exp(-e_end) across chunks (``chunk_sums_kernel``), so no
+    long cumulative sum loses a short segment to rounding."""
+    gates = row_tile(gate_ptr, z, N, rows, n, slots, 0.0)
+    G = tl.cumsum(gates, axis=0)
+    l = log_write(gates) - G
+    first = tl.min(rows, axis=0)
+    a = -tl.sum(tl.where((rows == first)[:, None], gates, 0.0), axis=0)
+    g = tl.where((rows < N)[:, None] & (slots < n)[None, :], -G, float("inf"))
+    return l, g, a
+
+
+@triton.jit
+def normalisers(l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C: tl.constexpr, SAFE: tl.constexpr,
+                GATED: tl.constexpr):
     """(l, g, a, e_prev) of chunk c: logits and prefix normalisers [C, BS], anchor and the
-    normaliser before the chunk [BS]. g loaded from g_ptr [Z, N, n], or with ``CHUNKED``
-    computed from the logits and e_prev (``chunk_prefix``; g_ptr unused)."""
-    l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
-    e_prev = slot_vector(eprev_ptr, z, c, nc, n, slots, 0.0)
-    if CHUNKED:
-        g, a = chunk_prefix(l, e_prev, rows, slots, N, n, C, SAFE)
+    normaliser before the chunk [BS]. ABC: l_ptr holds the logits, e_prev is loaded from
+    eprev_ptr [Z, nc, n] and g found by ``chunk_prefix``; ``GATED`` (GSA): l_ptr holds the log
+    gates, e_prev is 0 (eprev_ptr unused) and (l, g, a) come from ``chunk_gates``."""
+    if GATED:
+        l, g, a = chunk_gates(l_ptr, z, N, n, rows, slots)
+        e_prev = tl.zeros_like(a)
     else:
-        g = row_tile(g_ptr, z, N, rows, n, slots, float("inf"))
-        first = tl.min(rows, axis=0)
-        a = tl.load(g_ptr + (z * N + first) * n + slots, mask=slots < n, other=0.0)
+        l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
+        e_prev = slot_vector(eprev_ptr, z, c, nc, n, slots, 0.0)
+        g, a = chunk_prefix(l, e_prev, rows, slots, N, n, C, SAFE)
     return l, g, a, e_prev
 
 

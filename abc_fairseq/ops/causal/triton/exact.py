@@ -6,18 +6,26 @@ E_i = exp(l_i - a) would overflow. Each column takes W_ti = exp(l_i - g_t) direc
 overflowing exp there cannot leak. Costs C x C x BS exponentials per chunk instead of matmuls.
 
 Arguments shared by the helpers: ``rows`` [C] absolute row indices of the chunk, ``slots`` [BS],
-``g`` [C, BS] the prefix normalisers of the rows, ``l_ptr`` the [Z, N, n] logits.
+``g`` [C, BS] the prefix normalisers of the rows, ``l_ptr`` the [Z, N, n] logits (ABC) or, with
+``GATED``, log gates (GSA: row i's l is then log(1 - a_i) - G_i, and -G_i is row i of g).
 """
 
 import triton
 import triton.language as tl
 
+from .common import log_write
+
 
 @triton.jit
-def _column(l_ptr, z, N, n, i, rows, slots, g):
+def _column(l_ptr, z, N, n, i, rows, slots, g, GATED: tl.constexpr):
     """W[:, i] as [C, BS]: exp(l_i - g_t) for t >= i, else 0."""
-    l_i = tl.load(l_ptr + (z * N + i) * n + slots, mask=slots < tl.where(i < N, n, 0),
-                  other=float("-inf")).to(tl.float32)
+    ok = slots < tl.where(i < N, n, 0)
+    if GATED:
+        gate = tl.load(l_ptr + (z * N + i) * n + slots, mask=ok, other=0.0).to(tl.float32)
+        g_i = tl.sum(tl.where((rows == i)[:, None], g, 0.0), axis=0)
+        l_i = tl.where(ok, log_write(gate) + g_i, float("-inf"))
+    else:
+        l_i = tl.load(l_ptr + (z * N + i) * n + slots, mask=ok, other=float("-inf")).to(tl.float32)
     return tl.where((rows >= i)[:, None], tl.exp(l_i[None, :] - g), 0.0)
 
 
@@ -29,13 +37,13 @@ def _row(y_ptr, z, N, i, width, cols):
 
 
 @triton.jit
-def exact_read(x, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl.constexpr):
+def exact_read(x, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl.constexpr, GATED: tl.constexpr):
     """sum_{i<=t} W_ti[j] (x_t . y_i), [C, BS]: the scores (x = scaled q, y = k) or dP (dO, v)."""
     c0 = tl.min(rows, axis=0)
     out = tl.zeros_like(g)
     for ii in range(0, C):
         i = c0 + ii
-        W = _column(l_ptr, z, N, n, i, rows, slots, g)
+        W = _column(l_ptr, z, N, n, i, rows, slots, g, GATED)
         dots = tl.sum(x * _row(y_ptr, z, N, i, width, cols)[None, :], axis=1)
         out += W * dots[:, None]
     return out
@@ -43,13 +51,13 @@ def exact_read(x, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl.cons
 
 @triton.jit
 def exact_mix(weights, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl.constexpr,
-              BY: tl.constexpr):
+              BY: tl.constexpr, GATED: tl.constexpr):
     """sum_{i<=t} (sum_j weights_t[j] W_ti[j]) y_i, [C, BY]: the value read (P, v) or dQ (dS, k)."""
     c0 = tl.min(rows, axis=0)
     out = tl.zeros((C, BY), dtype=tl.float32)
     for ii in range(0, C):
         i = c0 + ii
-        W = _column(l_ptr, z, N, n, i, rows, slots, g)
+        W = _column(l_ptr, z, N, n, i, rows, slots, g, GATED)
         mix = tl.sum(weights * W, axis=1)
         out += mix[:, None] * _row(y_ptr, z, N, i, width, cols)[None, :]
     return out
@@ -57,7 +65,7 @@ def exact_mix(weights, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl
 
 @triton.jit
 def exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g,
-                  C: tl.constexpr, BX: tl.constexpr):
+                  C: tl.constexpr, BX: tl.constexpr, GATED: tl.constexpr):
     """One side of the intra-chunk gradients of the columns i, as ([C, BX], [C, BS]) tiles:
         dx_i = sum_{t>=i} (sum_j weights_t[j] W_ti[j]) x_t
         dl_i = sum_{t>=i} W_ti (weights_t (factor x_t . y_i) + extra_t)
@@ -69,7 +77,7 @@ def exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n,
     dl = tl.zeros_like(g)
     for ii in range(0, C):
         i = c0 + ii
-        W = _column(l_ptr, z, N, n, i, rows, slots, g)
+        W = _column(l_ptr, z, N, n, i, rows, slots, g, GATED)
         pair = factor * tl.sum(x * _row(y_ptr, z, N, i, width, cols)[None, :], axis=1)
         dx_i = tl.sum(tl.sum(weights * W, axis=1)[:, None] * x, axis=0)
         dl_i = tl.sum(W * (weights * pair[:, None] + extra), axis=0)

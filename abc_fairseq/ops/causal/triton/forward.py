@@ -1,14 +1,15 @@
-"""Forward kernels of causal ABC, one program per (sequence, chunk).
+"""Forward kernels of causal ABC and GSA, one program per (sequence, chunk).
 
 1. ``chunk_sums_kernel``: what each chunk writes into the memory, sum_i H_i (x) [k_i, v_i] with
-   H_i = exp(l_i - e_c) <= 1 (e_c: g at the chunk's last row), [Z, nc, n, K + V] in fp32. With
-   ``CHUNKED`` (the prefix normalisers not given) e_c is the chunk's own total T_c = log sum_i
-   exp(l_i) over its rows, written to [Z, nc, n] for the scan, which rescales the sums.
-2. ``scan.chunk_scan_kernel`` turns those sums into the memory entering each chunk (and, with
-   ``NORMALISE``, the chunk totals into the normalisers e_prev, e_end).
+   H_i = exp(l_i - e) <= 1, [Z, nc, n, K + V], stored at the chunk's own normaliser e written to
+   [Z, nc, n]: ABC's chunk total T_c = log sum_i exp(l_i) over its rows, which the scan then
+   rescales; GSA's (``GATED``) e_end = g at the chunk's last row, with the decay exp(-e_end) =
+   prod a over the chunk that carries the memory across it.
+2. ``scan.chunk_scan_kernel`` turns those sums into the memory entering each chunk (and, for ABC,
+   the chunk totals into the normalisers e_prev, e_end).
 3. ``output_kernel``: scores (carried memory + masked intra-chunk q.k weighted by W), the slot
-   softmax in fp32, optional attention dropout, and the value read, fused. With ``CHUNKED`` it
-   rebuilds its rows' g from the logits and e_prev (``common.chunk_prefix``).
+   softmax in fp32, optional attention dropout, and the value read, fused; it rebuilds its rows'
+   g from the logits and e_prev (``common.chunk_prefix``) or the log gates (``common.chunk_gates``).
 """
 
 import triton
@@ -17,6 +18,7 @@ import triton.language as tl
 from .common import (
     causal,
     chunk_factors,
+    chunk_gates,
     chunk_program,
     chunk_total,
     memory_tile,
@@ -25,7 +27,6 @@ from .common import (
     normalisers,
     row_tile,
     slot_softmax,
-    slot_vector,
     store_memory_tile,
     store_row_tile,
 )
@@ -33,20 +34,26 @@ from .exact import exact_mix, exact_read
 
 
 @triton.jit
-def chunk_sums_kernel(k_ptr, v_ptr, l_ptr, eend_ptr, total_ptr, mem_ptr, N, n, K, V, nc,
+def chunk_sums_kernel(k_ptr, v_ptr, l_ptr, anchor_ptr, decay_ptr, mem_ptr, N, n, K, V, nc,
                       C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
-                      PREC: tl.constexpr, CHUNKED: tl.constexpr):
-    """The sums at e_end [Z, nc, n] (given), or with ``CHUNKED`` at the chunk's total, written to
-    total [Z, nc, n] (eend_ptr unused)."""
+                      PREC: tl.constexpr, GATED: tl.constexpr):
+    """Writes the sums to mem and the normaliser they are stored at to anchor [Z, nc, n]: ABC's
+    chunk total (l_ptr: the logits; decay_ptr unused), or with ``GATED`` (l_ptr: the log gates)
+    e_end and the chunk's decay exp(-e_end) to decay [Z, nc, n]."""
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = k_ptr.dtype.element_ty
-    l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
-    if CHUNKED:
-        total = chunk_total(l)
-        tl.store(total_ptr + (z * nc + c) * n + slots, total, mask=slots < n)
-        anchor = tl.where(total == float("-inf"), 0.0, total)
+    here = (z * nc + c) * n + slots
+    if GATED:
+        l, g, _ = chunk_gates(l_ptr, z, N, n, rows, slots)
+        last = tl.minimum(tl.max(rows, axis=0), N - 1)  # g past N is +inf; past N nothing decays
+        anchor = tl.sum(tl.where((rows == last)[:, None], g, 0.0), axis=0)
+        anchor = tl.where(slots < n, anchor, 0.0)
+        tl.store(decay_ptr + here, tl.exp(-anchor), mask=slots < n)
     else:
-        anchor = slot_vector(eend_ptr, z, c, nc, n, slots, 0.0)
+        l = row_tile(l_ptr, z, N, rows, n, slots, float("-inf"))
+        anchor = chunk_total(l)
+    tl.store(anchor_ptr + here, anchor, mask=slots < n)
+    anchor = tl.where(anchor == float("-inf"), 0.0, anchor)  # ABC: a chunk writing nothing
     leave = tl.trans(tl.exp(l - anchor[None, :]))  # [BS, C], <= 1
     k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
     v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
@@ -56,28 +63,27 @@ def chunk_sums_kernel(k_ptr, v_ptr, l_ptr, eend_ptr, total_ptr, mem_ptr, N, n, K
 
 @triton.jit
 def chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k, z, N, n, rows,
-                 slots, g, C: tl.constexpr, IN: tl.constexpr, PREC: tl.constexpr):
+                 slots, g, C: tl.constexpr, IN: tl.constexpr, PREC: tl.constexpr, GATED: tl.constexpr):
     """S_t = sum_{i<=t} W_ti (scale q_t . k_i), [C, BS]: carried memory Mk [BS, BK] plus the
     intra-chunk pairs, row by row from ``first_steep`` on."""
     S = R * mm_in(q, tl.trans(Mk), IN, PREC) * scale
     A = tl.where(causal(rows, C), mm_in(q, tl.trans(k), IN, PREC) * scale, 0.0)
     intra = F * mm(A, E, PREC)  # fp32: E up to exp(SAFE)
     if first_steep < N:
-        exact = exact_read(q * scale, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C)
+        exact = exact_read(q * scale, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, GATED)
         intra = tl.where((rows >= first_steep)[:, None], exact, intra)
     return S + intra
 
 
 @triton.jit
-def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_ptr, o_ptr,
+def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, o_ptr,
                   scale, keep_scale, N, n, K, V, nc,
                   C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                   PREC: tl.constexpr, SAFE: tl.constexpr, DROPOUT: tl.constexpr,
-                  CHUNKED: tl.constexpr):
+                  GATED: tl.constexpr):
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
-    l, g, a, e_prev = normalisers(g_ptr, l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE,
-                                  CHUNKED)
+    l, g, a, e_prev = normalisers(l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE, GATED)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
     k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
@@ -86,7 +92,7 @@ def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_pt
     Mv = memory_tile(mem_ptr, z, c, nc, n, K + V, K, V, slots, cols_v)
 
     S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k, z, N, n,
-                     rows, slots, g, C, IN, PREC)
+                     rows, slots, g, C, IN, PREC, GATED)
     P = slot_softmax(S, slots, n)
     if DROPOUT:
         P = P * row_tile(keep_ptr, z, N, rows, n, slots, 0.0) * keep_scale
@@ -94,6 +100,6 @@ def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, g_ptr, eprev_ptr, mem_ptr, keep_pt
     mix = tl.where(causal(rows, C), mm(P * F, tl.trans(E), PREC), 0.0)  # fp32: E up to exp(SAFE)
     intra = mm_in(mix, v, IN, PREC)
     if first_steep < N:
-        exact = exact_mix(P, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, C, BV)
+        exact = exact_mix(P, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, C, BV, GATED)
         intra = tl.where((rows >= first_steep)[:, None], exact, intra)
     store_row_tile(o_ptr, z, N, rows, V, cols_v, out + intra)

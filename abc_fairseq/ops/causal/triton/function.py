@@ -1,17 +1,21 @@
-"""The autograd Function running the causal ABC kernels, and the op's entry point for them.
+"""The autograd Function running the causal ABC kernels, the launches it shares with GSA's, and
+the op's entry point for them.
 
 Launches: forward = 3 kernels (chunk sums and totals, scan of the memories and normalisers,
-output); backward = 3 kernels (rows, reverse scan, columns). Saved for the backward: the inputs,
-the chunk normalisers e_prev, e_end, decay [Z, N / C, n] and the memory entering each chunk
-[Z, N / C, n, d + dv] in the chunk state's dtype (the ops' ``state_dtype`` argument, fp32 by default).
+output); backward = 3 kernels (rows, reverse scan, columns) and, for ABC, one PyTorch add of dl's
+two parts (GSA's gate kernel reads them apart: ``gsa.triton``). Saved for the backward: the
+inputs, the chunk normalisers [Z, N / C, n] and the memory entering each chunk
+[Z, N / C, n, d + dv] in the chunk state's dtype (the ops' ``state_dtype`` argument, fp32 by
+default): nothing of size [N, n].
 
-ABC's prefix normalisers are found inside the kernels, chunk by chunk (``geometry.PrefixInKernels``):
-no PyTorch op runs over the sequence. (A PyTorch ``torch.logcumsumexp`` before the kernels, the H100
-run's way, was removed once the H200 measured it slower at every size: docs/gpu.md.)
+The normalisers are found inside the kernels, chunk by chunk (``geometry``): ABC's prefix
+logsumexp and GSA's gate sums alike, so no PyTorch op runs over the sequence. (A PyTorch
+``torch.logcumsumexp`` before the kernels, the H100 run's way, was removed once the H200 measured
+it slower at every size: docs/gpu.md.)
 """
 
 from functools import partial
-from typing import Callable, Optional, Tuple, Union
+from typing import Optional, Tuple, Union
 
 import torch
 import triton
@@ -22,21 +26,21 @@ from ..chunk_geometry import SAFE_EXPONENT
 from ..state import ABCState
 from .backward import columns_kernel, rows_kernel
 from .forward import chunk_sums_kernel, output_kernel
-from .geometry import ChunkNormalisers, PrefixInKernels
+from .geometry import ChunkNormalisers
 from .scan import chunk_scan_kernel
 
 SCAN_BLOCK = 256
 
 
-def _sizes(q, v, logits, chunk):
+def _sizes(q, v, control, chunk):
     Z, N, d = q.shape
-    n, dv = logits.shape[-1], v.shape[-1]
+    n, dv = control.shape[-1], v.shape[-1]
     return Z, N, n, d, dv, triton.cdiv(N, chunk), causal_tiles(chunk, n, d, dv, q.dtype)
 
 
 def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=None, e_end=None):
     """The chunk scan over ``mem`` in place, from the memory ``carry`` (None: zeros); with
-    ``totals`` (the chunk totals, forward) it also writes the normalisers e_prev, e_end and decay
+    ``totals`` (ABC's chunk totals, forward) it also writes the normalisers e_prev, e_end and decay
     from them and ``g_before`` (None with ``carry`` None: an empty prefix)."""
     Z, nc, n, width = mem.shape
     grid = (Z, triton.cdiv(n * width, SCAN_BLOCK))
@@ -49,60 +53,57 @@ def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=
                             HAS_FINAL=final is not None, NORMALISE=normalise)
 
 
-def forward_kernels(q, k, v, logits, norm: Union[ChunkNormalisers, PrefixInKernels], keep, carry, scale,
-                    keep_scale, chunk, state_dtype: torch.dtype):
+def forward_kernels(q, k, v, control, keep, carry, g_before, scale, keep_scale, chunk, state_dtype: torch.dtype,
+                    *, gated: bool):
     """The forward launches: (out [Z, N, dv], the memory after the last row [Z, n, d + dv] fp32, the
-    memory entering each chunk [Z, nc, n, d + dv] in ``state_dtype``, the ChunkNormalisers the
-    backward takes (which reads the chunk state in whatever dtype it has)).
-    ``norm``: the normalisers, given (GSA), or ``PrefixInKernels`` (ABC's prefix normalisers found by
-    the kernels: the returned ones then have g None). ``carry``: the memory
-    before row 0 [Z, n, d + dv] fp32, or None for none (zeros, and an empty prefix)."""
-    Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
+    memory entering each chunk [Z, nc, n, d + dv] in ``state_dtype``, the ChunkNormalisers).
+    ``control``: ABC's logits, or with ``gated`` GSA's log gates [Z, N, n]. ``carry``: the memory
+    before row 0 [Z, n, d + dv] fp32, or None for none (zeros); ``g_before`` [Z, n] fp32: ABC's
+    normaliser before row 0 (None: an empty prefix; unused by GSA)."""
+    Z, N, n, d, dv, nc, tiles = _sizes(q, v, control, chunk)
     mem = q.new_empty((Z, nc, n, d + dv), dtype=state_dtype)
     final = q.new_empty((Z, n, d + dv), dtype=torch.float32)
-    if isinstance(norm, PrefixInKernels):
-        totals, e_prev, e_end, decay = (q.new_empty((Z, nc, n), dtype=torch.float32) for _ in range(4))
-        chunk_sums_kernel[(Z, nc)](k, v, logits, e_end, totals, mem, N, n, d, dv, nc, CHUNKED=True, **tiles)
-        _scan(mem, decay, carry, final, False, totals, norm.g_before, e_prev, e_end)
-        norm = ChunkNormalisers(None, e_prev, e_end, decay)
-    else:
-        chunk_sums_kernel[(Z, nc)](k, v, logits, norm.e_end, norm.e_end, mem, N, n, d, dv, nc, CHUNKED=False,
-                                   **tiles)
-        _scan(mem, norm.decay, carry, final, reverse=False)
+    e_end, decay = (q.new_empty((Z, nc, n), dtype=torch.float32) for _ in range(2))
+    if gated:  # the sums stored at e_end, the decays written beside them
+        chunk_sums_kernel[(Z, nc)](k, v, control, e_end, decay, mem, N, n, d, dv, nc, GATED=True, **tiles)
+        _scan(mem, decay, carry, final, reverse=False)
+        e_prev = None
+    else:  # the sums stored at their chunk's total, which the scan turns into e_prev, e_end, decay
+        totals, e_prev = (q.new_empty((Z, nc, n), dtype=torch.float32) for _ in range(2))
+        chunk_sums_kernel[(Z, nc)](k, v, control, totals, decay, mem, N, n, d, dv, nc, GATED=False, **tiles)
+        _scan(mem, decay, carry, final, False, totals, g_before, e_prev, e_end)
     out = torch.empty_like(v)
     dropout = keep is not None
-    chunked = norm.g is None
-    output_kernel[(Z, nc)](q, k, v, logits, logits if chunked else norm.g, norm.e_prev, mem,
-                           keep if dropout else q, out, scale, keep_scale, N, n, d, dv, nc,
-                           SAFE=SAFE_EXPONENT, DROPOUT=dropout, CHUNKED=chunked, **tiles)
-    return out, final, mem, norm
+    output_kernel[(Z, nc)](q, k, v, control, e_end if gated else e_prev, mem, keep if dropout else q, out, scale,
+                           keep_scale, N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, GATED=gated, **tiles)
+    return out, final, mem, ChunkNormalisers(e_prev, e_end, decay)
 
 
-def backward_kernels(q, k, v, logits, norm: ChunkNormalisers, keep, mem, grad_out, scale,
-                     keep_scale, chunk, prefix: bool):
-    """The backward launches: (dq, dk, dv, dl, dg). dg [Z, N, n] fp32 is the gradient of the
-    normalisers g_t where the reads take them (exp(-g_t)); with ``prefix`` (g = the prefix
-    logcumsumexp of the logits, ABC) dl includes what reaches the logits through g, without it
-    (g given, GSA) dl is the gradient of W = exp(l - g) alone and the caller chains dg. With
-    ``norm.g`` None the kernels rebuild g per chunk (``forward_kernels``)."""
-    Z, N, n, d, dv, nc, tiles = _sizes(q, v, logits, chunk)
+def backward_kernels(q, k, v, control, norm: ChunkNormalisers, keep, mem, grad_out, scale, keep_scale, chunk,
+                     *, gated: bool):
+    """The backward launches: (dq, dk, dv, dl [2, Z, N, n] fp32 (its key and value parts: dl is
+    their sum), dg [Z, N, n] fp32, totals). dg is the gradient of the normalisers g_t where the
+    reads take them (exp(-g_t)). ABC (g = the prefix logcumsumexp of the logits): dl includes
+    what reaches the logits through g, and totals is None. ``gated`` (GSA, g the gates' sum): dl
+    is the gradient of W = exp(l - g) alone, and totals [2, Z, nc, n] fp32 holds each chunk's sums
+    of (dl [0] + dg) and of dl [1], for the gate kernel that chains them to the log gates."""
+    Z, N, n, d, dv, nc, tiles = _sizes(q, v, control, chunk)
     dq, dk, dv_ = (torch.empty_like(x) for x in (q, k, v))
-    dl_parts = logits.new_empty((2, *logits.shape), dtype=torch.float32)  # key and value sides
-    d_scores, p_read, d_norm = (logits.new_empty(logits.shape, dtype=torch.float32) for _ in range(3))
+    dl_parts = control.new_empty((2, *control.shape), dtype=torch.float32)  # key and value sides
+    d_scores, p_read, d_norm = (control.new_empty(control.shape, dtype=torch.float32) for _ in range(3))
+    totals = control.new_empty((2, Z, nc, n), dtype=torch.float32) if gated else None
     # fp32 whatever the chunk state's dtype: sums of gradients, of any range
     rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
     dropout = keep is not None
-    chunked = norm.g is None
-    g = logits if chunked else norm.g  # unused by the kernels when chunked
-    rows_kernel[(Z, nc)](q, k, v, logits, g, norm.e_prev, mem, keep if dropout else q, grad_out,
+    e_prev = norm.e_end if gated else norm.e_prev  # GSA's e_prev is 0: the kernels read nothing
+    rows_kernel[(Z, nc)](q, k, v, control, e_prev, mem, keep if dropout else q, grad_out,
                          dq, d_scores, p_read, d_norm, rev, scale, keep_scale,
-                         N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, CHUNKED=chunked, **tiles)
+                         N, n, d, dv, nc, SAFE=SAFE_EXPONENT, DROPOUT=dropout, GATED=gated, **tiles)
     _scan(rev, norm.decay, None, None, reverse=True)
-    columns_kernel[(Z, nc, 2)](q, k, v, logits, g, norm.e_prev, norm.e_end, grad_out, d_scores,
-                               p_read, d_norm, rev, dk, dv_, dl_parts, scale, N, n, d, dv, nc,
-                               SAFE=SAFE_EXPONENT, PREFIX=prefix, CHUNKED=chunked, **tiles)
-    dl = torch.add(dl_parts[0], dl_parts[1], out=torch.empty_like(logits))  # one launch, cast included
-    return dq, dk, dv_, dl, d_norm
+    columns_kernel[(Z, nc, 2)](q, k, v, control, e_prev, norm.e_end, grad_out, d_scores, p_read, d_norm, rev,
+                               dk, dv_, dl_parts, totals if gated else d_norm, scale, N, n, d, dv, nc,
+                               SAFE=SAFE_EXPONENT, GATED=gated, **tiles)
+    return dq, dk, dv_, dl_parts, d_norm, totals
 
 
 def _torch_forward(ctx, carry, g_before, keep, q, k, v, logits):
@@ -127,8 +128,8 @@ class TritonCausalABC(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk, guard, state_dtype):
-        out, final, mem, norm = forward_kernels(q, k, v, logits, PrefixInKernels(g_before), keep, carry, scale,
-                                                keep_scale, chunk, state_dtype)
+        out, final, mem, norm = forward_kernels(q, k, v, logits, keep, carry, g_before, scale, keep_scale, chunk,
+                                                state_dtype, gated=False)
         ctx.save_for_backward(q, k, v, logits, keep, carry, g_before, *norm, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         g_last = norm.e_end[:, -1]  # the last chunk's e_end is g at row N - 1 (no copy: no launch)
@@ -142,8 +143,9 @@ class TritonCausalABC(torch.autograd.Function):
         grad_out = torch.zeros_like(v) if grad_out is None else grad_out.contiguous()
 
         def kernels():
-            return backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,
-                                    ctx.scale, ctx.keep_scale, ctx.chunk, prefix=True)[:4]
+            dq, dk, dv, dl_parts, _, _ = backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem,
+                                                          grad_out, ctx.scale, ctx.keep_scale, ctx.chunk, gated=False)
+            return dq, dk, dv, torch.add(dl_parts[0], dl_parts[1], out=torch.empty_like(logits))  # cast included
 
         if ctx.guard is None:
             grads = kernels()
@@ -153,25 +155,23 @@ class TritonCausalABC(torch.autograd.Function):
         return (*grads, None, None, None, None, None, None, None, None)
 
 
-def measured_chunk(q, k, v, n: int, keep, carry, normalisers: Callable, scale: float, keep_scale: float,
-                   chunk: int, prefix: bool, state_dtype: torch.dtype) -> int:
+def measured_chunk(q, k, v, control, keep, carry, g_before, scale: float, keep_scale: float, chunk: int,
+                   state_dtype: torch.dtype, *, gated: bool) -> int:
     """The chunk the kernels run at (``tuning``): the fastest candidate for this size class, timed
-    once as one forward and backward on these inputs. q, k, v, keep, carry: as the Function takes
-    them; n: the memory size; ``normalisers(chunk)`` -> (logits, what ``forward_kernels`` takes)
-    at that chunk; ``prefix``: as in ``backward_kernels`` (True for ABC, False for GSA);
-    ``state_dtype``: as the Function keeps the chunk memories."""
+    once as the shared forward and backward launches on these inputs. Arguments as
+    ``forward_kernels`` takes them (``gated``: GSA)."""
     Z, N, d = q.shape
-    dv = v.shape[-1]
+    n, dv = control.shape[-1], v.shape[-1]
     candidates = chunk_candidates(chunk, n, d, dv, q.dtype, q.device)
 
     def trial(c: int) -> None:
         with torch.no_grad():
-            logits, norm = normalisers(c)
-            out, _, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, c, state_dtype)
-            backward_kernels(q, k, v, logits, norm, keep, mem, out, scale, keep_scale, c, prefix)
+            out, _, mem, norm = forward_kernels(q, k, v, control, keep, carry, g_before, scale, keep_scale, c,
+                                                state_dtype, gated=gated)
+            backward_kernels(q, k, v, control, norm, keep, mem, out, scale, keep_scale, c, gated=gated)
 
     widths = causal_tiles(chunk, n, d, dv, q.dtype)
-    key = size_class("causal_abc" if prefix else "causal_gsa", q.device, (widths["BS"], widths["BK"], widths["BV"]),
+    key = size_class("causal_gsa" if gated else "causal_abc", q.device, (widths["BS"], widths["BK"], widths["BV"]),
                      q.dtype, N)
     return tuned_chunk(candidates, key, q.device, trial)
 
@@ -210,8 +210,8 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         g_before = None  # an empty prefix: the kernels start from -inf
     else:
         g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
-    chunk = measured_chunk(*flat[:3], n, keep, carry, lambda c: (flat[3], PrefixInKernels(g_before)),
-                           float(scale), float(keep_scale), chunk, prefix=True, state_dtype=state_dtype)
+    chunk = measured_chunk(*flat, keep, carry, g_before, float(scale), float(keep_scale), chunk, state_dtype,
+                           gated=False)
     out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale), float(keep_scale),
                                                chunk, guard, state_dtype)
     out = out.reshape(B, H, N, dv)

@@ -16,6 +16,7 @@ import triton.language as tl
 from ...triton.layout import head_columns, sequence_program
 from ...triton.sizes import pad
 from ..state import ABCState
+from .common import expm1
 
 
 @triton.jit
@@ -95,11 +96,7 @@ def gsa_step_kernel(
 
     gates = tl.load(a_ptr + b * sa_b + h * sa_h + slots, mask=slot_ok, other=0.0).to(tl.float32)
     keep = tl.exp(gates)
-    # -expm1(g): near g = 0 (gates near 1) 1 - exp(g) would lose every digit, so a Taylor series
-    # there (its first left-out term, g^7 / 5040, is 2e-10 of g at |g| = 0.1).
-    series = gates * (1.0 + gates * (0.5 + gates * (1.0 / 6 + gates * (1.0 / 24 + gates * (
-        1.0 / 120 + gates * (1.0 / 720))))))
-    write = tl.where(tl.abs(gates) < 0.1, -series, 1.0 - keep)
+    write = -expm1(gates)  # 1 - exp(g) would lose every digit near g = 0 (gates near 1)
 
     _write_and_read(keep, write, q_ptr, k_ptr, v_ptr, km_ptr, vm_ptr, out_ptr, km_out_ptr, vm_out_ptr,
                     z, b, h, n, scale, sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, K, V, BK, BV, BS)

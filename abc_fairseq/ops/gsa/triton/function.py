@@ -1,14 +1,13 @@
-"""Causal gated slot attention (GSA) on the causal ABC kernels.
+"""Causal gated slot attention (GSA) on the causal ABC kernels, switched to GSA by ``GATED``.
 
 GSA's weight of row i's write in the memory row t reads, (1 - a_i) prod_{i<m<=t} a_m, is
 exp(l_i - g_t) for l_i = log(1 - a_i) - G_i and g_t = -G_t (G the cumulative log gate): the form
-ABC's kernels take, with g given instead of ABC's prefix logcumsumexp (``gated_normalisers``; g is
-non-decreasing and l_i <= g_i, the two facts the kernels' factors and their steep-chunk path rest
-on). The backward runs ABC's kernels without the prefix chain (``backward_kernels(prefix=False)``)
-and chains the gradients of l and g to the log gates here:
-    d log_gate_m = -dl_m a_m / (1 - a_m) - sum_{i>=m} (dl_i + dg_i)
-No PyTorch op around the kernels scans the N rows one by one: the gate sums restart at every
-chunk (``gated_normalisers``) and the sum over later rows runs in two levels (``_gate_grads``).
+ABC's kernels take, with g the gates' sum instead of ABC's prefix logsumexp. Every kernel builds
+l and g from the log gates it loads, chunk by chunk, each chunk in its own frame
+(``causal.triton.common.chunk_gates``): nothing of size [N, n] is computed before the kernels or
+kept for the backward, and no PyTorch op runs between the launches. The backward runs ABC's
+kernels without the prefix chain, then ``gates.gate_grads_kernel`` chains the gradients of l and
+g to the log gates. Launches: 3 forward, 4 backward.
 """
 
 from functools import partial
@@ -17,23 +16,20 @@ from typing import Optional, Tuple, Union
 import torch
 
 from ...causal.triton.function import backward_kernels, flatten_heads, forward_kernels, measured_chunk
-from ...causal.triton.geometry import ChunkNormalisers, gated_normalisers
-from ..gates import gate_grads
+from ...causal.triton.geometry import ChunkNormalisers
+from ...triton.sizes import pad
 from ..state import GSAState
+from .gates import LATER_CHUNKS, gate_grads_kernel
 
-SEGMENT = 64  # the rows ``gate_grads`` sums within before summing across segments
 
-
-def _gate_grads(log_gates, dl, dg):
-    """``gates.gate_grads`` over rows padded to a multiple of ``SEGMENT``: its sum over later rows
-    then runs in segments of SEGMENT rows and across N / SEGMENT segment totals, never over the
-    N rows one by one (a length with no power-of-two divisor up to 64 would cut it into single
-    rows). Padding rows add nothing: their dl, dg and log gates are 0."""
-    N = dl.shape[1]
-    extra = -N % SEGMENT
-    if extra:
-        dl, dg, log_gates = (torch.nn.functional.pad(x, (0, 0, 0, extra)) for x in (dl, dg, log_gates))
-    return gate_grads(log_gates, dl, dg)[:, :N]
+def _gate_grads(log_gates, dl_parts, d_norm, totals, chunk: int):
+    """The log gates' gradient [Z, N, n] in their dtype (``gates``), one launch."""
+    Z, N, n = log_gates.shape
+    d_gates = torch.empty_like(log_gates)
+    nc = totals.shape[2]
+    gate_grads_kernel[(Z, nc)](log_gates, dl_parts, d_norm, totals, d_gates, N, n, nc, C=chunk,
+                               BS=pad(n), CB=LATER_CHUNKS)
+    return d_gates
 
 
 def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
@@ -56,10 +52,9 @@ class TritonCausalGSA(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, q, k, v, log_gates, keep, carry, scale, keep_scale, chunk, guard, state_dtype):
-        logits, norm = gated_normalisers(log_gates, chunk)
-        out, final, mem, norm = forward_kernels(q, k, v, logits, norm, keep, carry, scale, keep_scale, chunk,
-                                                state_dtype)
-        ctx.save_for_backward(q, k, v, log_gates, logits, keep, carry, *norm, mem)
+        out, final, mem, norm = forward_kernels(q, k, v, log_gates, keep, carry, None, scale, keep_scale, chunk,
+                                                state_dtype, gated=True)
+        ctx.save_for_backward(q, k, v, log_gates, keep, carry, norm.e_end, norm.decay, mem)
         ctx.scale, ctx.keep_scale, ctx.chunk, ctx.guard = scale, keep_scale, chunk, guard
         ctx.mark_non_differentiable(final)
         ctx.set_materialize_grads(False)  # no zeros written for the state outputs' gradients
@@ -67,13 +62,14 @@ class TritonCausalGSA(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_out, _grad_final):
-        q, k, v, log_gates, logits, keep, carry, *norm, mem = ctx.saved_tensors
+        q, k, v, log_gates, keep, carry, e_end, decay, mem = ctx.saved_tensors
         grad_out = torch.zeros_like(v) if grad_out is None else grad_out.contiguous()
 
         def kernels():
-            dq, dk, dv, dl, dg = backward_kernels(q, k, v, logits, ChunkNormalisers(*norm), keep, mem, grad_out,
-                                                  ctx.scale, ctx.keep_scale, ctx.chunk, prefix=False)
-            return dq, dk, dv, _gate_grads(log_gates, dl.float(), dg.float()).to(log_gates.dtype)
+            dq, dk, dv, dl_parts, d_norm, totals = backward_kernels(
+                q, k, v, log_gates, ChunkNormalisers(None, e_end, decay), keep, mem, grad_out, ctx.scale,
+                ctx.keep_scale, ctx.chunk, gated=True)
+            return dq, dk, dv, _gate_grads(log_gates, dl_parts, d_norm, totals, ctx.chunk)
 
         if ctx.guard is None:
             grads = kernels()
@@ -95,8 +91,8 @@ def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_stat
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     flat, keep, carry = flatten_heads(q, k, v, log_gates, keep, initial_state)
-    chunk = measured_chunk(*flat[:3], n, keep, carry, lambda c: gated_normalisers(flat[3], c), float(scale),
-                           float(keep_scale), chunk, prefix=False, state_dtype=state_dtype)
+    chunk = measured_chunk(*flat, keep, carry, None, float(scale), float(keep_scale), chunk, state_dtype,
+                           gated=True)
     out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard,
                                        state_dtype)
     out = out.reshape(B, H, N, dv)
