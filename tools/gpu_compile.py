@@ -70,7 +70,8 @@ def cases(widths, chunks) -> Iterator[Case]:
             yield Case("causal.triton.recurrent", "causal_step_kernel", dtype, dict(step, BS=w))
     for reverse in (False, True):
         yield Case("causal.triton.scan", "chunk_scan_kernel", "fp32",
-                   dict(BLOCK=256, REVERSE=reverse, HAS_CARRY=not reverse, HAS_FINAL=not reverse, num_warps=4))
+                   dict(BLOCK=128, GROUP=8, REVERSE=reverse, HAS_CARRY=not reverse, HAS_FINAL=not reverse,
+                        NORMALISE=not reverse, num_warps=4))
 
 
 def _signature(fn, dtype: str, constants: Dict) -> Dict[str, str]:

@@ -55,8 +55,9 @@ for dtype, precision in (("bf16", "tf32"), ("fp32", "ieee")):
         compile_for_sm90(fn, inputs, dict(tiles, DROPOUT=dtype == "bf16"))
     compile_for_sm90(gsa_gates.gate_grads_kernel, {"gate_ptr": "*" + dtype}, dict(C=64, BS=64, CB=16))
 for reverse in (False, True):
-    compile_for_sm90(causal_scan.chunk_scan_kernel, {}, dict(BLOCK=256, REVERSE=reverse,
-                                                       HAS_CARRY=not reverse, HAS_FINAL=not reverse))
+    compile_for_sm90(causal_scan.chunk_scan_kernel, {}, dict(BLOCK=128, GROUP=8, REVERSE=reverse,
+                                                       HAS_CARRY=not reverse, HAS_FINAL=not reverse,
+                                                       NORMALISE=not reverse))
 
 # Bidirectional write / read and the decoding step, at the widest tiles the launchers use (fp32
 # inputs take the most shared memory).

@@ -1,22 +1,25 @@
-"""The light inter-chunk pass: a sequential loop over chunks per (sequence, tile of slots x width).
+"""The light inter-chunk pass: per (sequence, tile of slots x width), a scan over the chunks that
+loads GROUP chunks at a time and combines them as a parallel scan.
 
 Forward: M_0 = the carried memory, M_{c+1} = decay_c M_c + sums_c; backward (REVERSE): the
 memory of everything after chunk c, R_{nc-1} = 0, R_{c-1} = decay_c R_c + sums_c. decay_c =
 exp(e_{c-1} - e_c) <= 1 rescales a memory stored at one chunk's normaliser to the next one's.
-``mem`` [Z, nc, n, W] holds the per-chunk sums on entry and, in place, the memories on exit (each
-element is read, then overwritten, by the same program), in the chunk state's dtype; the running
-memory is kept in fp32.
+``mem`` [Z, nc, n, W] holds the per-chunk sums on entry and, in place, the memories on exit, in
+the chunk state's dtype; the running memory is kept in fp32.
 
 With ``NORMALISE`` (forward only) the normalisers are found here too, from the chunk totals
 T_c = log sum_{i in c} exp(l_i) [Z, nc, n] (``forward.chunk_sums_kernel``, whose sums are then
 stored at T_c): e_c = logaddexp(e_{c-1}, T_c) from e_{-1} = g_before [Z, n], and
-    M_{c+1} = exp(e_{c-1} - e_c) M_c + exp(T_c - e_c) sums_c,
-so ABC's prefix normaliser costs one logaddexp per chunk on the chain: N / C dependent steps
-instead of N. e_prev_c = e_{c-1}, e_end_c = e_c and decay_c are written [Z, nc, n] for the
-output and backward kernels, by the lane holding column 0 of each slot.
+    M_{c+1} = exp(e_{c-1} - e_c) M_c + exp(T_c - e_c) sums_c.
+e_prev_c = e_{c-1}, e_end_c = e_c and decay_c are written [Z, nc, n] for the output and backward
+kernels, by the lanes holding column 0 of each slot.
 
-Each step's loads (the chunk's sums and its total or decay) are issued one step ahead, before
-the step that waits on the previous one: only the arithmetic is on the dependent chain.
+Why groups: each step of the recurrence is one multiply-add, but a loop that loads one chunk per
+step waits a memory round trip per chunk (nc of them in a chain). Here a program loads the next
+GROUP chunks' sums in one go while it combines the current GROUP: the steps x -> decay x + sums
+compose associatively ((a1, b1) then (a2, b2) is (a1 a2, a2 b1 + b2)), so ``tl.associative_scan``
+combines a group in log2(GROUP) levels, and the chain a memory round trip waits on is N / (C GROUP)
+groups long. ABC's normalisers are a scan of the same shape (logaddexp is associative).
 """
 
 import triton
@@ -26,8 +29,46 @@ from .common import logaddexp
 
 
 @triton.jit
+def _affine(a1, b1, a2, b2):
+    """The step x -> a1 x + b1 followed by x -> a2 x + b2, as one step."""
+    return a1 * a2, a2 * b1 + b2
+
+
+@triton.jit
+def _logaddexp_pair(a, b):
+    return logaddexp(a, b)
+
+
+@triton.jit
+def _group(mem_ptr, side_ptr, z, g0, nc, n, W, idx, ok, slot, GROUP: tl.constexpr, REVERSE: tl.constexpr,
+           NORMALISE: tl.constexpr):
+    """The group of GROUP chunks starting at scan position g0: (their chunk indices [GROUP], which
+    exist, the sums [GROUP, BLOCK] fp32 and what each step reads beside them: the chunk totals
+    (-inf past the last chunk) or the decays (1 past it), so that a missing chunk is the identity)."""
+    order = g0 + tl.arange(0, GROUP)
+    if REVERSE:
+        c = nc - 1 - order
+    else:
+        c = order
+    valid = order < nc
+    here = valid[:, None] & ok[None, :]
+    part = tl.load(mem_ptr + (z * nc + c[:, None]) * n * W + idx[None, :], mask=here, other=0.0).to(tl.float32)
+    if NORMALISE:
+        side = tl.load(side_ptr + (z * nc + c[:, None]) * n + slot[None, :], mask=here, other=float("-inf"))
+    else:
+        side = tl.load(side_ptr + (z * nc + c[:, None]) * n + slot[None, :], mask=here, other=1.0)
+    return c, valid, part, side
+
+
+@triton.jit
+def _last_row(x, GROUP: tl.constexpr):
+    """Row GROUP - 1 of x [GROUP, BLOCK] (a missing chunk is the identity: it carries the last one's value)."""
+    return tl.sum(tl.where((tl.arange(0, GROUP) == GROUP - 1)[:, None], x, 0.0), axis=0)
+
+
+@triton.jit
 def chunk_scan_kernel(mem_ptr, decay_ptr, carry_ptr, final_ptr, total_ptr, gbefore_ptr, eprev_ptr,
-                      eend_ptr, nc, n, W, BLOCK: tl.constexpr, REVERSE: tl.constexpr,
+                      eend_ptr, nc, n, W, BLOCK: tl.constexpr, GROUP: tl.constexpr, REVERSE: tl.constexpr,
                       HAS_CARRY: tl.constexpr, HAS_FINAL: tl.constexpr, NORMALISE: tl.constexpr):
     """decay [Z, nc, n] is read, or with ``NORMALISE`` written (with e_prev, e_end, from total and
     g_before); total_ptr, gbefore_ptr, eprev_ptr and eend_ptr are unused without it. Without
@@ -48,35 +89,51 @@ def chunk_scan_kernel(mem_ptr, decay_ptr, carry_ptr, final_ptr, total_ptr, gbefo
     else:
         side_ptr = decay_ptr
     if REVERSE:
-        c_next = nc - 1
+        step, first = -1, nc - 1
     else:
-        c_next = 0
-    part_next = tl.load(mem_ptr + (z * nc + c_next) * n * W + idx, mask=ok, other=0.0).to(tl.float32)
-    side_next = tl.load(side_ptr + (z * nc + c_next) * n + slot, mask=ok, other=0.0)
-    for step in range(0, nc):
-        c = c_next
-        part, side = part_next, side_next
-        if REVERSE:
-            c_next = c - 1
-        else:
-            c_next = c + 1
-        ahead = ok & (tl.zeros((BLOCK,), dtype=tl.int32) + step + 1 < nc)  # the next chunk exists
-        part_next = tl.load(mem_ptr + (z * nc + c_next) * n * W + idx, mask=ahead, other=0.0).to(tl.float32)
-        side_next = tl.load(side_ptr + (z * nc + c_next) * n + slot, mask=ahead, other=0.0)
-        tl.store(mem_ptr + (z * nc + c) * n * W + idx, acc.to(mem_ptr.dtype.element_ty), mask=ok)
+        step, first = 1, 0
+    c, valid, part, side = _group(mem_ptr, side_ptr, z, 0, nc, n, W, idx, ok, slot, GROUP, REVERSE, NORMALISE)
+    # Every store into mem below lands on a chunk whose sums this program has loaded already (the
+    # memory entering chunk c + 1 is written once chunk c is combined, and the next group is loaded
+    # before this one's results are written); the barriers order one lane's load before another
+    # lane's store of the same address.
+    tl.debug_barrier()
+    tl.store(mem_ptr + (z * nc + first) * n * W + idx, acc.to(mem_ptr.dtype.element_ty), mask=ok)
+    for g0 in range(0, nc, GROUP):
+        c_next, valid_next, part_next, side_next = _group(mem_ptr, side_ptr, z, g0 + GROUP, nc, n, W, idx, ok, slot,
+                                                          GROUP, REVERSE, NORMALISE)
+        tl.debug_barrier()
         if NORMALISE:
-            e_new = logaddexp(e, side)
+            # e_c = logaddexp(e, the totals of this group up to c), and e_{c-1} the same up to c - 1
+            # (the group's totals shifted one row down, -inf into its first row: a second load; a
+            # row past the last chunk gets the last chunk's total, so that its decay is 1).
+            upto = tl.associative_scan(side, 0, _logaddexp_pair)
+            rows = tl.arange(0, GROUP)
+            earlier = (rows > 0) & (g0 + rows - 1 < nc)
+            shifted = tl.load(side_ptr + (z * nc + c[:, None] - step) * n + slot[None, :],
+                              mask=earlier[:, None] & ok[None, :], other=float("-inf"))
+            before = tl.associative_scan(shifted, 0, _logaddexp_pair)
+            e_end = logaddexp(e[None, :], upto)
+            e_prev = logaddexp(e[None, :], before)
             # -inf - -inf (nothing written yet, or a chunk writing nothing) is a factor of 0.
-            decay = tl.where(e_new == float("-inf"), 0.0, tl.exp(e - e_new))
-            written = tl.where(side == float("-inf"), 0.0, tl.exp(side - e_new)) * part
-            here = (z * nc + c) * n + slot
-            tl.store(eprev_ptr + here, e, mask=owner)
-            tl.store(eend_ptr + here, e_new, mask=owner)
-            tl.store(decay_ptr + here, decay, mask=owner)
-            e = e_new
+            decay = tl.where(e_end == float("-inf"), 0.0, tl.exp(e_prev - e_end))
+            written = tl.where(side == float("-inf"), 0.0, tl.exp(side - e_end)) * part
+            here = (z * nc + c[:, None]) * n + slot[None, :]
+            mine = valid[:, None] & owner[None, :]
+            tl.store(eprev_ptr + here, e_prev, mask=mine)
+            tl.store(eend_ptr + here, e_end, mask=mine)
+            tl.store(decay_ptr + here, decay, mask=mine)
+            e = _last_row(e_end, GROUP)
         else:
             decay = side
             written = part
-        acc = decay * acc + written
+        scale, shift = tl.associative_scan((decay, written), 0, _affine)
+        after = scale * acc[None, :] + shift  # row r: the memory entering the chunk after chunk c_r
+        into = c + step
+        fits = valid & (into >= 0) & (into < nc)
+        tl.store(mem_ptr + (z * nc + into[:, None]) * n * W + idx[None, :], after.to(mem_ptr.dtype.element_ty),
+                 mask=fits[:, None] & ok[None, :])
+        acc = _last_row(after, GROUP)
+        c, valid, part, side = c_next, valid_next, part_next, side_next
     if HAS_FINAL:
         tl.store(final_ptr + z * n * W + idx, acc, mask=ok)
