@@ -9,12 +9,12 @@ F = 4 (fp32: normalisers, chunk memories, the backward's row terms):
 
     launch         programs          steps  multiply-adds per chunk            bytes per chunk
     chunk sums     Z nc              1      C n (d + dv)                       C (d + dv + n) P + n (d + dv + 1) F
-    scan           Z [n(d+dv)/256]   nc     0                                  n (2 (d + dv) + 4) F
+    scan           Z [n(d+dv)/128]   nc/8   0                                  n (2 (d + dv) + 5) F
                                                                                (+ the last memory, n (d + dv) F)
     output         Z nc              1      C^2 (d + dv + 2n) + C n (d + dv)   C (2d + 2dv + n) P + n (d + dv + 1) F
     rows           Z nc              1      C^2 (2d + dv + 3n) + C n (3d + 2dv) C (3d + 2dv + n) P + 3C n F
                                                                                + n (2d + 2dv + 2) F
-    reverse scan   Z [n(d+dv+1)/256] nc     0                                  n (2 (d + dv + 1) + 1) F
+    reverse scan   Z [n(d+dv+1)/128] nc/8   0                                  n (2 (d + dv + 1) + 1) F
     columns (x 2)  2 Z nc            1      C^2 (2d + 2dv + 5n) + 2C n (d + dv) C (3d + 3dv + n) P + 5C n F
                                                                                + n (d + dv + 3) F
     dl sum         (PyTorch, 1 add)  -      0                                  C n (2F + P)
@@ -48,7 +48,10 @@ import math
 from typing import Dict, List, NamedTuple, Optional
 
 F = 4  # fp32 bytes
-SCAN_BLOCK = 256  # elements of a chunk memory per scan program (ops.causal.triton.function)
+# Elements of a chunk memory per scan program and chunks it loads and combines at once
+# (ops.causal.triton.function); before 5bdd324 (the H100 run's code) 256 and one chunk a step.
+SCAN_BLOCK, SCAN_GROUP = 128, 8
+SEQUENTIAL_SCAN = (256, 1)
 LAUNCH_US = 4.0  # a kernel launch and its tail on a busy stream, roughly
 STEP_US = 0.5  # one dependent step of a sequential loop: a global-memory round trip, roughly
 
@@ -73,7 +76,7 @@ class Launch(NamedTuple):
 
 def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
                     logit_bytes: Optional[int] = None, split_columns: bool = True,
-                    normaliser: str = "chunked") -> List[Launch]:
+                    normaliser: str = "chunked", grouped_scan: bool = True) -> List[Launch]:
     """The launches of one causal ABC forward + backward on the kernels (see the module docstring),
     PyTorch glue included. ``logit_bytes``: bytes per logit (default P; the self-check passes fp32
     logits with half q, k, v). ``normaliser``: "chunked" (the kernels' way): the prefix
@@ -83,7 +86,10 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     ``torch.logcumsumexp`` over N before the kernels, g read by the output, rows and columns
     kernels.
     ``split_columns=False``: the code the H100 run timed (commit f36c261, logcumsumexp): one
-    columns program per chunk writing dl in the logits' dtype, no dl sum."""
+    columns program per chunk writing dl in the logits' dtype, no dl sum.
+    ``grouped_scan=False``: the scan before 5bdd324 (the H100 run's), one chunk per dependent step
+    in blocks of 256 elements; grouped (now): SCAN_GROUP chunks loaded and combined per step, the
+    forward's chunk totals loaded twice (the second time shifted one chunk)."""
     if normaliser not in ("chunked", "logcumsumexp"):
         raise ValueError(f"normaliser must be 'chunked' or 'logcumsumexp', got {normaliser!r}")
     L = P if logit_bytes is None else logit_bytes
@@ -91,10 +97,12 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     chunks = Z * nc
     width = d + dv
     rows = Z * N * n  # elements of one [Z, N, n] tensor
-    scan = lambda w: Z * math.ceil(n * w / SCAN_BLOCK)  # noqa: E731
+    block, group = (SCAN_BLOCK, SCAN_GROUP) if grouped_scan else SEQUENTIAL_SCAN
+    scan = lambda w: Z * math.ceil(n * w / block)  # noqa: E731
+    scan_steps = math.ceil(nc / group)
     g = 0 if normaliser == "chunked" else 1  # a chunk kernel reads g (C n F) only when it is stored
     if normaliser == "chunked":  # e_prev, e_end, decay out of the scan
-        launches, boundary = [], 3 * n * F
+        launches, boundary = [], (4 if grouped_scan else 3) * n * F
     else:
         cast = 0 if L == F else 1  # logits.float(): a copy unless the logits are fp32
         # logaddexp with the carried normaliser (2 rows F), the chunk-boundary index_select / cat /
@@ -108,13 +116,14 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
         # the chunk memories and one n-vector (the chunk totals; the previous way's normaliser column)
         Launch("chunk_sums_kernel", 1, chunks, 1, chunks * C * n * width,
                chunks * (C * (width + n) * P + n * (width + 1) * F)),
-        Launch("chunk_scan_kernel (forward)", 1, scan(width), nc, 0,
+        Launch("chunk_scan_kernel (forward)", 1, scan(width), scan_steps, 0,
                chunks * (n * (2 * width + 1) * F + boundary) + Z * n * width * F),  # + the last memory
         Launch("output_kernel", 1, chunks, 1, chunks * (C * C * (width + 2 * n) + C * n * width),
                chunks * (C * (2 * d + 2 * dv + n) * P + g * C * n * F + n * (width + 1) * F)),
         Launch("rows_kernel", 1, chunks, 1, chunks * (C * C * (2 * d + dv + 3 * n) + C * n * (3 * d + 2 * dv)),
                chunks * (C * (3 * d + 2 * dv + n) * P + (3 + g) * C * n * F + n * (2 * width + 2) * F)),
-        Launch("chunk_scan_kernel (reverse)", 1, scan(width + 1), nc, 0, chunks * n * (2 * (width + 1) + 1) * F),
+        Launch("chunk_scan_kernel (reverse)", 1, scan(width + 1), scan_steps, 0,
+               chunks * n * (2 * (width + 1) + 1) * F),
     ]
     if split_columns:
         launches += [

@@ -41,7 +41,7 @@ def saved_rows(results: str, decode_counts: Optional[Dict[str, Tuple[int, int]]]
         P, Z = dtype_bytes(timing["dtype"]), B * H
         # the self-check's logits are fp32 (q, k, v in the timed dtype); fla was given s in the timed dtype
         timed = ours(Z, N, d, n, H100_CHUNK, P, "selfcheck", logit_bytes=F, split_columns=False,
-                     normaliser="logcumsumexp")
+                     normaliser="logcumsumexp", grouped_scan=False)
         models = {"abc triton": (timed, True),
                   "sdpa causal": (flash(Z, N, d, P, "selfcheck"), True),
                   # fla read [B, H, N, *] as [B, T, H, *]: B * N sequence-heads of H tokens
@@ -59,7 +59,8 @@ def saved_rows(results: str, decode_counts: Optional[Dict[str, Tuple[int, int]]]
         if result["status"] != "ok" or result["method"] not in ("abc", "sdpa"):
             continue
         Z, N = result["batch"] * H, result["N"]
-        cost = (ours(Z, N, d, n, H100_CHUNK, P, "attention", split_columns=False, normaliser="logcumsumexp")
+        cost = (ours(Z, N, d, n, H100_CHUNK, P, "attention", split_columns=False, normaliser="logcumsumexp",
+                     grouped_scan=False)
                 if result["method"] == "abc" else flash(Z, N, d, P, "attention"))
         rows.append(Row(name, result["method"], f"Z={Z} N={N} d={d}", config["dtype"], 1e3 * result["ms_per_call"],
                         cost, True))

@@ -25,13 +25,13 @@ def harness_launches(harness: str, out_elems: int, P: int, leaves: Sequence[int]
 
 
 def ours(Z: int, N: int, d: int, n: int, C: int, P: int, harness: str, logit_bytes: Optional[int] = None,
-         split_columns: bool = True, normaliser: str = "chunked") -> Cost:
+         split_columns: bool = True, normaliser: str = "chunked", grouped_scan: bool = True) -> Cost:
     """Causal ABC on the Triton kernels (``tools.causal_cost``) inside ``harness``; dv = d.
     ``normaliser``: "chunked" (the current default) or "logcumsumexp" (the previous PyTorch scan);
-    the code the H100 run timed is ``normaliser="logcumsumexp", split_columns=False``."""
+    the code the H100 run timed is ``normaliser="logcumsumexp", split_columns=False, grouped_scan=False``."""
     L = P if logit_bytes is None else logit_bytes
     launches = causal_cost.causal_launches(Z, N, d, d, n, C, P, logit_bytes=L, split_columns=split_columns,
-                                           normaliser=normaliser)
+                                           normaliser=normaliser, grouped_scan=grouped_scan)
     leaves = [Z * N * d * P] * 3 + [Z * N * n * L]
     return Cost(launches + harness_launches(harness, Z * N * d, P, leaves))
 

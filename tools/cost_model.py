@@ -9,8 +9,8 @@ Every op on a method's path is counted, PyTorch glue and the timing harness's ow
 (``tools.causal_cost`` for ours, ``fla_launches`` and ``flash_launches`` in ``tools.cost_launches``,
 ``decode_ops`` there for a decoding step): its PyTorch ops and Triton launches, the dependent steps
 of a sequential loop (a PyTorch scan over N is N steps: ``torch.logcumsumexp`` scans a middle
-dimension with one thread per (sequence, slot); a kernel's loop over chunks is one step a chunk),
-the bytes it moves and its products. A timed call then takes, linear in six constants,
+dimension with one thread per (sequence, slot); a kernel's loop over chunks is one step per group
+of chunks it loads at once), the bytes it moves and its products. A timed call then takes, linear in six constants,
 
     t = call + op * (PyTorch ops) + triton * (Triton launches) + step * (dependent steps)
         + us_per_MB * MB + us_per_flash_TFLOP * (flash attention's TFLOP) + fixed
@@ -89,7 +89,7 @@ def predictions(constants: Sequence[float], steps: str = "both", d: int = 64, n:
         row["ours_logcumsumexp_us"] = predict(previous[previous_C], constants, steps)
         row["ours_logcumsumexp_C"] = previous_C
         row["ours_h100_code_us"] = predict(ours(Z, N, d, n, H100_CHUNK, P, "attention", split_columns=False,
-                                                normaliser="logcumsumexp"),
+                                                normaliser="logcumsumexp", grouped_scan=False),
                                            constants, steps)
         logcum = next(x for x in breakdown(previous[previous_C], constants, steps)
                       if x["name"] == "PyTorch: logcumsumexp")
@@ -136,8 +136,8 @@ def report(results: str, command: str) -> Tuple[dict, str]:
         device=dict(H100, mac_efficiency=MAC_EFFICIENCY, sm_bytes_per_us=SM_BYTES_PER_US,
                     chunk_of_saved_rows=H100_CHUNK),
         **main_fit, not_fitted=side, predictions=predictions(constants),
-        breakdown_h100_8192=breakdown(ours(4, 8192, 64, 64, H100_CHUNK, 2, "selfcheck", F, False, "logcumsumexp"),
-                                      constants),
+        breakdown_h100_8192=breakdown(ours(4, 8192, 64, 64, H100_CHUNK, 2, "selfcheck", F, False, "logcumsumexp",
+                                           grouped_scan=False), constants),
         step_extremes=extremes,
         decode_ops_per_step={method: dict(pytorch_ops=ops, triton_launches=triton)
                              for method, (ops, triton) in decode_counts.items()})

@@ -23,7 +23,7 @@ def _launch(cost, name):
 
 def test_every_sequential_step_is_counted():
     Z, N, d, n, C = 3, 320, 16, 8, 16
-    previous = cost_model.ours(Z, N, d, n, C, 2, "attention", normaliser="logcumsumexp")
+    previous = cost_model.ours(Z, N, d, n, C, 2, "attention", normaliser="logcumsumexp", grouped_scan=False)
     logcumsumexp = _launch(previous, "PyTorch: logcumsumexp")
     assert (logcumsumexp.steps, logcumsumexp.programs, logcumsumexp.kind) == (N, Z * n, "torch scan")
     scans = [_launch(previous, f"chunk_scan_kernel ({way})").steps for way in ("forward", "reverse")]
@@ -38,7 +38,9 @@ def test_every_sequential_step_is_counted():
     # the default finds the normalisers in the kernels: nothing sequential over N outside them
     current = cost_model.ours(Z, N, d, n, C, 2, "attention")
     assert all(x.kind != "torch scan" for x in current.launches)
-    assert list(cost_model.features(current)[0][1:4]) == [1 + 3, 6, 2 * N // C + 4]
+    groups = -(-N // C // 8)  # the scans load and combine 8 chunks per dependent step
+    assert [_launch(current, f"chunk_scan_kernel ({way})").steps for way in ("forward", "reverse")] == [groups] * 2
+    assert list(cost_model.features(current)[0][1:4]) == [1 + 3, 6, 2 * groups + 4]
     saved = sum(x.bytes for x in previous.launches) - sum(x.bytes for x in current.launches)
     assert saved > 3 * Z * N * n * 4  # g [Z, N, n] fp32 no longer written by PyTorch nor read by three kernels
     # fla: five loops over its 64-row chunks and the normaliser's (64-row blocks assumed)

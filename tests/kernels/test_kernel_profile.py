@@ -19,7 +19,10 @@ def test_forward_arithmetic_is_2Cd_2Cn_4nd_per_row():
     launches = {launch.name: launch for launch in causal_cost.causal_launches(Z, N, d, d, n, C, 2)}
     forward = launches["chunk_sums_kernel"].macs + launches["output_kernel"].macs
     assert forward == Z * N * (2 * C * d + 2 * C * n + 4 * n * d)
-    assert launches["chunk_scan_kernel (forward)"].steps == N // C  # sequential over the chunks
+    # sequential over the groups of 8 chunks the scan loads at once (one chunk a step before 5bdd324)
+    assert launches["chunk_scan_kernel (forward)"].steps == -(-N // C // 8)
+    one_by_one = causal_cost.causal_launches(Z, N, d, d, n, C, 2, grouped_scan=False)
+    assert [x.steps for x in one_by_one if x.name.startswith("chunk_scan")] == [N // C] * 2
     previous = causal_cost.causal_launches(Z, N, d, d, n, C, 2, normaliser="logcumsumexp")
     logcumsumexp = previous[0]  # one thread per (sequence, slot) walks all N rows
     assert (logcumsumexp.name, logcumsumexp.steps, logcumsumexp.programs) == ("PyTorch: logcumsumexp", N, Z * n)
