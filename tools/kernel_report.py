@@ -250,8 +250,8 @@ def main(argv=None) -> int:
     for job in jobs(args):
         key = job.key()
         visited.add(key)
-        if key in rows:
-            rows[key]["launches"] = job.count
+        if key in rows:  # compiled already; the launcher's pick follows the compile table, which may be newer
+            rows[key].update(launches=job.count, pick=_picked(job))
             continue
         try:
             row, _ = run_job(job, probes)
