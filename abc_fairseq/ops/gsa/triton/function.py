@@ -17,7 +17,7 @@ import torch
 
 from ...causal.triton.function import backward_kernels, flatten_heads, forward_kernels, measured_chunk
 from ...causal.triton.geometry import ChunkNormalisers
-from ...triton.sizes import pad
+from ...triton.sizes import causal_warps, pad
 from ..state import GSAState
 from .gates import LATER_CHUNKS, gate_grads_kernel
 
@@ -28,7 +28,7 @@ def _gate_grads(log_gates, dl_parts, d_norm, totals, chunk: int):
     d_gates = torch.empty_like(log_gates)
     nc = totals.shape[2]
     gate_grads_kernel[(Z, nc)](log_gates, dl_parts, d_norm, totals, d_gates, N, n, nc, C=chunk,
-                               BS=pad(n), CB=LATER_CHUNKS)
+                               BS=pad(n), CB=LATER_CHUNKS, num_warps=causal_warps(n))  # 4 warps spill at 64 wide
     return d_gates
 
 
