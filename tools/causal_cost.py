@@ -9,7 +9,7 @@ F = 4 (fp32: normalisers, chunk memories, the backward's row terms):
 
     launch         programs          steps  multiply-adds per chunk            bytes per chunk
     chunk sums     Z nc              1      C n (d + dv)                       C (d + dv + n) P + n (d + dv + 1) F
-    scan           Z [n(d+dv)/128]   nc/8   0                                  n (2 (d + dv) + 5) F
+    scan           Z [n(d+dv)/128]   nc/8   0                                  n (2 (d + dv) + 4) F
                                                                                (+ the last memory, n (d + dv) F)
     output         Z nc              1      C^2 (d + dv + 2n) + C n (d + dv)   C (2d + 2dv + n) P + n (d + dv + 1) F
     rows           Z nc              1      C^2 (2d + dv + 3n) + C n (3d + 2dv) C (3d + 2dv + n) P + 3C n F
@@ -88,8 +88,9 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     ``split_columns=False``: the code the H100 run timed (commit f36c261, logcumsumexp): one
     columns program per chunk writing dl in the logits' dtype, no dl sum.
     ``grouped_scan=False``: the scan before 5bdd324 (the H100 run's), one chunk per dependent step
-    in blocks of 256 elements; grouped (now): SCAN_GROUP chunks loaded and combined per step, the
-    forward's chunk totals loaded twice (the second time shifted one chunk)."""
+    in blocks of 256 elements; grouped (now): SCAN_GROUP chunks loaded and combined per step (the
+    forward loads its chunk totals twice, the second time shifted one chunk: a cache hit, not
+    counted, as every reload here)."""
     if normaliser not in ("chunked", "logcumsumexp"):
         raise ValueError(f"normaliser must be 'chunked' or 'logcumsumexp', got {normaliser!r}")
     L = P if logit_bytes is None else logit_bytes
@@ -102,7 +103,7 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     scan_steps = math.ceil(nc / group)
     g = 0 if normaliser == "chunked" else 1  # a chunk kernel reads g (C n F) only when it is stored
     if normaliser == "chunked":  # e_prev, e_end, decay out of the scan
-        launches, boundary = [], (4 if grouped_scan else 3) * n * F
+        launches, boundary = [], 3 * n * F
     else:
         cast = 0 if L == F else 1  # logits.float(): a copy unless the logits are fp32
         # logaddexp with the carried normaliser (2 rows F), the chunk-boundary index_select / cat /
