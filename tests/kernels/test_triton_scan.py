@@ -39,10 +39,15 @@ def _normalised(sums, totals, g_before, carry):
     return mem, final, e_prev, e_end, decay
 
 
-@pytest.mark.parametrize("nc", [1, 8, 9, 20])  # one group, exactly one, one more, 8 + 8 + 4
+@pytest.mark.parametrize("nc,group", [(1, None), (8, None), (9, None), (20, None), (9, "1"), (20, "4")])
 @pytest.mark.parametrize("mode", ["forward", "forward carried", "reverse", "normalised", "normalised carried"])
-def test_scan_equals_the_sequential_recurrence(nc, mode):
+def test_scan_equals_the_sequential_recurrence(nc, group, mode, monkeypatch):
+    """nc: one group, exactly one, one more, 8 + 8 + 4 chunks; ``ABC_TRITON_SCAN_GROUP`` 1 (one chunk
+    a step, the scan before the grouped one) and 4."""
     from abc_fairseq.ops.causal.triton import function
+
+    if group is not None:
+        monkeypatch.setenv("ABC_TRITON_SCAN_GROUP", group)
 
     gen = torch.Generator().manual_seed(nc)
     sums = torch.randn(Z, nc, n, W, generator=gen, dtype=torch.float64)
@@ -75,3 +80,12 @@ def test_scan_equals_the_sequential_recurrence(nc, mode):
     torch.testing.assert_close(mem.double(), want, rtol=1e-5, atol=1e-5)
     if final is not None:
         torch.testing.assert_close(final.double(), want_final, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("value", ["3", "32", "eight"])
+def test_a_scan_group_the_kernel_cannot_take_is_refused_by_name(value, monkeypatch):
+    from abc_fairseq.ops.triton import sizes
+
+    monkeypatch.setenv("ABC_TRITON_SCAN_GROUP", value)
+    with pytest.raises(ValueError, match="ABC_TRITON_SCAN_GROUP"):
+        sizes.scan_group()

@@ -149,6 +149,25 @@ def forced_chunk(width: int) -> Optional[int]:
     return int(text)
 
 
+# Tuning override: how many chunks the causal scan loads and combines per dependent step (``causal.triton
+# .scan``; default ``SCAN_GROUP``). 1 is the scan before the grouped one: one chunk per step, for
+# timing the two against each other on a GPU.
+SCAN_GROUP_VARIABLE = "ABC_TRITON_SCAN_GROUP"
+SCAN_GROUP, SCAN_GROUPS = 8, (1, 2, 4, 8, 16)
+
+
+def scan_group() -> int:
+    """The chunks per scan step: ``ABC_TRITON_SCAN_GROUP`` when set (one of ``SCAN_GROUPS``, else a
+    ValueError naming the variable), else ``SCAN_GROUP``."""
+    text = os.environ.get(SCAN_GROUP_VARIABLE, "").strip()
+    if not text:
+        return SCAN_GROUP
+    if not text.isdigit() or int(text) not in SCAN_GROUPS:
+        raise ValueError(f"{SCAN_GROUP_VARIABLE}={text!r}: the causal scan takes "
+                         f"{', '.join(map(str, SCAN_GROUPS))} chunks per step")
+    return int(text)
+
+
 def chunk_candidates(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device: torch.device) -> Tuple[int, ...]:
     """The chunks the causal launchers measure (``tuning``), largest first: ``ABC_TRITON_CHUNK``
     alone when set; ``chunk`` alone off CUDA (the interpreter); on CUDA every candidate up to
