@@ -240,6 +240,8 @@ def main(argv=None) -> int:
         with open(args.json) as f:
             saved = json.load(f)
     rows = {r["key"]: r for r in saved.get("kernels", [])}
+    for row in rows.values():  # rows of a report from before rows recorded their run: the report's
+        row.setdefault("made_by", dict(commit=saved.get("commit"), command=saved.get("command")))
     probes = dict(saved.get("probes", {}))
     command = " ".join(["python -m tools.kernel_report"] + argv)
     meta = dict(triton=triton.__version__, fla=_version("fla-core"), date=time.strftime("%Y-%m-%d"),
@@ -261,6 +263,7 @@ def main(argv=None) -> int:
             print(f"{job.op} sm_{job.arch} {job.dtype} w={job.width} {job.launch.name}: {row['error']}", flush=True)
             rows[key] = row
             continue
+        row["made_by"] = dict(commit=meta["commit"], command=command)
         rows[row["key"]] = row
         made += 1
         print(f"{row['op']} sm_{row['arch']} {row['dtype']} w={row['width']} C={row['chunk']} {row['kernel']}: "
