@@ -30,9 +30,13 @@ def _state(state: Optional[GSAState], B: int, H: int, n: int, d: int, dv: int, q
            name: str) -> GSAState:
     """``state`` checked against the inputs, or the empty state when None."""
     if state is None:
-        return GSAState.empty(B, H, n, d, dv, device=q.device, dtype=compute_dtype(q.dtype))
+        return _empty_state(q, B, H, n, d, dv)
     check_state(state, GSAState, name, B, H, n, d, dv)
     return state
+
+
+def _empty_state(q: torch.Tensor, B: int, H: int, n: int, d: int, dv: int) -> GSAState:
+    return GSAState.empty(B, H, n, d, dv, device=q.device, dtype=compute_dtype(q.dtype))
 
 
 def _empty_result(q, k, v, log_gates, state: GSAState, return_state: bool):
@@ -86,11 +90,15 @@ def causal_gsa(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, log_gates: tor
     scale = default_scale(scale, d)
     keep = dropout_keep_mask(dropout_p, dropout_mask, (B, H, N, n), q.device)
     keep_scale = 1.0 / (1.0 - dropout_p)
-    initial_state = _state(initial_state, B, H, n, d, dv, q, "initial_state")
+    if initial_state is not None:
+        check_state(initial_state, GSAState, "initial_state", B, H, n, d, dv)
+    # The PyTorch path takes the empty state as tensors; the kernels take None (they start from
+    # zeros, with nothing written for them).
+    filled = lambda: _empty_state(q, B, H, n, d, dv) if initial_state is None else initial_state  # noqa: E731
     if N == 0 or B * H == 0:
-        return _empty_result(q, k, v, log_gates, initial_state, return_state)
+        return _empty_result(q, k, v, log_gates, filled(), return_state)
     torch_path = lambda: chunk_causal_gsa(q, k, v, log_gates, scale, chunk_size, block_size, tile_rows,  # noqa: E731
-                                          initial_state, return_state, keep, keep_scale)
+                                          filled(), return_state, keep, keep_scale)
     chunk = kernel_chunk(chunk_size or KERNEL_CHUNK, N)
     reason = unsupported(q.dtype, chunk, N, head_dim=d, value_dim=dv, memory_size=n)
     return dispatch("causal_gsa", backend, q.device, reason, chunk_causal_gsa, torch_path,

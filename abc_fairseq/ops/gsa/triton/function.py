@@ -35,8 +35,11 @@ def _gate_grads(log_gates, dl_parts, d_norm, totals, chunk: int):
 def _torch_forward(ctx, carry, keep, q, k, v, log_gates):
     """The Function's forward on the PyTorch path (``ctx.guard.torch_op``, ``chunk_causal_gsa``),
     on the Function's own [Z, N, *] inputs viewed as [Z, 1, N, *]."""
-    d = q.shape[-1]
-    state = None if carry is None else GSAState(carry[:, None, :, :d], carry[:, None, :, d:])
+    (Z, _, d), n, dv = q.shape, log_gates.shape[-1], v.shape[-1]
+    if carry is None:  # the kernels started from zeros; the PyTorch path takes them as tensors
+        state = GSAState.empty(Z, 1, n, d, dv, device=q.device, dtype=torch.float32)
+    else:
+        state = GSAState(carry[:, None, :, :d], carry[:, None, :, d:])
     mask = None if keep is None else keep.bool()[:, None]
     out = ctx.guard.torch_op(q[:, None], k[:, None], v[:, None], log_gates[:, None], ctx.scale, None, None, None,
                              state, False, mask, ctx.keep_scale)
