@@ -88,9 +88,8 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     ``split_columns=False``: the code the H100 run timed (commit f36c261, logcumsumexp): one
     columns program per chunk writing dl in the logits' dtype, no dl sum.
     ``grouped_scan=False``: the scan before 5bdd324 (the H100 run's), one chunk per dependent step
-    in blocks of 256 elements; grouped (now): SCAN_GROUP chunks loaded and combined per step (the
-    forward loads its chunk totals twice, the second time shifted one chunk: a cache hit, not
-    counted, as every reload here)."""
+    in blocks of 256 elements; grouped (now): SCAN_GROUP chunks loaded, then combined in registers,
+    per dependent step."""
     if normaliser not in ("chunked", "logcumsumexp"):
         raise ValueError(f"normaliser must be 'chunked' or 'logcumsumexp', got {normaliser!r}")
     L = P if logit_bytes is None else logit_bytes

@@ -1,5 +1,5 @@
 """The light inter-chunk pass: per (sequence, tile of slots x width), a scan over the chunks that
-loads GROUP chunks at a time and combines them as a parallel scan.
+loads GROUP chunks at a time and combines them in registers while the next GROUP load.
 
 Forward: M_0 = the carried memory, M_{c+1} = decay_c M_c + sums_c; backward (REVERSE): the
 memory of everything after chunk c, R_{nc-1} = 0, R_{c-1} = decay_c R_c + sums_c. decay_c =
@@ -16,27 +16,18 @@ kernels, by the lanes holding column 0 of each slot.
 
 Why groups: each step of the recurrence is one multiply-add, but a loop that loads one chunk per
 step waits a memory round trip per chunk (nc of them in a chain). Here a program loads the next
-GROUP chunks' sums in one go while it combines the current GROUP: the steps x -> decay x + sums
-compose associatively ((a1, b1) then (a2, b2) is (a1 a2, a2 b1 + b2)), so ``tl.associative_scan``
-combines a group in log2(GROUP) levels, and the chain a memory round trip waits on is N / (C GROUP)
-groups long. ABC's normalisers are a scan of the same shape (logaddexp is associative).
+GROUP chunks' sums in one go while it combines the current GROUP, one after the other in
+registers (a few multiply-adds each): the chain a memory round trip waits on is N / (C GROUP)
+groups long, and each step's arithmetic is the one-chunk-a-step scan's, in the same order.
+(``tl.associative_scan`` would combine a group in log2(GROUP) levels, but the interpreter runs a
+scan with a custom combine element by element in Python, too slow for CI, and the group's chain
+of GROUP multiply-adds is short beside one memory round trip.)
 """
 
 import triton
 import triton.language as tl
 
 from .common import logaddexp
-
-
-@triton.jit
-def _affine(a1, b1, a2, b2):
-    """The step x -> a1 x + b1 followed by x -> a2 x + b2, as one step."""
-    return a1 * a2, a2 * b1 + b2
-
-
-@triton.jit
-def _logaddexp_pair(a, b):
-    return logaddexp(a, b)
 
 
 @triton.jit
@@ -61,9 +52,9 @@ def _group(mem_ptr, side_ptr, z, g0, nc, n, W, idx, ok, slot, GROUP: tl.constexp
 
 
 @triton.jit
-def _last_row(x, GROUP: tl.constexpr):
-    """Row GROUP - 1 of x [GROUP, BLOCK] (a missing chunk is the identity: it carries the last one's value)."""
-    return tl.sum(tl.where((tl.arange(0, GROUP) == GROUP - 1)[:, None], x, 0.0), axis=0)
+def _row(x, r, rows):
+    """Row r of x [GROUP, BLOCK] as [BLOCK]."""
+    return tl.sum(tl.where((rows == r)[:, None], x, 0.0), axis=0)
 
 
 @triton.jit
@@ -103,37 +94,39 @@ def chunk_scan_kernel(mem_ptr, decay_ptr, carry_ptr, final_ptr, total_ptr, gbefo
         c_next, valid_next, part_next, side_next = _group(mem_ptr, side_ptr, z, g0 + GROUP, nc, n, W, idx, ok, slot,
                                                           GROUP, REVERSE, NORMALISE)
         tl.debug_barrier()
+        rows = tl.arange(0, GROUP)
+        after = tl.zeros((GROUP, BLOCK), dtype=tl.float32)  # row r: the memory entering the chunk after c_r
         if NORMALISE:
-            # e_c = logaddexp(e, the totals of this group up to c), and e_{c-1} the same up to c - 1
-            # (the group's totals shifted one row down, -inf into its first row: a second load; a
-            # row past the last chunk gets the last chunk's total, so that its decay is 1).
-            upto = tl.associative_scan(side, 0, _logaddexp_pair)
-            rows = tl.arange(0, GROUP)
-            earlier = (rows > 0) & (g0 + rows - 1 < nc)
-            shifted = tl.load(side_ptr + (z * nc + c[:, None] - step) * n + slot[None, :],
-                              mask=earlier[:, None] & ok[None, :], other=float("-inf"))
-            before = tl.associative_scan(shifted, 0, _logaddexp_pair)
-            e_end = logaddexp(e[None, :], upto)
-            e_prev = logaddexp(e[None, :], before)
-            # -inf - -inf (nothing written yet, or a chunk writing nothing) is a factor of 0.
-            decay = tl.where(e_end == float("-inf"), 0.0, tl.exp(e_prev - e_end))
-            written = tl.where(side == float("-inf"), 0.0, tl.exp(side - e_end)) * part
-            here = (z * nc + c[:, None]) * n + slot[None, :]
+            e_prev = tl.zeros((GROUP, BLOCK), dtype=tl.float32)
+            e_end = tl.zeros((GROUP, BLOCK), dtype=tl.float32)
+            decays = tl.zeros((GROUP, BLOCK), dtype=tl.float32)
+        for r in tl.static_range(GROUP):  # a chunk past the last one is the identity step
+            here = (rows == r)[:, None]
+            side_r = _row(side, r, rows)
+            if NORMALISE:
+                e_new = logaddexp(e, side_r)
+                # -inf - -inf (nothing written yet, or a chunk writing nothing) is a factor of 0.
+                decay = tl.where(e_new == float("-inf"), 0.0, tl.exp(e - e_new))
+                written = tl.where(side_r == float("-inf"), 0.0, tl.exp(side_r - e_new)) * _row(part, r, rows)
+                e_prev = tl.where(here, e[None, :], e_prev)
+                e_end = tl.where(here, e_new[None, :], e_end)
+                decays = tl.where(here, decay[None, :], decays)
+                e = e_new
+            else:
+                decay = side_r
+                written = _row(part, r, rows)
+            acc = decay * acc + written
+            after = tl.where(here, acc[None, :], after)
+        if NORMALISE:
+            at = (z * nc + c[:, None]) * n + slot[None, :]
             mine = valid[:, None] & owner[None, :]
-            tl.store(eprev_ptr + here, e_prev, mask=mine)
-            tl.store(eend_ptr + here, e_end, mask=mine)
-            tl.store(decay_ptr + here, decay, mask=mine)
-            e = _last_row(e_end, GROUP)
-        else:
-            decay = side
-            written = part
-        scale, shift = tl.associative_scan((decay, written), 0, _affine)
-        after = scale * acc[None, :] + shift  # row r: the memory entering the chunk after chunk c_r
+            tl.store(eprev_ptr + at, e_prev, mask=mine)
+            tl.store(eend_ptr + at, e_end, mask=mine)
+            tl.store(decay_ptr + at, decays, mask=mine)
         into = c + step
         fits = valid & (into >= 0) & (into < nc)
         tl.store(mem_ptr + (z * nc + into[:, None]) * n * W + idx[None, :], after.to(mem_ptr.dtype.element_ty),
                  mask=fits[:, None] & ok[None, :])
-        acc = _last_row(after, GROUP)
         c, valid, part, side = c_next, valid_next, part_next, side_next
     if HAS_FINAL:
         tl.store(final_ptr + z * n * W + idx, acc, mask=ok)
