@@ -48,8 +48,8 @@ import math
 from typing import Dict, List, NamedTuple, Optional
 
 F = 4  # fp32 bytes
-# Elements of a chunk memory per scan program and chunks it loads and combines at once
-# (ops.causal.triton.function); before 5bdd324 (the H100 run's code) 256 and one chunk a step.
+# Elements of a chunk memory per scan program and chunks it loads and combines at once (a copy of
+# ops/triton/sizes.py's, which imports torch); before 5bdd324 (the H100 run's code) 256 and one chunk a step.
 SCAN_BLOCK, SCAN_GROUP = 128, 8
 SEQUENTIAL_SCAN = (256, 1)
 LAUNCH_US = 4.0  # a kernel launch and its tail on a busy stream, roughly

@@ -48,6 +48,7 @@ class Case(NamedTuple):
 def cases(widths, chunks) -> Iterator[Case]:
     """Every kernel at every tile its launcher can pick for these padded widths (all of a
     kernel's widths equal: the largest of a problem's head dims and memory size, the worst case)."""
+    from abc_fairseq.ops.gsa.triton.gates import LATER_CHUNKS
     from abc_fairseq.ops.triton import sizes
 
     for dtype, (_, prec) in DTYPES.items():
@@ -59,7 +60,7 @@ def cases(widths, chunks) -> Iterator[Case]:
                 yield Case("causal.triton.backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
                 yield Case("causal.triton.backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0, GATED=False))
                 yield Case("gsa.triton.gates", "gate_grads_kernel", dtype,
-                           dict(C=chunk, BS=w, CB=16, num_warps=sizes.causal_warps(w)))
+                           dict(C=chunk, BS=w, CB=LATER_CHUNKS, num_warps=sizes.causal_warps(w)))
             wide = dict(K=w, V=w, BK=w, BV=w, PREC=prec, num_warps=4)
             yield Case("bidirectional.triton.memory", "memory_write_fwd", dtype,
                        dict(wide, BT=64, BS=min(w, 64), HAS_PAD=True))
@@ -71,8 +72,8 @@ def cases(widths, chunks) -> Iterator[Case]:
             yield Case("causal.triton.recurrent", "causal_step_kernel", dtype, dict(step, BS=w))
     for reverse in (False, True):
         yield Case("causal.triton.scan", "chunk_scan_kernel", "fp32",
-                   dict(BLOCK=128, GROUP=8, REVERSE=reverse, HAS_CARRY=not reverse, HAS_FINAL=not reverse,
-                        NORMALISE=not reverse, num_warps=4))
+                   dict(BLOCK=sizes.SCAN_BLOCK, GROUP=sizes.SCAN_GROUP, REVERSE=reverse, HAS_CARRY=not reverse,
+                        HAS_FINAL=not reverse, NORMALISE=not reverse, num_warps=sizes.SCAN_WARPS))
 
 
 def _signature(fn, dtype: str, constants: Dict) -> Dict[str, str]:

@@ -20,7 +20,7 @@ from typing import Optional, Tuple, Union
 import torch
 import triton
 
-from ...triton.sizes import causal_tiles, chunk_candidates, scan_group
+from ...triton.sizes import SCAN_BLOCK, SCAN_WARPS, causal_tiles, chunk_candidates, scan_group
 from ...triton.tuning import size_class, tuned_chunk
 from ..chunk_geometry import SAFE_EXPONENT
 from ..state import ABCState
@@ -28,12 +28,6 @@ from .backward import columns_kernel, rows_kernel
 from .forward import chunk_sums_kernel, output_kernel
 from .geometry import ChunkNormalisers
 from .scan import chunk_scan_kernel
-
-# The scan's tiles: GROUP chunks (``sizes.scan_group``: 8) x BLOCK memory elements per program. At
-# 8 x 128 on 4 warps ptxas keeps it in registers without spilling on sm_80 and sm_90 (16 chunks
-# spill, or need 8 warps and shared memory), and 8,192 tokens x 4 sequence-heads at C = 64,
-# n = d = dv = 64 make 256 programs.
-SCAN_BLOCK, SCAN_WARPS = 128, 4
 
 
 def _sizes(q, v, control, chunk):
