@@ -89,3 +89,28 @@ def test_a_scan_group_the_kernel_cannot_take_is_refused_by_name(value, monkeypat
     monkeypatch.setenv("ABC_TRITON_SCAN_GROUP", value)
     with pytest.raises(ValueError, match="ABC_TRITON_SCAN_GROUP"):
         sizes.scan_group()
+
+
+def test_the_interpreter_sets_up_the_language_once_per_launch(monkeypatch):
+    """``ops/triton/interpreter``: a launch sets up triton.language a fixed number of times, however
+    many helper calls it makes (the scan calls one per chunk of each group), and computes the same."""
+    from triton.runtime import interpreter
+
+    from abc_fairseq.ops.causal.triton import function
+    from abc_fairseq.ops.triton.interpreter import language_once_per_launch
+
+    assert language_once_per_launch()  # applied when the kernels were imported; applying again is a no-op
+    set_ups = []
+    original = interpreter._patch_builtin
+    monkeypatch.setattr(interpreter, "_patch_builtin", lambda *a: (set_ups.append(a[0]), original(*a))[1])
+    counts = {}
+    for nc in (2, 1, 24):  # the first launch warms up (Triton's library helpers gain names after it)
+        set_ups.clear()
+        gen = torch.Generator().manual_seed(nc)
+        sums, decay = torch.randn(Z, nc, n, W, generator=gen), torch.rand(Z, nc, n, generator=gen)
+        mem = sums.clone()
+        function._scan(mem, decay, None, torch.empty(Z, n, W), False)
+        want, _ = _sequential(sums.double(), decay.double(), None, False)
+        torch.testing.assert_close(mem.double(), want, rtol=1e-5, atol=1e-5)
+        counts[nc] = len(set_ups)
+    assert 0 < counts[1] == counts[24] <= 12, counts  # 96 helper calls at 24 chunks

@@ -11,6 +11,9 @@ in the causal kernels), ``BS`` (slots), ``BK`` and ``BV`` (key and value columns
 ``c`` program ids).
 
 - ``layout``: the program prologue and column ranges every kernel starts with.
+- ``interpreter``: under ``TRITON_INTERPRET=1`` (CPU, CI), Triton's interpreter made to set up
+  ``triton.language`` once per launch rather than once per helper call (applied when ``layout``
+  is imported; nothing changes on a GPU).
 - ``sizes``: every launcher's tiles in one place: padding, precision, the causal chunk (from the
   device's architecture and shared memory, through ``compile_table.json``) and the rows block
   and pipelining depth of the bidirectional launchers (the largest the device accepts).

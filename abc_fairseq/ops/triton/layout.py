@@ -4,6 +4,10 @@ program serves, and the column ranges of its head tiles."""
 import triton
 import triton.language as tl
 
+from .interpreter import language_once_per_launch
+
+language_once_per_launch()  # CPU runs under Triton's interpreter: see ``interpreter``
+
 
 @triton.jit
 def sequence_program(H):
