@@ -150,13 +150,12 @@ class ABCMultiheadAttention(ABCAttention):
         T, B, C = query.shape
         if C != self.embed_dim:
             raise ValueError(f"query has {C} channels, expected embed_dim={self.embed_dim}")
-        valid = None if key_padding_mask is None else ~key_padding_mask.to(torch.bool)
-
         if self.encoder_decoder_attention:
             if attn_mask is not None:
                 raise ValueError("ABC cross attention cannot apply attn_mask")
-            out = self._cross(query, key, value, valid, incremental_state, static_kv)
+            out = self._cross(query, key, value, key_padding_mask, incremental_state, static_kv)
         else:
+            valid = self._valid(key_padding_mask)
             key = query if key is None else key
             value = key if value is None else value
             if key.shape[0] != T:
@@ -178,6 +177,12 @@ class ABCMultiheadAttention(ABCAttention):
         return self.output(out, time_first=True), None
 
     @staticmethod
+    def _valid(key_padding_mask: Optional[Tensor]) -> Optional[Tensor]:
+        """fairseq's key_padding_mask [B, S] (True or 1 at padding) -> valid [B, S] bool (True at
+        real tokens), or None."""
+        return None if key_padding_mask is None else ~key_padding_mask.to(torch.bool)
+
+    @staticmethod
     def _batch_first(x: Tensor) -> Tensor:
         """[T, B, C] -> a [B, T, C] view, the plain layer's layout (no copy)."""
         return x.transpose(0, 1)
@@ -197,10 +202,11 @@ class ABCMultiheadAttention(ABCAttention):
         """Bidirectional self attention, [B, H, T, head_dim] (the layer's ``encode_heads``)."""
         return self.encode_heads(self._batch_first(query), self._batch_first(key), self._batch_first(value), valid)
 
-    def _cross(self, query, key, value, valid, incremental_state, static_kv) -> Tensor:
+    def _cross(self, query, key, value, key_padding_mask, incremental_state, static_kv) -> Tensor:
         """Returns [B, H, T, head_dim]; builds (or reuses) the memory of the encoder output. Cached
         (incremental decoding with ``static_kv``), the memory is built once per sentence when the
-        beams of a sentence share their encoder output (``beam_memory``)."""
+        beams of a sentence share their encoder output (``beam_memory``); a decoding step that
+        reads the cached memory does not look at the padding mask."""
         buffer = self._get_input_buffer(incremental_state) if incremental_state is not None else {}
         cache = incremental_state is not None and static_kv
         if cache and buffer:
@@ -209,6 +215,7 @@ class ABCMultiheadAttention(ABCAttention):
         else:
             if key is None:
                 raise ValueError("ABC cross attention needs the encoder output as key on its first call")
+            valid = self._valid(key_padding_mask)
             if value is not None and value is not key:
                 rows = 1  # only a memory of the key alone is known to be shared
             else:

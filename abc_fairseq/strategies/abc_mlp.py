@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from ..ops import ABCState, abc_memory, abc_read, causal_abc, causal_abc_step
 from . import reference
-from ._common import PAD_LOGIT, advance_in_place
+from ._common import PAD_LOGIT, advance_in_place, compute_dtype
 from .base import Memory, State, Strategy
 from .phi import PhiProjection, SlotControl
 from .registry import register
@@ -47,14 +47,16 @@ class ABCMLP(SlotControl, Strategy):
         return True  # over the slot probabilities, in causal_abc and abc_read (training only)
 
     def log_alpha(self, logits: torch.Tensor) -> torch.Tensor:
-        """log f(l): the logits the exp-based ops take."""
+        """log f(l): the logits the exp-based ops take (here f = exp: the logits themselves, in
+        their own dtype; the ops compute in fp32 whatever they are given)."""
         return logits
 
     def control_logits(self, x: torch.Tensor, valid: Optional[torch.Tensor], pad_value: float) -> torch.Tensor:
-        """x [B, N, C] -> log alpha [B, H, N, n] in fp32 (fp64 stays), ``pad_value`` at padding."""
+        """x [B, N, C] -> log alpha [B, H, N, n]: fp32 (fp64 stays) with ``pad_value`` at padding
+        (PAD_LOGIT has no half-precision value); without padding, as ``log_alpha`` gives it."""
         logits = self.log_alpha(self.slot_logits(x))
         if valid is not None:
-            logits = logits.masked_fill(~valid[:, None, :, None], pad_value)
+            logits = logits.to(compute_dtype(logits.dtype)).masked_fill(~valid[:, None, :, None], pad_value)
         return logits
 
     def naive(self, q, k, v, x, valid, keep=None, p=0.0):
@@ -102,7 +104,7 @@ class ABCMLPReLU(ABCMLP):
     paper = "Appendix C.2, Table 7 (MLP-ReLU)"
 
     def log_alpha(self, logits):
-        return torch.log(torch.relu(logits) + EPS_RELU)
+        return torch.log(torch.relu(logits.to(compute_dtype(logits.dtype))) + EPS_RELU)
 
 
 @register
@@ -113,4 +115,4 @@ class ABCMLPSigmoid(ABCMLP):
     paper = "Appendix C.2, Table 7 (MLP-sigmoid)"
 
     def log_alpha(self, logits):
-        return F.logsigmoid(logits)
+        return F.logsigmoid(logits.to(compute_dtype(logits.dtype)))

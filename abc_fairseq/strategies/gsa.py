@@ -24,7 +24,7 @@ import torch.nn.functional as F
 
 from ..ops.gsa import GSAState, causal_gsa, causal_gsa_step
 from . import reference
-from ._common import advance_in_place
+from ._common import advance_in_place, compute_dtype
 from .base import Setting, State, Strategy
 from .phi import SlotControl, SlotProjection
 from .registry import register
@@ -60,7 +60,8 @@ class GatedSlotAttention(SlotControl, Strategy):
 
     def log_gates(self, x: torch.Tensor, valid: Optional[torch.Tensor]) -> torch.Tensor:
         """x [B, N, C] -> g = log a [B, H, N, n] in fp32 (fp64 stays), 0 at padding."""
-        gates = F.logsigmoid(self.slot_logits(x)) / self.temperature
+        logits = self.slot_logits(x)
+        gates = F.logsigmoid(logits.to(compute_dtype(logits.dtype))) / self.temperature
         if valid is not None:
             gates = gates.masked_fill(~valid[:, None, :, None], 0.0)
         return gates

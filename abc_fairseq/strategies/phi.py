@@ -4,7 +4,6 @@ what the strategies controlled by such a projection (ABC_MLP, GSA) share."""
 import torch
 import torch.nn as nn
 
-from ._common import compute_dtype
 from .base import ControlModule, StrategyOptions
 
 
@@ -59,11 +58,12 @@ class SlotControl:
                 f"(in, out) = {expected}, got {got}")
 
     def slot_logits(self, x: torch.Tensor) -> torch.Tensor:
-        """x [B, N, C] -> the projection's logits [B, H, N, n] in fp32 (fp64 stays)."""
+        """x [B, N, C] -> the projection's logits [B, H, N, n] in x's dtype (a view: the ops read
+        half-precision logits and compute in fp32, so a cast here would be one more op and one more
+        fp32 tensor per layer; strategies that compute on the logits cast them)."""
         source = x.transpose(0, 1)
         if source.is_contiguous():  # fairseq's [N, B, C] activations: project them without a copy
             logits = self.shared(source).transpose(0, 1)
         else:
             logits = self.shared(x)
-        logits = logits.unflatten(-1, (self.num_heads, self.memory_size)).permute(0, 2, 1, 3)
-        return logits.to(compute_dtype(logits.dtype))
+        return logits.unflatten(-1, (self.num_heads, self.memory_size)).permute(0, 2, 1, 3)

@@ -313,3 +313,29 @@ def test_the_ops_import_without_triton():
     proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _logit_ops():
+    from abc_fairseq.ops import abc_memory
+
+    return {
+        "causal_abc": lambda q, k, v, l, backend: causal_abc(q, k, v, l, backend=backend, chunk_size=16),
+        "causal_abc_step": lambda q, k, v, l, backend: causal_abc_step(q[:, :, :1], k[:, :, :1], v[:, :, :1],
+                                                                       l[:, :, :1], backend=backend)[0],
+        "abc_memory": lambda q, k, v, l, backend: torch.cat(abc_memory(k, v, l, backend=backend), -1),
+    }
+
+
+@pytest.mark.parametrize("backend", ["torch", "triton"])
+@pytest.mark.parametrize("op", ["causal_abc", "causal_abc_step", "abc_memory"])
+def test_half_precision_logits_are_read_as_their_fp32_copy(op, backend):
+    """The strategies hand the projection's fp16 logits to the ops uncast: every op, on both
+    backends, computes on them what it computes on their fp32 copy (to fp32 rounding: the PyTorch
+    memory write takes its in-place softmax for a fresh fp32 copy)."""
+    q, k, v, logits = random_inputs(1, 2, 37, 16, 8, logit_scale=8.0, seed=6)
+    q, k, v, logits = q.half(), k.half(), v.half(), logits.half()
+    fn = _logit_ops()[op]
+    out_half = fn(q, k, v, logits, backend)
+    out_float = fn(q, k, v, logits.float(), backend)
+    assert out_half.dtype == out_float.dtype
+    torch.testing.assert_close(out_half, out_float, rtol=2e-6, atol=2e-6)
