@@ -8,13 +8,13 @@ import json
 import math
 import os
 import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Sequence, Tuple
 
 import numpy as np
 
 from .causal_cost import F
-from .cost_launches import decode_ops, decode_step, dtype_bytes, fla, flash, ours
-from .cost_terms import CONSTANTS, H100_CHUNK, Cost, features
+from .cost_launches import decode_step, dtype_bytes, fla, flash, ours
+from .cost_terms import CONSTANTS, H100_CHUNK, H100_RUN_DECODE_COUNTS, Cost, features
 
 # ---- the saved H100 rows ----
 
@@ -28,12 +28,12 @@ class Row(NamedTuple):
     fitted: bool  # False: shown beside the model, not fitted (fla's swapped problem)
 
 
-def saved_rows(results: str, decode_counts: Optional[Dict[str, Tuple[int, int]]] = None) -> List[Row]:
+def saved_rows(results: str) -> List[Row]:
     """The H100 rows the model can describe, from ``selfcheck.json``, ``attention_fp16_partial.json``
-    and ``decode.json`` under ``results``; ``decode_counts``: method -> ``decode_ops`` (counted
-    when None)."""
+    and ``decode.json`` under ``results``, each priced as the run's code (f36c261) did its work:
+    the causal rows with the logcumsumexp normalisers at C = 16, the decoding steps with
+    ``H100_RUN_DECODE_COUNTS``."""
     rows = []
-    decode_counts = {} if decode_counts is None else decode_counts
     with open(os.path.join(results, "selfcheck.json")) as f:
         selfcheck = json.load(f)
     for timing in selfcheck["timings"]:
@@ -70,9 +70,7 @@ def saved_rows(results: str, decode_counts: Optional[Dict[str, Tuple[int, int]]]
     for result in decode["results"]:
         if result["status"] != "ok" or result["method"] not in ("softmax", "abc"):
             continue
-        if result["method"] not in decode_counts:
-            decode_counts[result["method"]] = decode_ops(result["method"], config)
-        cost = decode_step(result["method"], config, result, decode_counts[result["method"]])
+        cost = decode_step(result["method"], config, result, H100_RUN_DECODE_COUNTS[result["method"]])
         rows.append(Row("decode.json", f"decode {result['method']}", f"batch {result['batch']} N={result['N']}, a step",
                         config["dtype"], 1e3 * result["ms_per_step"], cost, True))
     return rows

@@ -131,12 +131,14 @@ def decode_ops(method: str, config: dict) -> Tuple[int, int]:
     """(PyTorch ops, Triton launches) of one greedy decoding step of ``benchmarks decode``'s model
     with the saved ``config``'s layers, heads and memories, counted on CPU in fp16 at toy widths
     (the count does not depend on them), at a steady step (the fourth). An aten op counts when it
-    writes a new or in-place tensor or reads a value back to the host; ABC's ``causal_abc_step``,
-    one fused Triton launch on CUDA, counts as one launch in place of its PyTorch ops."""
+    writes a new or in-place tensor or reads a value back to the host. What runs on the kernels on
+    CUDA counts as one Triton launch in place of its PyTorch ops: ABC's ``causal_abc_step`` (the
+    fused step) and ``abc_read`` (the cross-attention read of the cached memory)."""
     import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_leaves
 
+    from abc_fairseq.ops.bidirectional import op as bidirectional_op
     from abc_fairseq.ops.causal import op as causal_op
     from benchmarks.decode import build_translation_model, sizes_of
 
@@ -159,14 +161,18 @@ def decode_ops(method: str, config: dict) -> Tuple[int, int]:
             return out
 
     counter = Counter()
-    recurrent = causal_op.recurrent_causal_abc_step
+    # the PyTorch forms the ops call on CPU, whose CUDA forms are one Triton launch each
+    on_kernels = [(causal_op, "recurrent_causal_abc_step"), (bidirectional_op, "parallel_abc_read")]
+    torch_forms = [getattr(module, name) for module, name in on_kernels]
 
-    def fused_step(*args, **kwargs):  # on CUDA: causal.triton.recurrent.causal_step, one launch
-        counter.paused, counter.triton = True, counter.triton + 1
-        try:
-            return recurrent(*args, **kwargs)
-        finally:
-            counter.paused = False
+    def one_launch(torch_form):
+        def launch(*args, **kwargs):
+            counter.paused, counter.triton = True, counter.triton + 1
+            try:
+                return torch_form(*args, **kwargs)
+            finally:
+                counter.paused = False
+        return launch
 
     params = dict(vocab=64, encoder_layers=1, decoder_layers=config["decoder_layers"], embed_dim=8 * config["heads"],
                   heads=config["heads"], ffn_dim=16 * config["heads"], method=method, length=16, batch=2,
@@ -176,7 +182,8 @@ def decode_ops(method: str, config: dict) -> Tuple[int, int]:
     model = model.to(torch.float16)
     src = torch.randint(dictionary.nspecial, len(dictionary), (2, 16))
     src[:, -1] = dictionary.eos()
-    causal_op.recurrent_causal_abc_step = fused_step
+    for (module, name), torch_form in zip(on_kernels, torch_forms):
+        setattr(module, name, one_launch(torch_form))
     try:
         with torch.inference_mode():
             encoder_out = model.encoder(src, src_lengths=torch.full((2,), 16, dtype=torch.long))
@@ -189,7 +196,8 @@ def decode_ops(method: str, config: dict) -> Tuple[int, int]:
                     scores[:, dictionary.pad()] = float("-inf")
                     tokens[:, t + 1] = scores.argmax(dim=-1)
     finally:
-        causal_op.recurrent_causal_abc_step = recurrent
+        for (module, name), torch_form in zip(on_kernels, torch_forms):
+            setattr(module, name, torch_form)
     return counter.ops, counter.triton
 
 

@@ -39,7 +39,7 @@ import json
 import os
 import shlex
 import sys
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from .causal_cost import F, Launch
 from .cost_fit import Row, calibrate, design, fit, leave_one_out, saved_rows
@@ -48,6 +48,7 @@ from .cost_terms import (
     CONSTANTS,
     H100,
     H100_CHUNK,
+    H100_RUN_DECODE_COUNTS,
     MAC_EFFICIENCY,
     SM_BYTES_PER_US,
     STEP_SPLITS,
@@ -59,10 +60,11 @@ from .cost_terms import (
 )
 
 # Importers (the tests) take every part of the model from here.
-__all__ = ["CONSTANTS", "H100", "H100_CHUNK", "MAC_EFFICIENCY", "SM_BYTES_PER_US", "STEP_SPLITS", "UNITS", "Cost",
+__all__ = ["CONSTANTS", "H100", "H100_CHUNK", "H100_RUN_DECODE_COUNTS", "MAC_EFFICIENCY", "SM_BYTES_PER_US",
+           "STEP_SPLITS", "UNITS", "Cost",
            "F", "Launch", "Row", "breakdown", "calibrate", "decode_ops", "decode_step", "design", "features", "fit",
            "fla", "fla_launches", "flash", "flash_launches", "harness_launches", "leave_one_out", "ours", "predict",
-           "saved_rows", "predictions", "report", "markdown", "main"]
+           "saved_rows", "predictions", "decoding", "report", "markdown", "main"]
 
 RESULTS = os.path.join("docs", "benchmarks", "h100")
 OUT_DIR = os.path.join("docs", "gpu_cost")
@@ -114,8 +116,7 @@ def _pct(x: float) -> str:
 
 def report(results: str, command: str) -> Tuple[dict, str]:
     """(model.json's record, model.md's text) from the saved rows under ``results``."""
-    decode_counts: Dict[str, Tuple[int, int]] = {}
-    rows = saved_rows(results, decode_counts)
+    rows = saved_rows(results)
     main_fit = calibrate(rows)
     constants = [main_fit["constants"][name] for name in CONSTANTS]
     side = [dict(source=row.source, method=row.method, size=row.size, dtype=row.dtype, measured_us=row.measured_us,
@@ -138,10 +139,37 @@ def report(results: str, command: str) -> Tuple[dict, str]:
         **main_fit, not_fitted=side, predictions=predictions(constants),
         breakdown_h100_8192=breakdown(ours(4, 8192, 64, 64, H100_CHUNK, 2, "selfcheck", F, False, "logcumsumexp",
                                            grouped_scan=False), constants),
-        step_extremes=extremes,
-        decode_ops_per_step={method: dict(pytorch_ops=ops, triton_launches=triton)
-                             for method, (ops, triton) in decode_counts.items()})
+        step_extremes=extremes, **decoding(results, constants))
     return record, markdown(record)
+
+
+def decoding(results: str, constants: Sequence[float]) -> dict:
+    """The saved run's greedy decoding steps (``decode.json``) and the model of each: with the
+    run's code's counts (``H100_RUN_DECODE_COUNTS``, the fitted rows) and with the current code's
+    (``decode_ops``, counted now), as ABC's speed against softmax's."""
+    with open(os.path.join(results, "decode.json")) as f:
+        saved = json.load(f)
+    config = saved["config"]
+    steps = {(r["method"], r["N"]): r for r in saved["results"]
+             if r["status"] == "ok" and r["method"] in H100_RUN_DECODE_COUNTS}
+    # counted only for a run with steps (each count builds a model)
+    counts = {method: decode_ops(method, config) for method in sorted({method for method, _ in steps})}
+    table = []
+    for N in sorted({N for _, N in steps}):
+        if ("softmax", N) not in steps or ("abc", N) not in steps:
+            continue
+        soft, abc = steps[("softmax", N)], steps[("abc", N)]
+        model = {code: {method: predict(decode_step(method, config, steps[(method, N)], per_code[method]), constants)
+                        for method in counts}
+                 for code, per_code in (("run", H100_RUN_DECODE_COUNTS), ("current", counts))}
+        table.append(dict(N=N, measured_speed=soft["ms_per_step"] / abc["ms_per_step"],
+                          model_speed_run_code=model["run"]["softmax"] / model["run"]["abc"],
+                          model_speed_current_code=model["current"]["softmax"] / model["current"]["abc"],
+                          model_us_current_code=model["current"]))
+    as_dict = lambda c: {m: dict(pytorch_ops=ops, triton_launches=t) for m, (ops, t) in c.items()}  # noqa: E731
+    run_counts = {method: H100_RUN_DECODE_COUNTS[method] for method in counts}
+    return dict(decode_ops_per_step=as_dict(counts), decode_ops_per_step_h100_run=as_dict(run_counts),
+                decode_speed=table)
 
 
 def markdown(record: dict) -> str:
@@ -182,18 +210,18 @@ def markdown(record: dict) -> str:
         lines.append(f"| {b['name']} | {b['launches']} | {b['steps']:,} | {b['MB']:,.0f} | {b['us']:,.0f} |")
     lines.append(f"| per call | | | | {c['call_us']:,.0f} |")
     if record["decode_ops_per_step"]:
-        counts = ", ".join(f"{method} {c['pytorch_ops']} PyTorch ops + {c['triton_launches']} Triton launches"
-                           for method, c in record["decode_ops_per_step"].items())
+        counts = lambda per: ", ".join(f"{method} {c['pytorch_ops']} PyTorch ops + {c['triton_launches']} "  # noqa
+                                       f"Triton launches" for method, c in per.items())
         lines += ["", "## Decoding at batch 16 (`decode.json`: greedy, WMT-base sizes, fp16)", "",
-                  f"A step, counted on CPU by `decode_ops` (the current code): {counts}. The rows above hold each "
-                  "step predicted against measured; as speed against softmax:", "",
-                  "| N | ABC / softmax, measured | ABC / softmax, model |", "|---:|---:|---:|"]
-        steps = {(r["method"], r["size"]): r for r in record["fit"] if r["source"] == "decode.json"}
-        for (method, size), r in steps.items():
-            if method == "decode abc":
-                soft = steps[("decode softmax", size)]
-                lines.append(f"| {size.split('N=')[1].split(',')[0]} | {soft['measured_us'] / r['measured_us']:.2f}x | "
-                             f"{soft['predicted_us'] / r['predicted_us']:.2f}x |")
+                  "A step of the run's code (f36c261; the fitted rows above): "
+                  f"{counts(record['decode_ops_per_step_h100_run'])}. "
+                  f"Of the current code, counted on CPU by `decode_ops` (what runs on the kernels on CUDA counted as "
+                  f"one launch): {counts(record['decode_ops_per_step'])}. As speed against softmax:", "",
+                  "| N | ABC / softmax, measured | model, the run's code | model, the current code |",
+                  "|---:|---:|---:|---:|"]
+        for r in record["decode_speed"]:
+            lines.append(f"| {r['N']:,} | {r['measured_speed']:.2f}x | {r['model_speed_run_code']:.2f}x | "
+                         f"{r['model_speed_current_code']:.2f}x |")
     lines += ["", "## Predictions (d = n = 64, fp16, forward + backward, the attention suite's harness)", "",
               prediction_table(record["predictions"]), "", "What each does per call (ours at its best chunk):", "",
               "| N | sequence-heads | method | PyTorch ops | Triton launches | dependent steps | MB |",

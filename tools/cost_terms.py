@@ -15,6 +15,11 @@ H100 = dict(sms=132, clock_ghz=1.98, macs_half=989e12 / 2, macs_tf32=494e12 / 2,
 MAC_EFFICIENCY = 0.5  # products run at half the dense peak (not fitted: too small to fit)
 SM_BYTES_PER_US = 64 * H100["clock_ghz"] * 1e3  # one SM's share of the L2: 64 B / cycle
 H100_CHUNK = 16  # the chunk the launcher took for every saved row (f36c261's compile table)
+# A greedy decoding step of the saved run's code (f36c261) at its sizes: (PyTorch ops, Triton
+# launches). ``decode_ops`` gave softmax 193 ops and ABC 161 ops + 6 step launches on an export of
+# f36c261; there, as now, the cross-attention read of the cached memory ran on the kernels on CUDA:
+# 6 PyTorch ops on CPU per decoder layer, one launch on the GPU (161 - 6 x 6 = 125 ops, 6 + 6 launches).
+H100_RUN_DECODE_COUNTS = {"softmax": (193, 0), "abc": (125, 12)}
 FLA_BT, FLA_BC = 64, 16  # fla chunk_abc's chunk and sub-chunk (hard-coded there)
 
 CONSTANTS = ("call_us", "op_us", "triton_us", "step_us", "us_per_MB", "us_per_flash_TFLOP")
