@@ -40,6 +40,7 @@ from .common import (
     slot_vector,
     store_memory_tile,
     store_row_tile,
+    to_operand,
 )
 from .exact import exact_columns, exact_mix, exact_read
 from .forward import chunk_scores
@@ -60,8 +61,9 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr
     k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
     v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
     do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
-    Mk = memory_tile(mem_ptr, z, c, nc, n, K + V, 0, K, slots, cols_k)
-    Mv = memory_tile(mem_ptr, z, c, nc, n, K + V, K, V, slots, cols_v)
+    # the memories are tensor-core operands only: held in IN (bounded: ``to_operand``), half the registers
+    Mk = to_operand(memory_tile(mem_ptr, z, c, nc, n, K + V, 0, K, slots, cols_k), IN)
+    Mv = to_operand(memory_tile(mem_ptr, z, c, nc, n, K + V, K, V, slots, cols_v), IN)
     mask = causal(rows, C)
 
     S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k, z, N, n,
@@ -83,17 +85,10 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr
     d_scores = P * (d_probs - tl.sum(P * d_probs, axis=1)[:, None])
     d_norm = -(d_scores * S + P_read * d_read)
 
-    dq = mm_scaled(d_scores * R, Mk, IN, PREC)
-    if steep:
-        dq += exact_mix(d_scores, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, BK, GATED)
-    else:
-        # the inner product in fp32: E up to exp(SAFE)
-        dq += mm_scaled(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, IN, PREC)
-    store_row_tile(dq_ptr, z, N, rows, K, cols_k, dq * scale)
     store_row_tile(ds_ptr, z, N, rows, n, slots, d_scores)
     store_row_tile(pr_ptr, z, N, rows, n, slots, P_read)
     store_row_tile(dg_ptr, z, N, rows, n, slots, d_norm)
-
+    # what this chunk sends back to earlier ones, before dq: q and do die here (fewer live registers)
     width = K + V + 1
     store_memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k,
                       mm_scaled(tl.trans(d_scores * R), q, IN, PREC))
@@ -102,29 +97,39 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr
     tl.store(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, tl.sum(R * d_norm, axis=0),
              mask=slots < n)
 
+    dq = mm_scaled(d_scores * R, Mk, IN, PREC)
+    if steep:
+        dq += exact_mix(d_scores, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, BK, GATED)
+    else:
+        # the inner product in fp32: E up to exp(SAFE)
+        dq += mm_scaled(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, IN, PREC)
+    store_row_tile(dq_ptr, z, N, rows, K, cols_k, dq * scale)
+
 
 @triton.jit
-def _column_side(x, y, weights, extra, rev_x, rev_extra, factor, leave, F, E, y_ptr, width, cols,
-                 l_ptr, z, N, n, rows, slots, g, steep, IN: tl.constexpr, C: tl.constexpr,
+def _column_side(x, y, weights, extra, rev_ptr, rev_stride, rev_offset, rev_extra, factor, leave, F, E, y_ptr,
+                 width, cols, l_ptr, z, c, nc, N, n, rows, slots, g, steep, IN: tl.constexpr, C: tl.constexpr,
                  BX: tl.constexpr, PREC: tl.constexpr, EXTRA: tl.constexpr, GATED: tl.constexpr):
-    """(dx [C, BX], dl [C, BS]) of one side: what the later chunks send back (rev_x, rev_extra at
-    H = ``leave``) plus the pairs inside the chunk (``causal_exact.exact_columns`` has the terms);
-    without ``EXTRA`` the extra terms are zero and skipped."""
-    dx = mm_scaled(leave, rev_x, IN, PREC)
-    dl = leave * (factor * mm_scaled(y, tl.trans(rev_x), IN, PREC) + rev_extra[None, :])
+    """(dx [C, BX], dl [C, BS]) of one side: the pairs inside the chunk (``causal_exact.exact_columns``
+    has the terms) plus what the later chunks send back (columns [rev_offset, rev_offset + width)
+    of rev [Z, nc, n, rev_stride] and rev_extra, at H = ``leave``); without ``EXTRA`` the extra terms are zero and
+    skipped. The later chunks' part is loaded last: no [BS, BX] tile is alive during the pairs."""
     if steep:
-        dx_in, dl_in = exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n,
-                                     rows, slots, g, C, BX, GATED)
+        dx, dl = exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n,
+                               rows, slots, g, C, BX, GATED)
     else:
         mask = causal(rows, C)
         mix = tl.where(mask, mm(weights * F, tl.trans(E), PREC), 0.0)  # fp32: E up to exp(SAFE)
         pairs = tl.where(mask, mm_in(x, tl.trans(y), IN, PREC) * factor, 0.0)
-        dx_in = mm_scaled(tl.trans(mix), x, IN, PREC)
+        dx = mm_scaled(tl.trans(mix), x, IN, PREC)
         # fp32: F spans exp(-SAFE - log C)..1 down a column, made up for by E after the product
-        dl_in = E * mm(tl.trans(pairs), weights * F, PREC)
+        dl = E * mm(tl.trans(pairs), weights * F, PREC)
         if EXTRA:
-            dl_in += E * mm(tl.trans(tl.where(mask, 1.0, 0.0)), extra * F, PREC)
-    return dx + dx_in, dl + dl_in
+            dl += E * mm(tl.trans(tl.where(mask, 1.0, 0.0)), extra * F, PREC)
+    rev_x = memory_tile(rev_ptr, z, c, nc, n, rev_stride, rev_offset, width, slots, cols)
+    dx += mm_scaled(leave, rev_x, IN, PREC)
+    dl += leave * (factor * mm_scaled(y, tl.trans(rev_x), IN, PREC) + rev_extra[None, :])
+    return dx, dl
 
 
 @triton.jit
@@ -149,7 +154,6 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, eend_ptr, do_ptr, ds_p
         q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
         k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
         d_scores = row_tile(ds_ptr, z, N, rows, n, slots, 0.0)
-        rev_k = memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k)
         d_norm = row_tile(dg_ptr, z, N, rows, n, slots, 0.0)
         if GATED:  # g given (the gates' sum): dl is W's own gradient, gsa.triton.gates chains dg
             extra = tl.zeros_like(l)
@@ -158,8 +162,8 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, eend_ptr, do_ptr, ds_p
             extra = d_norm
             rev_g = tl.load(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, mask=slots < n,
                             other=0.0)
-        dk, dl = _column_side(q, k, d_scores, extra, rev_k, rev_g, scale, leave, F, E, k_ptr, K,
-                              cols_k, l_ptr, z, N, n, rows, slots, g, steep, IN, C, BK, PREC, not GATED,
+        dk, dl = _column_side(q, k, d_scores, extra, rev_ptr, width, 0, rev_g, scale, leave, F, E, k_ptr, K,
+                              cols_k, l_ptr, z, c, nc, N, n, rows, slots, g, steep, IN, C, BK, PREC, not GATED,
                               GATED)
         store_row_tile(dk_ptr, z, N, rows, K, cols_k, dk * scale)
         total = dl + d_norm
@@ -167,9 +171,8 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, eend_ptr, do_ptr, ds_p
         v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
         do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
         P_read = row_tile(pr_ptr, z, N, rows, n, slots, 0.0)
-        rev_v = memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v)
-        dv, dl = _column_side(do, v, P_read, tl.zeros_like(l), rev_v, tl.zeros_like(a), 1.0, leave, F,
-                              E, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, steep, IN, C, BV,
+        dv, dl = _column_side(do, v, P_read, tl.zeros_like(l), rev_ptr, width, K, tl.zeros_like(a), 1.0, leave,
+                              F, E, v_ptr, V, cols_v, l_ptr, z, c, nc, N, n, rows, slots, g, steep, IN, C, BV,
                               PREC, False, GATED)
         store_row_tile(dv_ptr, z, N, rows, V, cols_v, dv)
         total = dl
