@@ -76,13 +76,19 @@ def test_a_candidate_that_cannot_launch_is_skipped(tuning, monkeypatch):
     torch.testing.assert_close(out.double(), reference_causal_abc(*(x.double() for x in inputs)), rtol=2e-5, atol=2e-5)
 
 
-def test_gsa_is_measured_on_its_own_normalisers(tuning):
+def test_gsa_is_measured_on_its_own_normalisers(tuning, monkeypatch):
+    """... with its gate kernel in every timed trial (each candidate's chunk)."""
+    from abc_fairseq.ops.gsa.triton import function as gsa_function
     from abc_fairseq.ops.triton import tuning as tuning_module
 
+    gate_chunks, real_gates = [], gsa_function._gate_grads
+    monkeypatch.setattr(gsa_function, "_gate_grads", lambda *a: gate_chunks.append(a[-1]) or real_gates(*a))
     tuning["times"] = [1.0, 1.0, 2.0, 2.0]  # 32 wins
     q, k, v, _ = problem(1, 2, 40, 16, 8, seed=7, dtype=torch.float32)
     gates = torch.nn.functional.logsigmoid(torch.randn(1, 2, 40, 8, generator=torch.Generator().manual_seed(7))) / 8
     out = causal_gsa(q, k, v, gates, backend="triton")
     assert list(tuning_module.chosen().values()) == [32]
+    # every trial of a candidate (the warm-up and the two timed) runs it, at that candidate's chunk
+    assert sorted(set(gate_chunks)) == [16, 32] and gate_chunks.count(32) == gate_chunks.count(16) == 3
     ref = reference_causal_gsa(*(x.double() for x in (q, k, v, gates)))
     torch.testing.assert_close(out.double(), ref, rtol=1e-4, atol=1e-4)

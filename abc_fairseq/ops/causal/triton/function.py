@@ -15,7 +15,7 @@ it slower at every size: docs/gpu.md.)
 """
 
 from functools import partial
-from typing import Optional, Tuple, Union
+from typing import Callable, Optional, Tuple, Union
 
 import torch
 import triton
@@ -155,10 +155,12 @@ class TritonCausalABC(torch.autograd.Function):
 
 
 def measured_chunk(q, k, v, control, keep, carry, g_before, scale: float, keep_scale: float, chunk: int,
-                   state_dtype: torch.dtype, *, gated: bool) -> int:
+                   state_dtype: torch.dtype, *, gated: bool,
+                   finish: Optional[Callable[[tuple, int], object]] = None) -> int:
     """The chunk the kernels run at (``tuning``): the fastest candidate for this size class, timed
-    once as the shared forward and backward launches on these inputs. Arguments as
-    ``forward_kernels`` takes them (``gated``: GSA)."""
+    once as every launch of a forward and backward on these inputs. Arguments as
+    ``forward_kernels`` takes them (``gated``: GSA); ``finish(grads, chunk)``: what the op launches
+    after ``backward_kernels`` on its outputs (GSA: the gate kernel), timed with them."""
     Z, N, d = q.shape
     n, dv = control.shape[-1], v.shape[-1]
     candidates = chunk_candidates(chunk, n, d, dv, q.dtype, q.device)
@@ -167,7 +169,9 @@ def measured_chunk(q, k, v, control, keep, carry, g_before, scale: float, keep_s
         with torch.no_grad():
             out, _, mem, norm = forward_kernels(q, k, v, control, keep, carry, g_before, scale, keep_scale, c,
                                                 state_dtype, gated=gated)
-            backward_kernels(q, k, v, control, norm, keep, mem, out, scale, keep_scale, c, gated=gated)
+            grads = backward_kernels(q, k, v, control, norm, keep, mem, out, scale, keep_scale, c, gated=gated)
+            if finish is not None:
+                finish(grads, c)
 
     widths = causal_tiles(chunk, n, d, dv, q.dtype)
     key = size_class("causal_gsa" if gated else "causal_abc", q.device, (widths["BS"], widths["BK"], widths["BV"]),

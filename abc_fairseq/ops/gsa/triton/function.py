@@ -94,8 +94,9 @@ def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_stat
     B, H, N, d = q.shape
     n, dv = log_gates.shape[-1], v.shape[-1]
     flat, keep, carry = flatten_heads(q, k, v, log_gates, keep, initial_state)
+    gates = flat[3]
     chunk = measured_chunk(*flat, keep, carry, None, float(scale), float(keep_scale), chunk, state_dtype,
-                           gated=True)
+                           gated=True, finish=lambda grads, c: _gate_grads(gates, *grads[3:], c))
     out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard,
                                        state_dtype)
     out = out.reshape(B, H, N, dv)
