@@ -4,8 +4,8 @@
 The interpreter swaps ``triton.language``'s builtins for NumPy versions when a kernel launches, and
 again, by ``inspect.getmembers`` over ``tl``, ``tl.tensor`` and ``tl.math``, each time a kernel
 calls a helper. The kernels here call helpers thousands of times per launch (the scan extracts a
-row per chunk of its group, the exact path a column per slot), so that set-up took about a third
-of a kernel test's time. Within a launch every helper call would set the same attributes again
+row per chunk of its group, the exact path a column per slot), so that set-up took up to half of
+a kernel test's time. Within a launch every helper call would set the same attributes again
 (the interpreter never undoes a helper's set-up, only the launch's), so a helper whose language
 modules the launch already set up skips it. What runs is unchanged; only the repetition goes.
 
@@ -16,7 +16,8 @@ import of Triton.
 """
 
 import inspect
-import os
+
+from ..backend import interpreting
 
 _MARK = "_abc_fairseq_language_once_per_launch"
 
@@ -24,7 +25,7 @@ _MARK = "_abc_fairseq_language_once_per_launch"
 def language_once_per_launch() -> bool:
     """Under ``TRITON_INTERPRET=1``: set up ``triton.language`` once per launch. Returns whether
     the interpreter now does (False when it is off or its internals differ)."""
-    if os.environ.get("TRITON_INTERPRET", "0").lower() not in ("1", "true", "on", "yes"):
+    if not interpreting():
         return False
     import triton.language as tl
     from triton.runtime import interpreter
