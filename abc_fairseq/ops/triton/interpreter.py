@@ -16,8 +16,7 @@ import of Triton.
 """
 
 import inspect
-
-from ..backend import interpreting
+import os
 
 _MARK = "_abc_fairseq_language_once_per_launch"
 
@@ -25,7 +24,8 @@ _MARK = "_abc_fairseq_language_once_per_launch"
 def language_once_per_launch() -> bool:
     """Under ``TRITON_INTERPRET=1``: set up ``triton.language`` once per launch. Returns whether
     the interpreter now does (False when it is off or its internals differ)."""
-    if not interpreting():
+    # read as ops.backend.interpreting reads it (the kernels' modules do not import the backend)
+    if os.environ.get("TRITON_INTERPRET", "0").lower() not in ("1", "true", "on", "yes"):
         return False
     import triton.language as tl
     from triton.runtime import interpreter
