@@ -256,6 +256,7 @@ class ABCAttention(nn.Module):
     # ------------------------------------------------ the math on heads (shared with the adapter)
     @staticmethod
     def _valid(padding_mask: Optional[Tensor]) -> Optional[Tensor]:
+        """A padding mask [B, S] (True or 1 at padding) -> valid [B, S] bool (True at real tokens), or None."""
         return None if padding_mask is None else ~padding_mask.to(torch.bool)
 
     def heads(self, x: Tensor, proj: nn.Module) -> Tensor:

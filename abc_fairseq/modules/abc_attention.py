@@ -177,12 +177,6 @@ class ABCMultiheadAttention(ABCAttention):
         return self.output(out, time_first=True), None
 
     @staticmethod
-    def _valid(key_padding_mask: Optional[Tensor]) -> Optional[Tensor]:
-        """fairseq's key_padding_mask [B, S] (True or 1 at padding) -> valid [B, S] bool (True at
-        real tokens), or None."""
-        return None if key_padding_mask is None else ~key_padding_mask.to(torch.bool)
-
-    @staticmethod
     def _batch_first(x: Tensor) -> Tensor:
         """[T, B, C] -> a [B, T, C] view, the plain layer's layout (no copy)."""
         return x.transpose(0, 1)
