@@ -1,0 +1,285 @@
+"""Host time of each op's call on the Triton path, measured on CPU: the Python and PyTorch work a
+GPU waits behind when kernels are short (the fitted cost model's per-launch and per-call terms).
+
+    python -m tools.host_time --out-dir docs/gpu_host --overwrite
+    python -m tools.host_time --width 128 --tokens 256 --repeats 500 --out-dir DIR
+
+Each op runs on small CPU tensors with backend="triton" and Triton's launches recorded instead of
+run (``tools.kernel_launches.recording``: the kernels' outputs stay uninitialised, every line of
+host code around them runs). Its median wall time per call is ours: argument checks, dispatch,
+the launchers' geometry, allocations, autograd's Function and engine, PyTorch glue. Triton's own
+launch (``JITFunction.run``) is not in it; its Python part, the binder that specialises the
+arguments and the cache key, is timed apart on every recorded launch with the sm_90 backend's
+binder. What neither covers: the driver's launch itself (a few us a launch).
+
+Two rows give the scale on the same CPU: ``one PyTorch op`` (a tiny ``torch.add``) and ``autograd
+floor`` (one PyTorch op forward and backward through ``torch.autograd.grad``, the harness every
+forward + backward row pays). Host time barely moves with the problem size (the allocations aside),
+so the sizes are small. Writes host.json, host.md and host.png (commit, command, machine, load).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from contextlib import contextmanager
+from typing import Callable, Dict, List, NamedTuple
+
+import torch
+
+from .kernel_launches import Launch, recording
+
+
+class Case(NamedTuple):
+    name: str
+    what: str
+    build: Callable  # (width, tokens, dtype) -> the call to time
+
+
+def _leaves(width: int, tokens: int, dtype, count: int = 4, batch: int = 1, heads: int = 4) -> List[torch.Tensor]:
+    generator = torch.Generator().manual_seed(0)
+    return [torch.randn(batch, heads, tokens, width, generator=generator).to(dtype).requires_grad_()
+            for _ in range(count)]
+
+
+def _forward_backward(forward: Callable[[], torch.Tensor], leaves: List[torch.Tensor]) -> Callable[[], None]:
+    grad = torch.ones_like(leaves[0])
+
+    def call() -> None:
+        torch.autograd.grad(forward(), leaves, grad)
+    return call
+
+
+def causal_abc_case(width, tokens, dtype):
+    from abc_fairseq.ops import causal_abc
+
+    q, k, v, logits = leaves = _leaves(width, tokens, dtype)
+    return _forward_backward(lambda: causal_abc(q, k, v, logits, backend="triton"), leaves)
+
+
+def causal_gsa_case(width, tokens, dtype):
+    from abc_fairseq.ops.gsa import causal_gsa
+
+    q, k, v, gates = leaves = _leaves(width, tokens, dtype)
+    with torch.no_grad():
+        gates.copy_(torch.nn.functional.logsigmoid(gates.float()))
+    return _forward_backward(lambda: causal_gsa(q, k, v, gates, backend="triton"), leaves)
+
+
+def bidirectional_case(width, tokens, dtype):
+    from abc_fairseq.ops import abc
+
+    q, k, v, logits = leaves = _leaves(width, tokens, dtype)
+    return _forward_backward(lambda: abc(q, k, v, logits, backend="triton"), leaves)
+
+
+def _token(width, dtype):
+    return [x.detach()[:, :, :1].contiguous() for x in _leaves(width, 1, dtype)]
+
+
+def abc_step_case(width, tokens, dtype):
+    from abc_fairseq.ops import causal_abc_step
+
+    q, k, v, logits = _token(width, dtype)
+    state = causal_abc_step(q, k, v, logits, None, backend="torch", in_place=True)[1]
+    return lambda: causal_abc_step(q, k, v, logits, state, backend="triton", in_place=True)
+
+
+def gsa_step_case(width, tokens, dtype):
+    from abc_fairseq.ops.gsa import causal_gsa_step
+
+    q, k, v, gates = _token(width, dtype)
+    gates = torch.nn.functional.logsigmoid(gates.float()).to(dtype)
+    state = causal_gsa_step(q, k, v, gates, None, backend="torch", in_place=True)[1]
+    return lambda: causal_gsa_step(q, k, v, gates, state, backend="triton", in_place=True)
+
+
+def read_case(width, tokens, dtype):
+    from abc_fairseq.ops import abc_memory, abc_read
+
+    q = _token(width, dtype)[0]
+    _, k, v, logits = _leaves(width, tokens, dtype)
+    key_memory, value_memory = abc_memory(k.detach(), v.detach(), logits.detach(), backend="torch")
+    return lambda: abc_read(q, key_memory, value_memory, backend="triton")
+
+
+def torch_op_case(width, tokens, dtype):
+    x = _leaves(width, tokens, dtype, count=1)[0].detach()
+    return lambda: torch.add(x, x)
+
+
+def autograd_floor_case(width, tokens, dtype):
+    x = _leaves(width, tokens, dtype, count=1)
+    return _forward_backward(lambda: x[0] * 2.0, x)
+
+
+CASES = (
+    Case("causal_abc", "forward + backward (training)", causal_abc_case),
+    Case("causal_gsa", "forward + backward (training)", causal_gsa_case),
+    Case("abc", "bidirectional forward + backward (encoder)", bidirectional_case),
+    Case("causal_abc_step", "one decoding step, in place", abc_step_case),
+    Case("causal_gsa_step", "one decoding step, in place", gsa_step_case),
+    Case("abc_read", "one query reading a cached memory (decoding's cross attention)", read_case),
+    Case("one PyTorch op", "torch.add on the same CPU (scale)", torch_op_case),
+    Case("autograd floor", "one PyTorch op forward + backward (scale)", autograd_floor_case),
+)
+
+
+@contextmanager
+def kernels_on_cpu():
+    """backend="triton" accepted on CPU tensors without Triton's interpreter (the launches are
+    recorded, never run)."""
+    from abc_fairseq.ops import backend
+
+    saved = backend.interpreting
+    backend.interpreting = lambda: True
+    try:
+        yield
+    finally:
+        backend.interpreting = saved
+
+
+def median_us(call: Callable[[], object], repeats: int, warmup: int = 20) -> float:
+    for _ in range(warmup):
+        call()
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1e6
+
+
+def binder_us(launch: Launch, repeats: int, arch: int = 90) -> float:
+    """Median us of Triton's binder and cache key for ``launch`` (what ``JITFunction.run`` does in
+    Python before the driver's launch), with the sm_``arch`` backend's binder."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    from triton.runtime.jit import compute_cache_key, create_function_from_signature
+
+    binder = create_function_from_signature(launch.fn.signature, launch.fn.params, make_backend(
+        GPUTarget("cuda", arch, 32)))
+    kwargs = dict(launch.kwargs, debug=False)
+    cache: Dict = {}
+
+    def bind() -> None:
+        _, specialization, options = binder(*launch.args, **kwargs)
+        compute_cache_key(cache, specialization, options)
+    return median_us(bind, repeats)
+
+
+def measure(case: Case, width: int, tokens: int, dtype, repeats: int) -> Dict:
+    launches: List[Launch] = []
+    with kernels_on_cpu(), recording(launches):
+        call = case.build(width, tokens, dtype)
+        call()  # the first call measures the chunk (``ops.triton.tuning``) and fills caches
+        launches.clear()
+        call()
+        per_call = list(launches)
+        host = median_us(call, repeats)
+    binder = sum(binder_us(launch, max(50, repeats // 4)) for launch in per_call)
+    return dict(op=case.name, what=case.what, launches=len(per_call),
+                kernels=[launch.name for launch in per_call], host_us=round(host, 1), binder_us=round(binder, 1),
+                total_us=round(host + binder, 1))
+
+
+def markdown(rows: List[Dict], record: Dict) -> str:
+    env, sizes = record["environment"], record["sizes"]
+    scale = next(row["host_us"] for row in rows if row["op"] == "one PyTorch op")
+    lines = ["# Host time per call on the Triton path (launches recorded, not run)", "",
+             f"`{env['command']}` at commit {env['commit']} ({env['date']}; {env['cpu_model']}, "
+             f"{env['usable_cpus']} CPUs, load {', '.join(f'{x:.2f}' for x in env['load_average'])}; "
+             f"torch {env['torch']}, triton {record['triton']}, {record['torch_threads']} torch thread(s)).",
+             f"Sizes: batch 1, 4 heads, {sizes['tokens']} tokens, d = n = dv = {sizes['width']}, {sizes['dtype']}; "
+             f"median of {sizes['repeats']} calls. The tool and what it leaves out: `tools/host_time.py`.", "",
+             "| op | call | launches | ours, us | Triton's binder, us | total, us | in PyTorch ops |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for row in rows:
+        lines.append(f"| {row['op']} | {row['what']} | {row['launches']} | {row['host_us']:.1f} | "
+                     f"{row['binder_us']:.1f} | {row['total_us']:.1f} | {row['total_us'] / scale:.1f} |")
+    lines += ["", "`in PyTorch ops`: the total over the `one PyTorch op` row's time on this CPU."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: List[Dict], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [row["op"] for row in rows][::-1]
+    ours = [row["host_us"] for row in rows][::-1]
+    binder = [row["binder_us"] for row in rows][::-1]
+    figure, axis = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.2))
+    axis.barh(names, ours, label="ours (Python, PyTorch, autograd)")
+    axis.barh(names, binder, left=ours, label="Triton's binder")
+    axis.set_xlabel("host us per call (CPU, launches recorded)")
+    axis.legend(loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m tools.host_time", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n", 1)[1],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--width", type=int, default=64, choices=(16, 32, 64, 128),
+                        help="d = n = dv (default: %(default)s)")
+    parser.add_argument("--tokens", type=int, default=64, help="tokens per sequence (default: %(default)s)")
+    parser.add_argument("--dtype", choices=("fp16", "bf16", "fp32"), default="fp16",
+                        help="input dtype (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=1000, help="timed calls per op (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default: %(default)s)")
+    parser.add_argument("--ops", nargs="+", choices=[case.name for case in CASES], metavar="OP",
+                        default=[case.name for case in CASES], help="ops to time (default: all)")
+    parser.add_argument("--out-dir", default="docs/gpu_host",
+                        help="folder for host.{json,md,png} (default: %(default)s)")
+    parser.add_argument("--overwrite", action="store_true", help="replace host.{json,md,png} already in --out-dir")
+    return parser
+
+
+def main(argv=None) -> int:
+    import triton
+
+    from benchmarks.environment import environment_info
+
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.tokens < 1:
+        parser.error(f"--tokens {args.tokens} must be at least 1")
+    if args.repeats < 1:
+        parser.error(f"--repeats {args.repeats} must be at least 1")
+    paths = {ext: os.path.join(args.out_dir, f"host.{ext}") for ext in ("json", "md", "png")}
+    existing = [path for path in paths.values() if os.path.exists(path)]
+    if existing and not args.overwrite:
+        parser.error(f"{existing[0]} exists: pass --overwrite to replace it, or another --out-dir")
+    if "one PyTorch op" not in args.ops:
+        args.ops.append("one PyTorch op")  # the scale of the last column
+    torch.set_num_threads(args.threads)
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
+    rows = []
+    for case in (case for case in CASES if case.name in args.ops):
+        rows.append(measure(case, args.width, args.tokens, dtype, args.repeats))
+        row = rows[-1]
+        print(f"{row['op']:16s} {row['launches']} launches: ours {row['host_us']:8.1f} us, "
+              f"Triton's binder {row['binder_us']:6.1f} us", flush=True)
+    record = dict(tool="tools.host_time", environment=environment_info("python -m tools.host_time", argv),
+                  triton=triton.__version__, torch_threads=args.threads,
+                  sizes=dict(width=args.width, tokens=args.tokens, dtype=args.dtype, repeats=args.repeats), rows=rows)
+    os.makedirs(args.out_dir, exist_ok=True)
+    with open(paths["json"], "w") as handle:
+        json.dump(record, handle, indent=1)
+    text = markdown(rows, record)
+    with open(paths["md"], "w") as handle:
+        handle.write(text)
+    plot(rows, paths["png"])
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
