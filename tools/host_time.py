@@ -1,21 +1,26 @@
-"""Host time of each op's call on the Triton path, measured on CPU: the Python and PyTorch work a
-GPU waits behind when kernels are short (the fitted cost model's per-launch and per-call terms).
+"""Host time of each call on the Triton path, measured on CPU: the Python and PyTorch work a GPU
+waits behind when its kernels are short (what the fitted cost model's per-launch and per-call
+constants hold).
 
     python -m tools.host_time --out-dir docs/gpu_host --overwrite
     python -m tools.host_time --width 128 --tokens 256 --repeats 500 --out-dir DIR
 
-Each op runs on small CPU tensors with backend="triton" and Triton's launches recorded instead of
-run (``tools.kernel_launches.recording``: the kernels' outputs stay uninitialised, every line of
-host code around them runs). Its median wall time per call is ours: argument checks, dispatch,
-the launchers' geometry, allocations, autograd's Function and engine, PyTorch glue. Triton's own
-launch (``JITFunction.run``) is not in it; its Python part, the binder that specialises the
-arguments and the cache key, is timed apart on every recorded launch with the sm_90 backend's
-binder. What neither covers: the driver's launch itself (a few us a launch).
+Each call (``tools.host_cases``: the ops, forward + backward where they train; a greedy decoding
+step of ABC's and of softmax's translation decoder) runs on small CPU tensors with the kernels
+taken (backend "triton", and "auto" in the layers) and Triton's launches recorded instead of run
+(``tools.kernel_launches.recording``: the kernels' outputs stay uninitialised, all host code around
+them runs). Its median CPU time per call, of the calling thread (other work on the machine does
+not count), is "ours": argument checks, dispatch, the launchers' geometry, allocations, autograd's
+Function and engine, PyTorch glue (whose CPU kernels run here and are launches on a GPU). Beside
+it, "Python calls" counts the function calls the interpreter makes in one call: the same on every
+machine. Triton's own launch (``JITFunction.run``) is not in "ours"; its Python part, the binder
+that specialises the arguments and the cache key, is timed apart on every recorded launch with the
+sm_90 backend's binder. Neither covers the driver's launch itself (a few us a launch).
 
-Two rows give the scale on the same CPU: ``one PyTorch op`` (a tiny ``torch.add``) and ``autograd
-floor`` (one PyTorch op forward and backward through ``torch.autograd.grad``, the harness every
-forward + backward row pays). Host time barely moves with the problem size (the allocations aside),
-so the sizes are small. Writes host.json, host.md and host.png (commit, command, machine, load).
+Two rows give the scale on the same CPU: "one PyTorch op" (a tiny ``torch.add``) and "autograd
+floor" (one op forward and backward through ``torch.autograd.grad``, the harness every forward +
+backward row pays). Host time barely moves with the problem size, so the sizes are small. Writes
+host.json, host.md and host.png (commit, command, machine, load).
 """
 
 import argparse
@@ -25,131 +30,55 @@ import statistics
 import sys
 import time
 from contextlib import contextmanager
-from typing import Callable, Dict, List, NamedTuple
+from typing import Callable, Dict, List
 
 import torch
 
+from .host_cases import CASES, Case
 from .kernel_launches import Launch, recording
-
-
-class Case(NamedTuple):
-    name: str
-    what: str
-    build: Callable  # (width, tokens, dtype) -> the call to time
-
-
-def _leaves(width: int, tokens: int, dtype, count: int = 4, batch: int = 1, heads: int = 4) -> List[torch.Tensor]:
-    generator = torch.Generator().manual_seed(0)
-    return [torch.randn(batch, heads, tokens, width, generator=generator).to(dtype).requires_grad_()
-            for _ in range(count)]
-
-
-def _forward_backward(forward: Callable[[], torch.Tensor], leaves: List[torch.Tensor]) -> Callable[[], None]:
-    grad = torch.ones_like(leaves[0])
-
-    def call() -> None:
-        torch.autograd.grad(forward(), leaves, grad)
-    return call
-
-
-def causal_abc_case(width, tokens, dtype):
-    from abc_fairseq.ops import causal_abc
-
-    q, k, v, logits = leaves = _leaves(width, tokens, dtype)
-    return _forward_backward(lambda: causal_abc(q, k, v, logits, backend="triton"), leaves)
-
-
-def causal_gsa_case(width, tokens, dtype):
-    from abc_fairseq.ops.gsa import causal_gsa
-
-    q, k, v, gates = leaves = _leaves(width, tokens, dtype)
-    with torch.no_grad():
-        gates.copy_(torch.nn.functional.logsigmoid(gates.float()))
-    return _forward_backward(lambda: causal_gsa(q, k, v, gates, backend="triton"), leaves)
-
-
-def bidirectional_case(width, tokens, dtype):
-    from abc_fairseq.ops import abc
-
-    q, k, v, logits = leaves = _leaves(width, tokens, dtype)
-    return _forward_backward(lambda: abc(q, k, v, logits, backend="triton"), leaves)
-
-
-def _token(width, dtype):
-    return [x.detach()[:, :, :1].contiguous() for x in _leaves(width, 1, dtype)]
-
-
-def abc_step_case(width, tokens, dtype):
-    from abc_fairseq.ops import causal_abc_step
-
-    q, k, v, logits = _token(width, dtype)
-    state = causal_abc_step(q, k, v, logits, None, backend="torch", in_place=True)[1]
-    return lambda: causal_abc_step(q, k, v, logits, state, backend="triton", in_place=True)
-
-
-def gsa_step_case(width, tokens, dtype):
-    from abc_fairseq.ops.gsa import causal_gsa_step
-
-    q, k, v, gates = _token(width, dtype)
-    gates = torch.nn.functional.logsigmoid(gates.float()).to(dtype)
-    state = causal_gsa_step(q, k, v, gates, None, backend="torch", in_place=True)[1]
-    return lambda: causal_gsa_step(q, k, v, gates, state, backend="triton", in_place=True)
-
-
-def read_case(width, tokens, dtype):
-    from abc_fairseq.ops import abc_memory, abc_read
-
-    q = _token(width, dtype)[0]
-    _, k, v, logits = _leaves(width, tokens, dtype)
-    key_memory, value_memory = abc_memory(k.detach(), v.detach(), logits.detach(), backend="torch")
-    return lambda: abc_read(q, key_memory, value_memory, backend="triton")
-
-
-def torch_op_case(width, tokens, dtype):
-    x = _leaves(width, tokens, dtype, count=1)[0].detach()
-    return lambda: torch.add(x, x)
-
-
-def autograd_floor_case(width, tokens, dtype):
-    x = _leaves(width, tokens, dtype, count=1)
-    return _forward_backward(lambda: x[0] * 2.0, x)
-
-
-CASES = (
-    Case("causal_abc", "forward + backward (training)", causal_abc_case),
-    Case("causal_gsa", "forward + backward (training)", causal_gsa_case),
-    Case("abc", "bidirectional forward + backward (encoder)", bidirectional_case),
-    Case("causal_abc_step", "one decoding step, in place", abc_step_case),
-    Case("causal_gsa_step", "one decoding step, in place", gsa_step_case),
-    Case("abc_read", "one query reading a cached memory (decoding's cross attention)", read_case),
-    Case("one PyTorch op", "torch.add on the same CPU (scale)", torch_op_case),
-    Case("autograd floor", "one PyTorch op forward + backward (scale)", autograd_floor_case),
-)
 
 
 @contextmanager
 def kernels_on_cpu():
-    """backend="triton" accepted on CPU tensors without Triton's interpreter (the launches are
-    recorded, never run)."""
+    """backend="triton" accepted on CPU tensors without Triton's interpreter, and "auto" taking the
+    kernels there (the launches are recorded, never run)."""
     from abc_fairseq.ops import backend
 
-    saved = backend.interpreting
-    backend.interpreting = lambda: True
+    saved = backend.interpreting, backend.AUTO_DEVICES
+    backend.interpreting, backend.AUTO_DEVICES = (lambda: True), ("cuda", "cpu")  # "auto": the layers' default
     try:
         yield
     finally:
-        backend.interpreting = saved
+        backend.interpreting, backend.AUTO_DEVICES = saved
 
 
 def median_us(call: Callable[[], object], repeats: int, warmup: int = 20) -> float:
+    """Median CPU time of this thread per call, us: the time the host spends, not the time other
+    processes on the machine take from it (wall time would count those)."""
     for _ in range(warmup):
         call()
     samples = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.thread_time_ns()
         call()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples) * 1e6
+        samples.append(time.thread_time_ns() - start)
+    return statistics.median(samples) / 1e3
+
+
+def python_calls(call: Callable[[], object]) -> int:
+    """Python and C function calls the interpreter makes in one ``call()``: a count that does not
+    depend on the machine or its load, beside the time that does."""
+    count = [0]
+
+    def profile(frame, event, arg):
+        if event in ("call", "c_call"):
+            count[0] += 1
+    sys.setprofile(profile)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return count[0] - 1  # the call of sys.setprofile(None) itself
 
 
 def binder_us(launch: Launch, repeats: int, arch: int = 90) -> float:
@@ -178,11 +107,12 @@ def measure(case: Case, width: int, tokens: int, dtype, repeats: int) -> Dict:
         launches.clear()
         call()
         per_call = list(launches)
+        calls = python_calls(call)
         host = median_us(call, repeats)
     binder = sum(binder_us(launch, max(50, repeats // 4)) for launch in per_call)
     return dict(op=case.name, what=case.what, launches=len(per_call),
-                kernels=[launch.name for launch in per_call], host_us=round(host, 1), binder_us=round(binder, 1),
-                total_us=round(host + binder, 1))
+                kernels=[launch.name for launch in per_call], python_calls=calls, host_us=round(host, 1),
+                binder_us=round(binder, 1), total_us=round(host + binder, 1))
 
 
 def markdown(rows: List[Dict], record: Dict) -> str:
@@ -194,12 +124,15 @@ def markdown(rows: List[Dict], record: Dict) -> str:
              f"torch {env['torch']}, triton {record['triton']}, {record['torch_threads']} torch thread(s)).",
              f"Sizes: batch 1, 4 heads, {sizes['tokens']} tokens, d = n = dv = {sizes['width']}, {sizes['dtype']}; "
              f"median of {sizes['repeats']} calls. The tool and what it leaves out: `tools/host_time.py`.", "",
-             "| op | call | launches | ours, us | Triton's binder, us | total, us | in PyTorch ops |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+             "| op | call | launches | Python calls | ours, us | Triton's binder, us | total, us | in PyTorch ops |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
-        lines.append(f"| {row['op']} | {row['what']} | {row['launches']} | {row['host_us']:.1f} | "
-                     f"{row['binder_us']:.1f} | {row['total_us']:.1f} | {row['total_us'] / scale:.1f} |")
-    lines += ["", "`in PyTorch ops`: the total over the `one PyTorch op` row's time on this CPU."]
+        lines.append(f"| {row['op']} | {row['what']} | {row['launches']} | {row['python_calls']} | "
+                     f"{row['host_us']:.1f} | {row['binder_us']:.1f} | {row['total_us']:.1f} | "
+                     f"{row['total_us'] / scale:.1f} |")
+    lines += ["", "`Python calls`: function calls (Python and C) the interpreter makes in one call of the op, "
+              "ours only (the launches are recorded): the same on every machine. `in PyTorch ops`: the total over "
+              "the `one PyTorch op` row's time on this CPU."]
     return "\n".join(lines) + "\n"
 
 
@@ -265,7 +198,8 @@ def main(argv=None) -> int:
     for case in (case for case in CASES if case.name in args.ops):
         rows.append(measure(case, args.width, args.tokens, dtype, args.repeats))
         row = rows[-1]
-        print(f"{row['op']:16s} {row['launches']} launches: ours {row['host_us']:8.1f} us, "
+        print(f"{row['op']:16s} {row['launches']} launches, {row['python_calls']:5d} Python calls: ours "
+              f"{row['host_us']:8.1f} us, "
               f"Triton's binder {row['binder_us']:6.1f} us", flush=True)
     record = dict(tool="tools.host_time", environment=environment_info("python -m tools.host_time", argv),
                   triton=triton.__version__, torch_threads=args.threads,

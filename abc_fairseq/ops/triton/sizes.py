@@ -19,7 +19,8 @@ device accepts.
 import functools
 import json
 import os
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from types import MappingProxyType
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 
@@ -29,6 +30,11 @@ WIDE_CHUNKS = (32, 16)
 WIDTHS = (16, 32, 64, 128)  # padded head dims and memory sizes the kernels take
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_table.json")
 CAUSAL_KERNELS = ("chunk_sums_kernel", "output_kernel", "rows_kernel", "columns_kernel")
+
+
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b) for grids, on the host (``triton.cdiv`` costs a JIT helper's call there)."""
+    return -(-a // b)
 
 
 def pad(width: int, cap: Optional[int] = None) -> int:
@@ -47,11 +53,13 @@ def causal_warps(*widths: int) -> int:
     return 8 if max(pad(w) for w in widths) >= 64 else 4
 
 
-def causal_tiles(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype) -> Dict:
+@functools.lru_cache(maxsize=None)
+def causal_tiles(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype) -> Mapping:
     """Compile-time sizes of the causal kernels: C rows per chunk, BS slots, BK key and BV value
-    columns (each padded), the matmul precision and the warps."""
-    return dict(C=chunk, BS=pad(n), BK=pad(d), BV=pad(dv), PREC=precision(dtype),
-                num_warps=causal_warps(n, d, dv))
+    columns (each padded), the matmul precision and the warps. Kept per arguments (every launch
+    asks), hence read-only."""
+    return MappingProxyType(dict(C=chunk, BS=pad(n), BK=pad(d), BV=pad(dv), PREC=precision(dtype),
+                                 num_warps=causal_warps(n, d, dv)))
 
 
 TILE_KEYS = ("K", "V", "C", "BT", "BS", "BK", "BV", "BLOCK", "REVERSE")
@@ -173,15 +181,14 @@ def scan_group() -> int:
     return int(text)
 
 
+@functools.lru_cache(maxsize=None)
 def chunk_candidates(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype, device: torch.device) -> Tuple[int, ...]:
-    """The chunks the causal launchers measure (``tuning``), largest first: ``ABC_TRITON_CHUNK``
-    alone when set; ``chunk`` alone off CUDA (the interpreter); on CUDA every candidate up to
-    ``chunk`` whose four kernels, compiled for the device's architecture, fit its shared memory
-    (``compile_table.json``; spills do not count: time decides), or all of them for an
-    architecture the table lacks (one that cannot launch is skipped when measured)."""
-    forced = forced_chunk(table_width(n, d, dv))
-    if forced is not None:
-        return (forced,)
+    """The chunks the causal launchers measure (``tuning``) when ``ABC_TRITON_CHUNK`` does not name
+    one (``forced_chunk``, which the launchers ask first), largest first: ``chunk`` alone off CUDA
+    (the interpreter); on CUDA every candidate up to ``chunk`` whose four kernels, compiled for the
+    device's architecture, fit its shared memory (``compile_table.json``; spills do not count: time
+    decides), or all of them for an architecture the table lacks (one that cannot launch is
+    skipped when measured). Kept per arguments: every launch asks."""
     if device.type != "cuda":
         return (chunk,)
     arch, limit = _device_limits(device.index if device.index is not None else torch.cuda.current_device())

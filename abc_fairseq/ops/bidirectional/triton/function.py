@@ -10,9 +10,8 @@ is contiguous.
 from typing import Optional, Tuple
 
 import torch
-import triton
 
-from ...triton.sizes import launch_rows, pad, precision
+from ...triton.sizes import cdiv, launch_rows, pad, precision
 from .memory import memory_write_bwd, memory_write_fwd
 from .read import memory_read_bwd, memory_read_fwd
 
@@ -37,7 +36,7 @@ class MemoryWrite(torch.autograd.Function):
         value_memory = k.new_empty(B, H, n, V, dtype=torch.float32)
         lse = k.new_empty(B, H, n, dtype=torch.float32)
         block_s = pad(n, 64)
-        launch_rows(memory_write_fwd, lambda bt: (B * H, triton.cdiv(n, block_s)),
+        launch_rows(memory_write_fwd, lambda bt: (B * H, cdiv(n, block_s)),
                     (k, v, logits, padding if padding is not None else k, key_memory, value_memory, lse,
                      H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
                      padding.stride(0) if padding is not None else 0), ROWS, k.device,
@@ -75,7 +74,7 @@ def _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse,
     grad_k = torch.empty(B, H, N, K, dtype=k.dtype, device=k.device)
     grad_v = torch.empty(B, H, N, V, dtype=v.dtype, device=v.device)
     grad_l = torch.empty(B, H, N, n, dtype=logits.dtype, device=logits.device)
-    launch_rows(memory_write_bwd, lambda bt: (B * H, triton.cdiv(N, bt)),
+    launch_rows(memory_write_bwd, lambda bt: (B * H, cdiv(N, bt)),
                 (k, v, logits, padding if padding is not None else k, lse, grad_km, grad_vm, c,
                  grad_k, grad_v, grad_l, H, N, n, *k.stride()[:3], *v.stride()[:3], *logits.stride()[:3],
                  padding.stride(0) if padding is not None else 0), BACKWARD_ROWS, k.device,
@@ -97,7 +96,7 @@ class MemoryRead(torch.autograd.Function):
         n, V = key_memory.shape[2], value_memory.shape[-1]
         out = q.new_empty(B, H, M, V)
         lse = q.new_empty(B, H, M, dtype=torch.float32)
-        launch_rows(memory_read_fwd, lambda bt: (B * H, triton.cdiv(M, bt)),
+        launch_rows(memory_read_fwd, lambda bt: (B * H, cdiv(M, bt)),
                     (q, key_memory, value_memory, keep if keep is not None else q, out, lse, H, M, n, scale,
                      keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0))),
                     ROWS, q.device, K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=pad(n, 256),

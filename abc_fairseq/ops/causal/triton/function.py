@@ -18,9 +18,17 @@ from functools import partial
 from typing import Callable, Optional, Tuple, Union
 
 import torch
-import triton
 
-from ...triton.sizes import SCAN_BLOCK, SCAN_WARPS, causal_tiles, chunk_candidates, scan_group
+from ...triton.sizes import (
+    SCAN_BLOCK,
+    SCAN_WARPS,
+    causal_tiles,
+    cdiv,
+    chunk_candidates,
+    forced_chunk,
+    scan_group,
+    table_width,
+)
 from ...triton.tuning import size_class, tuned_chunk
 from ..chunk_geometry import SAFE_EXPONENT
 from ..state import ABCState
@@ -33,7 +41,7 @@ from .scan import chunk_scan_kernel
 def _sizes(q, v, control, chunk):
     Z, N, d = q.shape
     n, dv = control.shape[-1], v.shape[-1]
-    return Z, N, n, d, dv, triton.cdiv(N, chunk), causal_tiles(chunk, n, d, dv, q.dtype)
+    return Z, N, n, d, dv, cdiv(N, chunk), causal_tiles(chunk, n, d, dv, q.dtype)
 
 
 def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=None, e_end=None):
@@ -41,7 +49,7 @@ def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=
     ``totals`` (ABC's chunk totals, forward) it also writes the normalisers e_prev, e_end and decay
     from them and ``g_before`` (None with ``carry`` None: an empty prefix)."""
     Z, nc, n, width = mem.shape
-    grid = (Z, triton.cdiv(n * width, SCAN_BLOCK))
+    grid = (Z, cdiv(n * width, SCAN_BLOCK))
     normalise = totals is not None
     chunk_scan_kernel[grid](mem, decay, carry if carry is not None else mem,
                             final if final is not None else mem,
@@ -163,7 +171,9 @@ def measured_chunk(q, k, v, control, keep, carry, g_before, scale: float, keep_s
     after ``backward_kernels`` on its outputs (GSA: the gate kernel), timed with them."""
     Z, N, d = q.shape
     n, dv = control.shape[-1], v.shape[-1]
-    candidates = chunk_candidates(chunk, n, d, dv, q.dtype, q.device)
+    forced = forced_chunk(table_width(n, d, dv))
+    if forced is not None:
+        return forced
 
     def trial(c: int) -> None:
         with torch.no_grad():
@@ -176,7 +186,7 @@ def measured_chunk(q, k, v, control, keep, carry, g_before, scale: float, keep_s
     widths = causal_tiles(chunk, n, d, dv, q.dtype)
     key = size_class("causal_gsa" if gated else "causal_abc", q.device, (widths["BS"], widths["BK"], widths["BV"]),
                      q.dtype, N)
-    return tuned_chunk(candidates, key, q.device, trial)
+    return tuned_chunk(chunk_candidates(chunk, n, d, dv, q.dtype, q.device), key, q.device, trial)
 
 
 def flatten_heads(q, k, v, control, keep: Optional[torch.Tensor], memories: Optional[Tuple[torch.Tensor, ...]]):
