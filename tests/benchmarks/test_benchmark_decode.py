@@ -166,3 +166,23 @@ def test_targets_pass_fail_skip():
 ])
 def test_bad_flags_are_named(argv, flag, capsys):
     assert_flag_named("decode", argv, flag, capsys)
+
+
+def test_a_case_decodes_untimed_steps_before_its_first_timed_call(monkeypatch):
+    """With --repeats 0 the timed call is the first: the kernels must have compiled before it."""
+    from benchmarks import decode
+
+    steps = []
+    real = decode.greedy_decode
+
+    def counted(model, encoder_out, n, *rest):
+        steps.append(n)
+        return real(model, encoder_out, n, *rest)
+
+    monkeypatch.setattr(decode, "greedy_decode", counted)
+    params = dict(vocab=64, encoder_layers=1, decoder_layers=1, embed_dim=DIM, heads=HEADS, ffn_dim=32,
+                  dtype="float32", method="abc", length=8, batch=BATCH, sizes=SIZES)
+    case = decode.DecodeSuite().build_case(params, torch.device("cpu"))
+    assert steps == [decode.PRIMING_STEPS]
+    case.run()
+    assert steps == [decode.PRIMING_STEPS, 8]
