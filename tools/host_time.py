@@ -52,17 +52,21 @@ def kernels_on_cpu():
         backend.interpreting, backend.AUTO_DEVICES = saved
 
 
-def median_us(call: Callable[[], object], repeats: int, warmup: int = 20) -> float:
-    """Median CPU time of this thread per call, us: the time the host spends, not the time other
-    processes on the machine take from it (wall time would count those)."""
-    for _ in range(warmup):
-        call()
+def cpu_ns(call: Callable[[], object], repeats: int) -> List[int]:
+    """CPU time of this thread in each of ``repeats`` calls, ns: the time the host spends, not the
+    time other processes on the machine take from it (wall time would count those)."""
     samples = []
     for _ in range(repeats):
         start = time.thread_time_ns()
         call()
         samples.append(time.thread_time_ns() - start)
-    return statistics.median(samples) / 1e3
+    return samples
+
+
+def median_us(call: Callable[[], object], repeats: int, warmup: int = 20) -> float:
+    for _ in range(warmup):
+        call()
+    return statistics.median(cpu_ns(call, repeats)) / 1e3
 
 
 def python_calls(call: Callable[[], object]) -> int:
@@ -99,20 +103,33 @@ def binder_us(launch: Launch, repeats: int, arch: int = 90) -> float:
     return median_us(bind, repeats)
 
 
-def measure(case: Case, width: int, tokens: int, dtype, repeats: int) -> Dict:
+def measure(cases: List[Case], width: int, tokens: int, dtype, repeats: int, rounds: int = 5) -> List[Dict]:
+    """A row per case: its launches, Python calls, median CPU time per call and Triton's binder
+    time. The timed calls run round after round, each round every case in turn (``repeats /
+    rounds`` calls each), so that a machine whose speed drifts weighs on every case alike."""
     launches: List[Launch] = []
+    prepared = []
     with kernels_on_cpu(), recording(launches):
-        call = case.build(width, tokens, dtype)
-        call()  # the first call measures the chunk (``ops.triton.tuning``) and fills caches
-        launches.clear()
-        call()
-        per_call = list(launches)
-        calls = python_calls(call)
-        host = median_us(call, repeats)
-    binder = sum(binder_us(launch, max(50, repeats // 4)) for launch in per_call)
-    return dict(op=case.name, what=case.what, launches=len(per_call),
-                kernels=[launch.name for launch in per_call], python_calls=calls, host_us=round(host, 1),
-                binder_us=round(binder, 1), total_us=round(host + binder, 1))
+        for case in cases:
+            call = case.build(width, tokens, dtype)
+            call()  # the first call measures the chunk (``ops.triton.tuning``) and fills caches
+            launches.clear()
+            call()
+            prepared.append((case, call, list(launches), python_calls(call)))
+        samples: Dict[str, List[int]] = {case.name: [] for case in cases}
+        for _ in range(rounds):
+            for case, call, _, _ in prepared:
+                call()  # warm this case's caches again after the others ran
+                samples[case.name] += cpu_ns(call, max(1, repeats // rounds))
+                launches.clear()
+    rows = []
+    for case, _, per_call, calls in prepared:
+        host = statistics.median(samples[case.name]) / 1e3
+        binder = sum(binder_us(launch, max(50, repeats // 4)) for launch in per_call)
+        rows.append(dict(op=case.name, what=case.what, launches=len(per_call),
+                         kernels=[launch.name for launch in per_call], python_calls=calls, host_us=round(host, 1),
+                         binder_us=round(binder, 1), total_us=round(host + binder, 1)))
+    return rows
 
 
 def markdown(rows: List[Dict], record: Dict) -> str:
@@ -123,7 +140,8 @@ def markdown(rows: List[Dict], record: Dict) -> str:
              f"{env['usable_cpus']} CPUs, load {', '.join(f'{x:.2f}' for x in env['load_average'])}; "
              f"torch {env['torch']}, triton {record['triton']}, {record['torch_threads']} torch thread(s)).",
              f"Sizes: batch 1, 4 heads, {sizes['tokens']} tokens, d = n = dv = {sizes['width']}, {sizes['dtype']}; "
-             f"median of {sizes['repeats']} calls. The tool and what it leaves out: `tools/host_time.py`.", "",
+             f"median of {sizes['repeats']} calls in {sizes['rounds']} rounds, every op in turn each round. "
+             "The tool and what it leaves out: `tools/host_time.py`.", "",
              "| op | call | launches | Python calls | ours, us | Triton's binder, us | total, us | in PyTorch ops |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     for row in rows:
@@ -166,6 +184,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--dtype", choices=("fp16", "bf16", "fp32"), default="fp16",
                         help="input dtype (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=1000, help="timed calls per op (default: %(default)s)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="rounds the timed calls are split into, every op in turn in each (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default: %(default)s)")
     parser.add_argument("--ops", nargs="+", choices=[case.name for case in CASES], metavar="OP",
                         default=[case.name for case in CASES], help="ops to time (default: all)")
@@ -187,6 +207,8 @@ def main(argv=None) -> int:
         parser.error(f"--tokens {args.tokens} must be at least 1")
     if args.repeats < 1:
         parser.error(f"--repeats {args.repeats} must be at least 1")
+    if not 1 <= args.rounds <= args.repeats:
+        parser.error(f"--rounds {args.rounds} must be between 1 and --repeats ({args.repeats})")
     paths = {ext: os.path.join(args.out_dir, f"host.{ext}") for ext in ("json", "md", "png")}
     existing = [path for path in paths.values() if os.path.exists(path)]
     if existing and not args.overwrite:
@@ -195,16 +217,16 @@ def main(argv=None) -> int:
         args.ops.append("one PyTorch op")  # the scale of the last column
     torch.set_num_threads(args.threads)
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
-    rows = []
-    for case in (case for case in CASES if case.name in args.ops):
-        rows.append(measure(case, args.width, args.tokens, dtype, args.repeats))
-        row = rows[-1]
+    rows = measure([case for case in CASES if case.name in args.ops], args.width, args.tokens, dtype, args.repeats,
+                   args.rounds)
+    for row in rows:
         print(f"{row['op']:16s} {row['launches']} launches, {row['python_calls']:5d} Python calls: ours "
               f"{row['host_us']:8.1f} us, "
               f"Triton's binder {row['binder_us']:6.1f} us", flush=True)
     record = dict(tool="tools.host_time", environment=environment_info("python -m tools.host_time", argv),
                   triton=triton.__version__, torch_threads=args.threads,
-                  sizes=dict(width=args.width, tokens=args.tokens, dtype=args.dtype, repeats=args.repeats), rows=rows)
+                  sizes=dict(width=args.width, tokens=args.tokens, dtype=args.dtype, repeats=args.repeats,
+                             rounds=args.rounds), rows=rows)
     os.makedirs(args.out_dir, exist_ok=True)
     with open(paths["json"], "w") as handle:
         json.dump(record, handle, indent=1)

@@ -33,15 +33,15 @@ CASES = {case.name: case for case in host_cases.CASES}
     ("one PyTorch op", []),
 ])
 def test_each_call_runs_on_the_kernels_with_its_launches_recorded(name, kernels):
-    row = host_time.measure(CASES[name], 16, 16, torch.float32, repeats=3)
+    row, = host_time.measure([CASES[name]], 16, 16, torch.float32, repeats=3, rounds=2)
     assert row["kernels"] == kernels and row["launches"] == len(kernels)
     assert row["host_us"] > 0 and row["python_calls"] > 0
     assert (row["binder_us"] > 0) == bool(kernels)
 
 
 def test_the_decoder_step_of_abc_launches_two_kernels_a_layer_and_softmax_none():
-    abc = host_time.measure(CASES["decoder step, abc"], 16, 16, torch.float32, repeats=2)
-    softmax = host_time.measure(CASES["decoder step, softmax"], 16, 16, torch.float32, repeats=2)
+    abc, softmax = host_time.measure([CASES["decoder step, abc"], CASES["decoder step, softmax"]], 16, 16,
+                                     torch.float32, repeats=2, rounds=2)
     assert abc["kernels"] == ["causal_step_kernel", "memory_read_fwd"] * 6
     assert softmax["launches"] == 0
 
@@ -66,7 +66,7 @@ def test_the_backend_switch_is_restored_after_recording():
 
 def test_command_line_writes_its_files_and_keeps_them(tmp_path):
     out = tmp_path / "host"
-    command = [sys.executable, "-m", "tools.host_time", "--ops", "causal_abc_step", "--repeats", "3",
+    command = [sys.executable, "-m", "tools.host_time", "--ops", "causal_abc_step", "--repeats", "3", "--rounds", "1",
                "--out-dir", str(out)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -76,3 +76,11 @@ def test_command_line_writes_its_files_and_keeps_them(tmp_path):
     assert "| causal_abc_step |" in (out / "host.md").read_text() and (out / "host.png").stat().st_size > 0
     again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "--overwrite" in again.stderr
+
+
+@pytest.mark.parametrize("flags, named", [(["--rounds", "0"], "--rounds"), (["--repeats", "0"], "--repeats"),
+                                          (["--tokens", "0"], "--tokens")])
+def test_bad_counts_are_refused_naming_the_flag(tmp_path, flags, named):
+    done = subprocess.run([sys.executable, "-m", "tools.host_time", *flags, "--out-dir", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and named in done.stderr and not list(tmp_path.iterdir())
