@@ -33,6 +33,7 @@ from .common import (
     memory_tile,
     mm,
     mm_in,
+    mm_rows_scaled,
     mm_scaled,
     normalisers,
     row_tile,
@@ -91,18 +92,18 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr
     # what this chunk sends back to earlier ones, before dq: q and do die here (fewer live registers)
     width = K + V + 1
     store_memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k,
-                      mm_scaled(tl.trans(d_scores * R), q, IN, PREC))
+                      mm_rows_scaled(tl.trans(d_scores * R), q, IN, PREC))
     store_memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v,
                       mm_in(tl.trans(P_read * R), do, IN, PREC))  # P' R <= 1 / (1 - p)
     tl.store(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, tl.sum(R * d_norm, axis=0),
              mask=slots < n)
 
-    dq = mm_scaled(d_scores * R, Mk, IN, PREC)
+    dq = mm_rows_scaled(d_scores * R, Mk, IN, PREC)
     if steep:
         dq += exact_mix(d_scores, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, BK, GATED)
     else:
         # the inner product in fp32: E up to exp(SAFE)
-        dq += mm_scaled(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, IN, PREC)
+        dq += mm_rows_scaled(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, IN, PREC)
     store_row_tile(dq_ptr, z, N, rows, K, cols_k, dq * scale)
 
 
@@ -121,7 +122,7 @@ def _column_side(x, y, weights, extra, rev_ptr, rev_stride, rev_offset, rev_extr
         mask = causal(rows, C)
         mix = tl.where(mask, mm(weights * F, tl.trans(E), PREC), 0.0)  # fp32: E up to exp(SAFE)
         pairs = tl.where(mask, mm_in(x, tl.trans(y), IN, PREC) * factor, 0.0)
-        dx = mm_scaled(tl.trans(mix), x, IN, PREC)
+        dx = mm_rows_scaled(tl.trans(mix), x, IN, PREC)
         # fp32: F spans exp(-SAFE - log C)..1 down a column, made up for by E after the product
         dl = E * mm(tl.trans(pairs), weights * F, PREC)
         if EXTRA:

@@ -243,6 +243,18 @@ def mm_scaled(a, b, IN: tl.constexpr, PREC: tl.constexpr):
 
 
 @triton.jit
+def mm_rows_scaled(a, b, IN: tl.constexpr, PREC: tl.constexpr):
+    """a @ b for a of any range and b bounded as ``to_operand`` states (an input, a chunk memory):
+    ``mm_scaled`` with only a's rows scaled, so that b goes to the tensor cores as it is (no
+    scaled copy of an [n, d] tile alive in registers)."""
+    if IN == tl.float32:
+        return mm(a, b, PREC)
+    else:
+        s_a = _pow2_scale(tl.max(tl.abs(a), axis=1))
+        return mm_in(a / s_a[:, None], b, IN, PREC) * s_a[:, None]
+
+
+@triton.jit
 def chunk_program(C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr):
     """(z, c, rows, slots, cols_k, cols_v) of the program serving chunk c (grid axis 1) of
     sequence z (axis 0, int64: up to 2**31 - 1 sequences x heads)."""
