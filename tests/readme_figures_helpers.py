@@ -97,6 +97,8 @@ CPU_DECODE = "docs/benchmarks/cpu/decode.json"
 H100_DECODE = "docs/benchmarks/h100/decode.json"
 H100_SELFCHECK = "docs/benchmarks/h100/selfcheck.json"
 H200_PEERS = "docs/benchmarks/h200_2026-11-28_peers/{}/peer_timing.json"
+H200_DECODE_GRAPH = "docs/benchmarks/h200_2026-11-28_decode_graph/cuda_graph/decode.json"
+HOST_TIME = "docs/gpu_host/host.json"
 
 
 def over_flash(data, N):
@@ -275,6 +277,21 @@ def suite_run_with_venv(text):
     return match.group(1), match.group(2)
 
 
+def host_row(data, op):
+    return one(data["rows"], op=op)
+
+
+def host_in_ops(data, op):
+    """``tools.host_time``'s total for ``op`` in units of one small PyTorch op timed beside it."""
+    return host_row(data, op)["total_us"] / host_row(data, "one PyTorch op")["total_us"]
+
+
+def launch_in_ops(data):
+    """(fewest, most) PyTorch ops' worth of host time per launch over the one-launch calls."""
+    costs = [host_in_ops(data, op) for op in ("causal_abc_step", "causal_gsa_step", "abc_read")]
+    return round(min(costs)), round(max(costs))
+
+
 # The figures of the status box and of the two commands: (file, field, the text in the README).
 PROSE = [
     (H100_SELFCHECK, selfcheck_ratios, "took {:.1f}-{:.1f}x flash attention's time"),
@@ -291,6 +308,12 @@ PROSE = [
      "and {:.2f}x at N = 16,384 with {}"),
     (H200_PEERS.format("suite"), lambda d: ("ahead of" if ahead_of_fla(d) else "behind",),
      "{} fla's `chunk_abc` at every size measured"),
+    (HOST_TIME, lambda d: (*launch_in_ops(d), host_in_ops(d, "causal_abc")),
+     "one Triton launch costs the host as much as {}-{} PyTorch ops and a causal forward + backward about {:.0f}"),
+    (HOST_TIME, lambda d: (host_in_ops(d, "decoder step, softmax") / host_in_ops(d, "decoder step, abc"),),
+     "an eager decoding step at {:.2f}x softmax's host time"),
+    (H200_DECODE_GRAPH, lambda d: tuple(one(d["results"], method="abc", N=n)["speed_vs_softmax"] for n in (256, 1024)),
+     "the H200 decoded {:.1f}-{:.1f}x faster than softmax with the step in a CUDA graph"),
     (QUICKSTART, lambda d: tuple(one(d["rows"], model=m)["train_seconds"]
                                  for m in ("abc_lm_small (ABC)", "transformer_lm (softmax)")),
      "{} s and {} s of training"),
