@@ -23,6 +23,7 @@ plugin does, ``plugin.install``).
 import importlib
 import logging
 import os
+import sys
 import warnings
 from typing import Callable, Optional, TypeVar
 
@@ -205,7 +206,10 @@ def dispatch(op: str, backend: str, device: torch.device, reason: Optional[str],
     """
     if not use_kernels(op, backend, device, reason):
         return torch_path()
-    module = importlib.import_module(f"{__package__}.{kernels_module}")
+    name = f"{__package__}.{kernels_module}"
+    # sys.modules first: a decoding step dispatches every layer, every token, and importlib's own
+    # lookup of an imported module costs several calls
+    module = sys.modules.get(name) or importlib.import_module(name)
     guard = KernelGuard(op, backend, torch_op)
     return _guarded(op, backend, lambda: kernels(module, guard), torch_path)
 

@@ -83,24 +83,31 @@ def _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse,
     return grad_k, grad_v, grad_l
 
 
+def _memory_read_forward(q, key_memory, value_memory, scale, keep, keep_scale):
+    """The read's launch: (out, lse [B, H, M] fp32, and q and the fp32 memories as launched)."""
+    q = _unit_last_stride(q)
+    key_memory = key_memory.float().contiguous()
+    value_memory = value_memory.float().contiguous()
+    B, H, M, K = q.shape
+    n, V = key_memory.shape[2], value_memory.shape[-1]
+    out = q.new_empty(B, H, M, V)
+    lse = q.new_empty(B, H, M, dtype=torch.float32)
+    launch_rows(memory_read_fwd, lambda bt: (B * H, cdiv(M, bt)),
+                (q, key_memory, value_memory, keep if keep is not None else q, out, lse, H, M, n, scale,
+                 keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0))),
+                ROWS, q.device, K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=pad(n, 256),
+                HAS_DROPOUT=keep is not None, PREC=precision(q.dtype))
+    return out, lse, q, key_memory, value_memory
+
+
 class MemoryRead(torch.autograd.Function):
     """(q [B, H, M, d], K~ [B, H, n, d], V~ [B, H, n, dv] fp32, scale, keep [B, H, M, n] uint8 or
     None, keep_scale = 1 / (1 - p)) -> [B, H, M, dv] in q's dtype."""
 
     @staticmethod
     def forward(ctx, q, key_memory, value_memory, scale, keep, keep_scale, guard):
-        q = _unit_last_stride(q)
-        key_memory = key_memory.float().contiguous()
-        value_memory = value_memory.float().contiguous()
-        B, H, M, K = q.shape
-        n, V = key_memory.shape[2], value_memory.shape[-1]
-        out = q.new_empty(B, H, M, V)
-        lse = q.new_empty(B, H, M, dtype=torch.float32)
-        launch_rows(memory_read_fwd, lambda bt: (B * H, cdiv(M, bt)),
-                    (q, key_memory, value_memory, keep if keep is not None else q, out, lse, H, M, n, scale,
-                     keep_scale, *q.stride()[:3], *(keep.stride()[:3] if keep is not None else (0, 0, 0))),
-                    ROWS, q.device, K=K, V=V, BK=pad(K, 256), BV=pad(V, 256), BS=pad(n, 256),
-                    HAS_DROPOUT=keep is not None, PREC=precision(q.dtype))
+        out, lse, q, key_memory, value_memory = _memory_read_forward(q, key_memory, value_memory, scale, keep,
+                                                                     keep_scale)
         ctx.save_for_backward(q, key_memory, value_memory, keep, lse)
         ctx.scale, ctx.keep_scale, ctx.guard = scale, keep_scale, guard
         return out
@@ -167,4 +174,8 @@ def memory_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.T
     keep = None
     if dropout_mask is not None:
         keep = _unit_last_stride(dropout_mask).view(torch.uint8)
-    return MemoryRead.apply(q, key_memory, value_memory, float(scale), keep, 1.0 / (1.0 - dropout_p), guard)
+    keep_scale = 1.0 / (1.0 - dropout_p)
+    if not (torch.is_grad_enabled() and (q.requires_grad or key_memory.requires_grad or value_memory.requires_grad)):
+        # nothing to differentiate (decoding's cross attention): the launch without autograd's Function
+        return _memory_read_forward(q, key_memory, value_memory, float(scale), keep, keep_scale)[0]
+    return MemoryRead.apply(q, key_memory, value_memory, float(scale), keep, keep_scale, guard)

@@ -9,6 +9,9 @@ One program per sequence holds its n x d memories in registers: a step is one la
 batch, instead of a dozen small PyTorch kernels per layer.
 """
 
+import functools
+from types import MappingProxyType
+
 import torch
 import triton
 import triton.language as tl
@@ -102,22 +105,35 @@ def gsa_step_kernel(
                     z, b, h, n, scale, sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, K, V, BK, BV, BS)
 
 
+@functools.lru_cache(maxsize=None)
+def _step_tiles(K: int, V: int, n: int):
+    """The step kernels' compile-time sizes (asked every layer, every token: kept)."""
+    return MappingProxyType(dict(K=K, V=V, BK=pad(K), BV=pad(V), BS=pad(n)))
+
+
+def _fp32_contiguous(field: torch.Tensor) -> torch.Tensor:
+    return field.float().contiguous()
+
+
+def _unit_last_stride(x: torch.Tensor) -> torch.Tensor:
+    return x if x.stride(-1) == 1 else x.contiguous()
+
+
 def _step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, control: torch.Tensor, state, scale: float,
           in_place: bool, gated: bool):
     """The launch shared by ABC (state: key, value memories and the log normaliser) and GSA
     (``gated``: the two memories). Returns (out, the next state, of the state's own type)."""
     B, H, _, K = q.shape
     n, V = control.shape[-1], v.shape[-1]
-    fields = tuple(field.float().contiguous() for field in state)
-    q, k, v, control = (x if x.stride(-1) == 1 else x.contiguous() for x in (q, k, v, control))
+    fields = tuple(map(_fp32_contiguous, state))
+    q, k, v, control = _unit_last_stride(q), _unit_last_stride(k), _unit_last_stride(v), _unit_last_stride(control)
     out = q.new_empty(B, H, 1, V)
-    following = fields if in_place else tuple(torch.empty_like(field) for field in fields)
+    following = fields if in_place else tuple(map(torch.empty_like, fields))
     kernel = gsa_step_kernel if gated else causal_step_kernel
     kernel[(B * H,)](
         q, k, v, control, *fields[:2], *fields[2:], out, *following,
-        H, n, float(scale), q.stride(0), q.stride(1), k.stride(0), k.stride(1), v.stride(0), v.stride(1),
-        control.stride(0), control.stride(1),
-        K=K, V=V, BK=pad(K), BV=pad(V), BS=pad(n))
+        H, n, float(scale), *q.stride()[:2], *k.stride()[:2], *v.stride()[:2], *control.stride()[:2],
+        **_step_tiles(K, V, n))
     if not in_place:
         return out, type(state)(*following)
     for field, advanced in zip(state, following):
