@@ -13,6 +13,12 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
+def differentiable(*tensors: torch.Tensor) -> bool:
+    """Whether autograd records an op on ``tensors``: grad mode on and one of them requiring grad.
+    The kernels' launchers skip their autograd Function otherwise (scoring, decoding)."""
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
 # ---- argument checks: every failure names the offending argument ----
 
 FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)

@@ -20,6 +20,12 @@ if importlib.util.find_spec("triton") is None:  # not imported here: see triton_
 pytestmark = pytest.mark.usefixtures("interpreted_kernels")
 
 
+def _trainable(inputs):
+    """Leaves requiring grad: the chunk reaches the autograd Function, where ``tuning`` records it
+    (without a gradient to record the launchers skip the Function)."""
+    return [x.requires_grad_() for x in inputs]
+
+
 @pytest.fixture
 def tuning(monkeypatch):
     """Candidates (32, 16) wherever the launchers ask; timings from ``times`` (seconds, in call
@@ -45,14 +51,15 @@ def tuning(monkeypatch):
 
 def test_the_fastest_chunk_is_taken_kept_and_exact(tuning):
     tuning["times"] = [2.0, 2.5, 1.0, 1.5]  # chunk 32 twice, then 16 twice: 16 is faster
-    inputs = random_inputs(1, 2, 70, 16, 8, seed=3, dtype=torch.float32)
-    out = causal_abc(*inputs, backend="triton")
+    inputs = _trainable(random_inputs(1, 2, 70, 16, 8, seed=3, dtype=torch.float32))
+    out = causal_abc(*inputs, backend="triton").detach()
     assert tuning["applied"] == [16] and tuning["timed"] == 4
-    torch.testing.assert_close(out.double(), reference_causal_abc(*(x.double() for x in inputs)), rtol=2e-5, atol=2e-5)
-    causal_abc(*random_inputs(1, 2, 80, 16, 8, seed=4, dtype=torch.float32), backend="triton")
+    expected = reference_causal_abc(*(x.detach().double() for x in inputs))
+    torch.testing.assert_close(out.double(), expected, rtol=2e-5, atol=2e-5)
+    causal_abc(*_trainable(random_inputs(1, 2, 80, 16, 8, seed=4, dtype=torch.float32)), backend="triton")
     assert tuning["applied"] == [16, 16] and tuning["timed"] == 4  # same size class: not measured again
     tuning["times"] = [1.0, 1.0, 3.0, 3.0]
-    causal_abc(*random_inputs(1, 2, 300, 16, 8, seed=5, dtype=torch.float32), backend="triton")
+    causal_abc(*_trainable(random_inputs(1, 2, 300, 16, 8, seed=5, dtype=torch.float32)), backend="triton")
     assert tuning["applied"][-1] == 32 and tuning["timed"] == 8  # a longer N is another class
 
 
@@ -70,10 +77,11 @@ def test_a_candidate_that_cannot_launch_is_skipped(tuning, monkeypatch):
 
     monkeypatch.setattr(function, "forward_kernels", refusing)
     tuning["times"] = [1.0, 1.0]
-    inputs = random_inputs(1, 1, 40, 16, 8, seed=6, dtype=torch.float32)
-    out = causal_abc(*inputs, backend="triton")
+    inputs = _trainable(random_inputs(1, 1, 40, 16, 8, seed=6, dtype=torch.float32))
+    out = causal_abc(*inputs, backend="triton").detach()
     assert tuning["applied"] == [16] and tuning["timed"] == 2
-    torch.testing.assert_close(out.double(), reference_causal_abc(*(x.double() for x in inputs)), rtol=2e-5, atol=2e-5)
+    expected = reference_causal_abc(*(x.detach().double() for x in inputs))
+    torch.testing.assert_close(out.double(), expected, rtol=2e-5, atol=2e-5)
 
 
 def test_gsa_is_measured_on_its_own_normalisers(tuning, monkeypatch):

@@ -206,6 +206,22 @@ def test_no_pytorch_op_on_the_kernels_path_scans_the_sequence(op):
 
 
 @pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
+def test_without_gradients_the_same_forward_runs_outside_autograd(op):
+    """Scoring and validation (no_grad, or inputs without grad): the forward launches as in
+    training but without the autograd Function, so nothing is saved; out and the final state are
+    the training path's, bit for bit."""
+    fn, inputs = _kernel_problem(op, N=70)
+    trained, trained_state = fn(*inputs, backend="triton", chunk_size=16, return_state=True)
+    kept = []
+    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t):
+        scored, scored_state = fn(*inputs, backend="triton", chunk_size=16, return_state=True)
+    assert scored.grad_fn is None and kept == []
+    assert torch.equal(scored, trained.detach())
+    for got, expected in zip(scored_state, trained_state):
+        assert torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
 def test_nothing_of_the_sequences_length_is_kept_in_fp32_for_the_backward(op):
     """With fp16 inputs, the tensors autograd keeps between forward and backward are the inputs
     (fp16) and the chunk state (N / C rows): no fp32 tensor with a row per token (issue 44's

@@ -12,6 +12,7 @@ from typing import Optional, Tuple
 import torch
 
 from ...triton.sizes import cdiv, launch_rows, pad, precision
+from ...utils import differentiable
 from .memory import memory_write_bwd, memory_write_fwd
 from .read import memory_read_bwd, memory_read_fwd
 
@@ -175,7 +176,6 @@ def memory_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.T
     if dropout_mask is not None:
         keep = _unit_last_stride(dropout_mask).view(torch.uint8)
     keep_scale = 1.0 / (1.0 - dropout_p)
-    if not (torch.is_grad_enabled() and (q.requires_grad or key_memory.requires_grad or value_memory.requires_grad)):
-        # nothing to differentiate (decoding's cross attention): the launch without autograd's Function
+    if not differentiable(q, key_memory, value_memory):  # decoding's cross attention: no Function
         return _memory_read_forward(q, key_memory, value_memory, float(scale), keep, keep_scale)[0]
     return MemoryRead.apply(q, key_memory, value_memory, float(scale), keep, keep_scale, guard)

@@ -30,6 +30,7 @@ from ...triton.sizes import (
     table_width,
 )
 from ...triton.tuning import size_class, tuned_chunk
+from ...utils import differentiable
 from ..chunk_geometry import SAFE_EXPONENT
 from ..state import ABCState
 from .backward import columns_kernel, rows_kernel
@@ -225,8 +226,13 @@ def triton_causal_abc(q, k, v, phi_logits, scale: float, chunk: int,
         g_before = initial_state.log_normalizer.detach().float().reshape(Z, n).contiguous()
     chunk = measured_chunk(*flat, keep, carry, g_before, float(scale), float(keep_scale), chunk, state_dtype,
                            gated=False)
-    out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale), float(keep_scale),
-                                               chunk, guard, state_dtype)
+    if differentiable(*flat):
+        out, final, g_last = TritonCausalABC.apply(*flat, keep, carry, g_before, float(scale), float(keep_scale),
+                                                   chunk, guard, state_dtype)
+    else:  # scoring, validation: the forward launches without autograd's Function
+        out, final, _, norm = forward_kernels(*flat, keep, carry, g_before, float(scale), float(keep_scale), chunk,
+                                              state_dtype, gated=False)
+        g_last = norm.e_end[:, -1]
     out = out.reshape(B, H, N, dv)
     if not return_state:
         return out

@@ -18,6 +18,7 @@ import torch
 from ...causal.triton.function import backward_kernels, flatten_heads, forward_kernels, measured_chunk
 from ...causal.triton.geometry import ChunkNormalisers
 from ...triton.sizes import causal_warps, pad
+from ...utils import differentiable
 from ..state import GSAState
 from .gates import LATER_CHUNKS, gate_grads_kernel
 
@@ -97,8 +98,12 @@ def triton_causal_gsa(q, k, v, log_gates, scale: float, chunk: int, initial_stat
     gates = flat[3]
     chunk = measured_chunk(*flat, keep, carry, None, float(scale), float(keep_scale), chunk, state_dtype,
                            gated=True, finish=lambda grads, c: _gate_grads(gates, *grads[3:], c))
-    out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard,
-                                       state_dtype)
+    if differentiable(*flat):
+        out, final = TritonCausalGSA.apply(*flat, keep, carry, float(scale), float(keep_scale), chunk, guard,
+                                           state_dtype)
+    else:  # scoring, validation: the forward launches without autograd's Function
+        out, final, _, _ = forward_kernels(*flat, keep, carry, None, float(scale), float(keep_scale), chunk,
+                                           state_dtype, gated=True)
     out = out.reshape(B, H, N, dv)
     if not return_state:
         return out
