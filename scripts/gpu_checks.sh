@@ -20,6 +20,8 @@
 #   peers       causal fwd+bwd in one process, fp16, 32,768 tokens x 8 heads, d = n = 64, N = 512 .. 16,384:
 #               abc (our kernels), fla-abc (fla-core's chunk_abc in its layout [B, T, H, *]), flash
 #               sdpa (python -m benchmarks.peer_timing) -> peers/peer_timing.{json,md}
+#   host        host time per call of each op and of a 6-layer decoder step, ABC and softmax, the launches
+#               run (python -m tools.host_time --device cuda): Triton's launcher included -> host/host.{json,md}
 #   profile     every kernel of causal ABC fwd+bwd (torch.profiler) beside the cost model, fp16,
 #               N = 512, 4,096, 16,384 -> profile/kernel_profile.{json,md}
 #   tests       pytest tests/gpu (xdist workers when pytest-xdist is installed) -> tests.log
@@ -47,7 +49,7 @@ SCRIPT_NAME=gpu_checks
 . "$repo/scripts/lib/common.sh"
 answer_help "$@"
 
-ALL_STEPS=(selfcheck peers profile tests attention gsa decode encode generate)
+ALL_STEPS=(selfcheck peers host profile tests attention gsa decode encode generate)
 out="" limit=300 steps=() toy=0 budget=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -138,6 +140,9 @@ if [ "$toy" = 1 ]; then
     selfcheck_flags=(--no-timing)
     peer_sizes=(--device cpu --lengths 32 --tokens 64 --heads 2 --head-dim 16 --memory 8 --repeats 1 --warmup 0
                 --dtype float32)
+    # on CPU the tool records the launches itself: Triton's interpreter would run them
+    host_command=(env TRITON_INTERPRET=0 "$PY" -m tools.host_time --device cpu --repeats 4 --rounds 2 --width 16
+                  --tokens 16 --ops causal_abc causal_abc_step abc_read)
 else
     attention_methods=(abc abc-torch sdpa) gsa_methods=(gsa gsa-torch fla-gsa) dtypes=(float16 bfloat16)
     profile_sizes=(--lengths 512 4096 16384 --dtype float16)
@@ -149,11 +154,13 @@ else
     selfcheck_flags=()
     peer_sizes=(--device cuda --lengths 512 1024 2048 4096 8192 16384 --tokens 32768 --heads 8 --head-dim 64
                 --memory 64 --methods abc fla-abc sdpa --dtype float16 --repeats 10 --warmup 3)
+    host_command=("$PY" -m tools.host_time --device cuda --dtype fp16 --repeats 500 --rounds 5)
 fi
 for step in "${steps[@]}"; do
     case "$step" in
         selfcheck) run_step selfcheck "$PY" -m abc_fairseq.selfcheck --json "$out/selfcheck.json" "${selfcheck_flags[@]}" ;;
         peers) run_step peers "$PY" -m benchmarks.peer_timing "${peer_sizes[@]}" --out-dir "$out/peers" ;;
+        host) run_step host "${host_command[@]}" --out-dir "$out/host" ;;
         profile) run_step profile "$PY" -m tools.kernel_profile "${profile_sizes[@]}" --out-dir "$out/profile" ;;
         tests) run_step tests "$PY" -m pytest -q -p no:cacheprovider "${xdist[@]}" tests/gpu ;;
         attention)

@@ -4,6 +4,7 @@ constants hold).
 
     python -m tools.host_time --out-dir docs/gpu_host --overwrite
     python -m tools.host_time --width 128 --tokens 256 --repeats 500 --out-dir DIR
+    python -m tools.host_time --device cuda --out-dir DIR     # on a GPU: Triton's launcher included
 
 Each call (``tools.host_cases``: the ops, forward + backward where they train; a greedy decoding
 step of ABC's and of softmax's translation decoder) runs on small CPU tensors with the kernels
@@ -17,13 +18,19 @@ machine. Triton's own launch (``JITFunction.run``) is not in "ours"; its Python 
 that specialises the arguments and the cache key, is timed apart on every recorded launch with the
 sm_90 backend's binder. Neither covers the driver's launch itself (a few us a launch).
 
-Two rows give the scale on the same CPU: "one PyTorch op" (a tiny ``torch.add``) and "autograd
+With ``--device cuda`` the launches run (a size class's chunk is measured by its first call, before
+the timed calls) and the device is synchronised before each timed call, untimed, so that no call
+waits on a full queue: the thread's CPU time is then the whole host cost, Triton's launcher and the
+driver included (the binder column reads 0).
+
+Two rows give the scale on the same machine: "one PyTorch op" (a tiny ``torch.add``) and "autograd
 floor" (one op forward and backward through ``torch.autograd.grad``, the harness every forward +
 backward row pays). Host time barely moves with the problem size, so the sizes are small. Writes
 host.json, host.md and host.png (commit, command, machine, load).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -34,7 +41,7 @@ from typing import Callable, Dict, List
 
 import torch
 
-from .host_cases import CASES, Case
+from .host_cases import CASES, Case, Problem
 from .kernel_launches import Launch, recording
 
 
@@ -52,11 +59,33 @@ def kernels_on_cpu():
         backend.interpreting, backend.AUTO_DEVICES = saved
 
 
-def cpu_ns(call: Callable[[], object], repeats: int) -> List[int]:
+@contextmanager
+def counted_launches(launches: List[Launch]):
+    """Within: Triton launches run as usual and each is appended to ``launches`` (on a GPU, where
+    ``recording`` would keep them from running)."""
+    from triton.runtime.jit import JITFunction
+
+    run = JITFunction.run
+
+    def counted(self, *args, grid, warmup, **kwargs):
+        launches.append(Launch(self, args, kwargs))
+        return run(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+    JITFunction.run = counted
+    try:
+        yield launches
+    finally:
+        JITFunction.run = run
+
+
+def cpu_ns(call: Callable[[], object], repeats: int, settle: Callable[[], object] = lambda: None) -> List[int]:
     """CPU time of this thread in each of ``repeats`` calls, ns: the time the host spends, not the
-    time other processes on the machine take from it (wall time would count those)."""
+    time other processes on the machine take from it (wall time would count those). ``settle()``
+    runs before each call, untimed (on a GPU: a synchronisation, so that no call waits on a full
+    launch queue)."""
     samples = []
     for _ in range(repeats):
+        settle()
         start = time.thread_time_ns()
         call()
         samples.append(time.thread_time_ns() - start)
@@ -103,15 +132,24 @@ def binder_us(launch: Launch, repeats: int, arch: int = 90) -> float:
     return median_us(bind, repeats)
 
 
-def measure(cases: List[Case], width: int, tokens: int, dtype, repeats: int, rounds: int = 5) -> List[Dict]:
+def measure(cases: List[Case], problem: Problem, repeats: int, rounds: int = 5) -> List[Dict]:
     """A row per case: its launches, Python calls, median CPU time per call and Triton's binder
     time. The timed calls run round after round, each round every case in turn (``repeats /
-    rounds`` calls each), so that a machine whose speed drifts weighs on every case alike."""
+    rounds`` calls each), so that a machine whose speed drifts weighs on every case alike. On CPU
+    the launches are recorded, not run, and Triton's binder is timed apart on each; on a GPU they
+    run, and the binder, the rest of Triton's launcher and the driver are in "ours"."""
     launches: List[Launch] = []
+    on_gpu = problem.device.type == "cuda"
+    settle = torch.cuda.synchronize if on_gpu else (lambda: None)
     prepared = []
-    with kernels_on_cpu(), recording(launches):
+    with contextlib.ExitStack() as stack:
+        if on_gpu:
+            stack.enter_context(counted_launches(launches))
+        else:
+            stack.enter_context(kernels_on_cpu())
+            stack.enter_context(recording(launches))
         for case in cases:
-            call = case.build(width, tokens, dtype)
+            call = case.build(problem)
             call()  # the first call measures the chunk (``ops.triton.tuning``) and fills caches
             launches.clear()
             call()
@@ -120,12 +158,13 @@ def measure(cases: List[Case], width: int, tokens: int, dtype, repeats: int, rou
         for _ in range(rounds):
             for case, call, _, _ in prepared:
                 call()  # warm this case's caches again after the others ran
-                samples[case.name] += cpu_ns(call, max(1, repeats // rounds))
+                samples[case.name] += cpu_ns(call, max(1, repeats // rounds), settle)
                 launches.clear()
+        settle()
     rows = []
     for case, _, per_call, calls in prepared:
         host = statistics.median(samples[case.name]) / 1e3
-        binder = sum(binder_us(launch, max(50, repeats // 4)) for launch in per_call)
+        binder = 0.0 if on_gpu else sum(binder_us(launch, max(50, repeats // 4)) for launch in per_call)
         rows.append(dict(op=case.name, what=case.what, launches=len(per_call),
                          kernels=[launch.name for launch in per_call], python_calls=calls, host_us=round(host, 1),
                          binder_us=round(binder, 1), total_us=round(host + binder, 1)))
@@ -135,7 +174,10 @@ def measure(cases: List[Case], width: int, tokens: int, dtype, repeats: int, rou
 def markdown(rows: List[Dict], record: Dict) -> str:
     env, sizes = record["environment"], record["sizes"]
     scale = next(row["host_us"] for row in rows if row["op"] == "one PyTorch op")
-    lines = ["# Host time per call on the Triton path (launches recorded, not run)", "",
+    on_gpu = record.get("device", "cpu").startswith("cuda")
+    title = (f"on {env.get('cuda_device', record['device'])} (launches run; Triton's launcher in ours)" if on_gpu
+             else "(launches recorded, not run)")
+    lines = [f"# Host time per call on the Triton path {title}", "",
              f"`{env['command']}` at commit {env['commit']} ({env['date']}; {env['cpu_model']}, "
              f"{env['usable_cpus']} CPUs, load {', '.join(f'{x:.2f}' for x in env['load_average'])}; "
              f"torch {env['torch']}, triton {record['triton']}, {record['torch_threads']} torch thread(s)).",
@@ -149,8 +191,9 @@ def markdown(rows: List[Dict], record: Dict) -> str:
                      f"{row['host_us']:.1f} | {row['binder_us']:.1f} | {row['total_us']:.1f} | "
                      f"{row['total_us'] / scale:.1f} |")
     lines += ["", "`Python calls`: function calls (Python and C) the interpreter makes in one call of the op, "
-              "ours only (the launches are recorded): the same on every machine. `in PyTorch ops`: the total over "
-              "the `one PyTorch op` row's time on this CPU."]
+              "Triton's launcher left out on CPU (recorded launches), in on a GPU: the same on every machine of a "
+              "kind. `in PyTorch ops`: the total over "
+              "the `one PyTorch op` row's time on this machine."]
     return "\n".join(lines) + "\n"
 
 
@@ -187,6 +230,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rounds", type=int, default=5,
                         help="rounds the timed calls are split into, every op in turn in each (default: %(default)s)")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default: %(default)s)")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu (the launches recorded, Triton's binder timed apart), or cuda / cuda:I (the "
+                             "launches run; Triton's whole launcher and the driver are in 'ours') (default: cpu)")
     parser.add_argument("--ops", nargs="+", choices=[case.name for case in CASES], metavar="OP",
                         default=[case.name for case in CASES], help="ops to time (default: all)")
     parser.add_argument("--out-dir", default="docs/gpu_host",
@@ -215,16 +261,25 @@ def main(argv=None) -> int:
         parser.error(f"{existing[0]} exists: pass --overwrite to replace it, or another --out-dir")
     if "one PyTorch op" not in args.ops:
         args.ops.append("one PyTorch op")  # the scale of the last column
+    try:
+        device = torch.device(args.device)
+    except RuntimeError:
+        parser.error(f"--device {args.device!r}: not a torch device (cpu, cuda or cuda:I)")
+    if device.type not in ("cpu", "cuda"):
+        parser.error(f"--device {args.device}: the tool times cpu or cuda")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error(f"--device {args.device}: CUDA is not available here")
     torch.set_num_threads(args.threads)
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.dtype]
-    rows = measure([case for case in CASES if case.name in args.ops], args.width, args.tokens, dtype, args.repeats,
-                   args.rounds)
+    rows = measure([case for case in CASES if case.name in args.ops], Problem(args.width, args.tokens, dtype, device),
+                   args.repeats, args.rounds)
     for row in rows:
         print(f"{row['op']:16s} {row['launches']} launches, {row['python_calls']:5d} Python calls: ours "
               f"{row['host_us']:8.1f} us, "
               f"Triton's binder {row['binder_us']:6.1f} us", flush=True)
-    record = dict(tool="tools.host_time", environment=environment_info("python -m tools.host_time", argv),
-                  triton=triton.__version__, torch_threads=args.threads,
+    record = dict(tool="tools.host_time",
+                  environment=environment_info("python -m tools.host_time", argv, device=str(device)),
+                  triton=triton.__version__, torch_threads=args.threads, device=str(device),
                   sizes=dict(width=args.width, tokens=args.tokens, dtype=args.dtype, repeats=args.repeats,
                              rounds=args.rounds), rows=rows)
     os.makedirs(args.out_dir, exist_ok=True)

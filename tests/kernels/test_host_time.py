@@ -20,6 +20,7 @@ if importlib.util.find_spec("triton") is None:
 from tools import host_cases, host_time  # noqa: E402
 
 CASES = {case.name: case for case in host_cases.CASES}
+CPU_PROBLEM = host_cases.Problem(16, 16, torch.float32, torch.device("cpu"))
 
 
 @pytest.mark.parametrize("name, kernels", [
@@ -33,15 +34,15 @@ CASES = {case.name: case for case in host_cases.CASES}
     ("one PyTorch op", []),
 ])
 def test_each_call_runs_on_the_kernels_with_its_launches_recorded(name, kernels):
-    row, = host_time.measure([CASES[name]], 16, 16, torch.float32, repeats=3, rounds=2)
+    row, = host_time.measure([CASES[name]], CPU_PROBLEM, repeats=3, rounds=2)
     assert row["kernels"] == kernels and row["launches"] == len(kernels)
     assert row["host_us"] > 0 and row["python_calls"] > 0
     assert (row["binder_us"] > 0) == bool(kernels)
 
 
 def test_the_decoder_step_of_abc_launches_two_kernels_a_layer_and_softmax_none():
-    abc, softmax = host_time.measure([CASES["decoder step, abc"], CASES["decoder step, softmax"]], 16, 16,
-                                     torch.float32, repeats=2, rounds=2)
+    abc, softmax = host_time.measure([CASES["decoder step, abc"], CASES["decoder step, softmax"]], CPU_PROBLEM,
+                                     repeats=2, rounds=2)
     assert abc["kernels"] == ["causal_step_kernel", "memory_read_fwd"] * 6
     assert softmax["launches"] == 0
 
@@ -79,8 +80,25 @@ def test_command_line_writes_its_files_and_keeps_them(tmp_path):
 
 
 @pytest.mark.parametrize("flags, named", [(["--rounds", "0"], "--rounds"), (["--repeats", "0"], "--repeats"),
-                                          (["--tokens", "0"], "--tokens")])
+                                          (["--tokens", "0"], "--tokens"), (["--device", "meta"], "--device"),
+                                          (["--device", "warp9"], "--device")]
+                         + ([] if torch.cuda.is_available() else [(["--device", "cuda"], "--device cuda")]))
 def test_bad_counts_are_refused_naming_the_flag(tmp_path, flags, named):
     done = subprocess.run([sys.executable, "-m", "tools.host_time", *flags, "--out-dir", str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and named in done.stderr and not list(tmp_path.iterdir())
+
+
+def test_on_a_gpu_launches_are_counted_and_still_run(monkeypatch):
+    """``counted_launches`` (the --device cuda path) keeps every launch and hands it on to Triton."""
+    from triton.runtime.jit import JITFunction
+
+    from abc_fairseq.ops.causal.triton.recurrent import causal_step_kernel
+
+    ran = []
+    monkeypatch.setattr(JITFunction, "run", lambda self, *args, grid, warmup, **kwargs: ran.append(grid))
+    launches = []
+    with host_time.counted_launches(launches):
+        causal_step_kernel[(3,)](1, 2, K=16)
+    assert ran == [(3,)] and [launch.name for launch in launches] == ["causal_step_kernel"]
+    assert launches[0].args == (1, 2) and launches[0].kwargs == {"K": 16}

@@ -64,7 +64,8 @@ def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
                                             "PYTHON": sys.executable, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "all steps passed" in proc.stderr
-    for name in ("environment.txt", "selfcheck.json", "peers/peer_timing.json", "profile/kernel_profile.json",
+    for name in ("environment.txt", "selfcheck.json", "peers/peer_timing.json", "host/host.json",
+                 "profile/kernel_profile.json",
                  "attention_float32/attention.json",
                  "gsa/attention.json", "decode/decode.json", "encode/encode.json", "generate/generate.json"):
         assert (out / name).exists(), name
@@ -79,3 +80,6 @@ def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
             "grad logits", "grad log gates"} <= {r["check"] for r in rows}
     assert all(r["passed"] and r["error"] <= r["tolerance"] for r in rows)
     assert '"abc-triton"' in (out / "attention_float32" / "attention.json").read_text()
+    host = json.loads((out / "host" / "host.json").read_text())  # the launches recorded, not interpreted
+    assert {row["op"]: row["launches"] for row in host["rows"]} == {"causal_abc": 6, "causal_abc_step": 1,
+                                                                   "abc_read": 1, "one PyTorch op": 0}
