@@ -72,8 +72,9 @@ def cases(widths, chunks) -> Iterator[Case]:
             yield Case("causal.triton.recurrent", "causal_step_kernel", dtype, dict(step, BS=w))
     for reverse in (False, True):
         yield Case("causal.triton.scan", "chunk_scan_kernel", "fp32",
-                   dict(BLOCK=sizes.SCAN_BLOCK, GROUP=sizes.SCAN_GROUP, REVERSE=reverse, HAS_CARRY=not reverse,
-                        HAS_FINAL=not reverse, NORMALISE=not reverse, num_warps=sizes.SCAN_WARPS))
+                   dict(BLOCK=sizes.SCAN_BLOCK, GROUP=sizes.scan_group(normalise=not reverse), REVERSE=reverse,
+                        HAS_CARRY=not reverse, HAS_FINAL=not reverse, NORMALISE=not reverse,
+                        num_warps=sizes.SCAN_WARPS))
 
 
 def _signature(fn, dtype: str, constants: Dict) -> Dict[str, str]:

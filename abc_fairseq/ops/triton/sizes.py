@@ -162,19 +162,24 @@ def forced_chunk(width: int) -> Optional[int]:
 # sm_80 and sm_90 (16 chunks spill, or need 8 warps and shared memory), and 8,192 tokens x 4
 # sequence-heads at C = 64, n = d = dv = 64 make 256 programs.
 SCAN_BLOCK, SCAN_GROUP, SCAN_WARPS = 128, 8, 4
+# ABC's forward scan also turns each chunk's totals into its normalisers (logaddexps per slot): it
+# holds more per chunk, and at 8 chunks a step Triton 3.6's ptxas gives it 255 registers and spills
+# 56 bytes on sm_90 (docs/gpu_kernels/triton36); at 4 it takes 128 and spills nothing, there as in 3.9.
+NORMALISING_SCAN_GROUP = 4
 # Tuning override: how many chunks the scan loads and combines per dependent step (default
-# ``SCAN_GROUP``). 1 is the scan before the grouped one: one chunk per step, for timing the two
-# against each other on a GPU.
+# ``SCAN_GROUP``, ``NORMALISING_SCAN_GROUP`` for ABC's forward). 1 is the scan before the grouped
+# one: one chunk per step, for timing the two against each other on a GPU.
 SCAN_GROUP_VARIABLE = "ABC_TRITON_SCAN_GROUP"
 SCAN_GROUPS = (1, 2, 4, 8, 16)
 
 
-def scan_group() -> int:
+def scan_group(normalise: bool = False) -> int:
     """The chunks per scan step: ``ABC_TRITON_SCAN_GROUP`` when set (one of ``SCAN_GROUPS``, else a
-    ValueError naming the variable), else ``SCAN_GROUP``."""
+    ValueError naming the variable), else ``SCAN_GROUP`` (``NORMALISING_SCAN_GROUP`` for the scan
+    that also writes ABC's normalisers, ``normalise``)."""
     text = os.environ.get(SCAN_GROUP_VARIABLE, "").strip()
     if not text:
-        return SCAN_GROUP
+        return NORMALISING_SCAN_GROUP if normalise else SCAN_GROUP
     if not text.isdigit() or int(text) not in SCAN_GROUPS:
         raise ValueError(f"{SCAN_GROUP_VARIABLE}={text!r}: the causal scan takes "
                          f"{', '.join(map(str, SCAN_GROUPS))} chunks per step")

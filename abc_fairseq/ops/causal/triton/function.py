@@ -56,7 +56,7 @@ def _scan(mem, decay, carry, final, reverse, totals=None, g_before=None, e_prev=
                             final if final is not None else mem,
                             *((totals, decay if g_before is None else g_before, e_prev, e_end) if normalise
                               else (decay,) * 4),
-                            nc, n, width, BLOCK=SCAN_BLOCK, GROUP=scan_group(), REVERSE=reverse,
+                            nc, n, width, BLOCK=SCAN_BLOCK, GROUP=scan_group(normalise), REVERSE=reverse,
                             HAS_CARRY=carry is not None, HAS_FINAL=final is not None, NORMALISE=normalise,
                             num_warps=SCAN_WARPS)
 
