@@ -48,9 +48,10 @@ import math
 from typing import Dict, List, NamedTuple, Optional
 
 F = 4  # fp32 bytes
-# Elements of a chunk memory per scan program and chunks it loads and combines at once (a copy of
-# ops/triton/sizes.py's, which imports torch); before 5bdd324 (the H100 run's code) 256 and one chunk a step.
-SCAN_BLOCK, SCAN_GROUP = 128, 8
+# Elements of a chunk memory per scan program and chunks it loads and combines at once, 4 for ABC's
+# forward scan, which also writes the normalisers (a copy of ops/triton/sizes.py's, which imports
+# torch); before 5bdd324 (the H100 run's code) 256 and one chunk a step.
+SCAN_BLOCK, SCAN_GROUP, NORMALISING_SCAN_GROUP = 128, 8, 4
 SEQUENTIAL_SCAN = (256, 1)
 LAUNCH_US = 4.0  # a kernel launch and its tail on a busy stream, roughly
 STEP_US = 0.5  # one dependent step of a sequential loop: a global-memory round trip, roughly
@@ -89,7 +90,7 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     columns program per chunk writing dl in the logits' dtype, no dl sum.
     ``grouped_scan=False``: the scan before 5bdd324 (the H100 run's), one chunk per dependent step
     in blocks of 256 elements; grouped (now): SCAN_GROUP chunks loaded, then combined in registers,
-    per dependent step."""
+    per dependent step (NORMALISING_SCAN_GROUP in the forward scan that writes the normalisers)."""
     if normaliser not in ("chunked", "logcumsumexp"):
         raise ValueError(f"normaliser must be 'chunked' or 'logcumsumexp', got {normaliser!r}")
     L = P if logit_bytes is None else logit_bytes
@@ -98,6 +99,7 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
     width = d + dv
     rows = Z * N * n  # elements of one [Z, N, n] tensor
     block, group = (SCAN_BLOCK, SCAN_GROUP) if grouped_scan else SEQUENTIAL_SCAN
+    forward_group = NORMALISING_SCAN_GROUP if grouped_scan and normaliser == "chunked" else group
     scan = lambda w: Z * math.ceil(n * w / block)  # noqa: E731
     scan_steps = math.ceil(nc / group)
     g = 0 if normaliser == "chunked" else 1  # a chunk kernel reads g (C n F) only when it is stored
@@ -116,7 +118,7 @@ def causal_launches(Z: int, N: int, d: int, dv: int, n: int, C: int, P: int,
         # the chunk memories and one n-vector (the chunk totals; the previous way's normaliser column)
         Launch("chunk_sums_kernel", 1, chunks, 1, chunks * C * n * width,
                chunks * (C * (width + n) * P + n * (width + 1) * F)),
-        Launch("chunk_scan_kernel (forward)", 1, scan(width), scan_steps, 0,
+        Launch("chunk_scan_kernel (forward)", 1, scan(width), math.ceil(nc / forward_group), 0,
                chunks * (n * (2 * width + 1) * F + boundary) + Z * n * width * F),  # + the last memory
         Launch("output_kernel", 1, chunks, 1, chunks * (C * C * (width + 2 * n) + C * n * width),
                chunks * (C * (2 * d + 2 * dv + n) * P + g * C * n * F + n * (width + 1) * F)),

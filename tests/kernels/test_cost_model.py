@@ -38,9 +38,10 @@ def test_every_sequential_step_is_counted():
     # the default finds the normalisers in the kernels: nothing sequential over N outside them
     current = cost_model.ours(Z, N, d, n, C, 2, "attention")
     assert all(x.kind != "torch scan" for x in current.launches)
-    groups = -(-N // C // 8)  # the scans load and combine 8 chunks per dependent step
-    assert [_launch(current, f"chunk_scan_kernel ({way})").steps for way in ("forward", "reverse")] == [groups] * 2
-    assert list(cost_model.features(current)[0][1:4]) == [1 + 3, 6, 2 * groups + 4]
+    # the scans load and combine 4 (forward, writing the normalisers) and 8 (reverse) chunks per dependent step
+    groups = [-(-N // C // 4), -(-N // C // 8)]
+    assert [_launch(current, f"chunk_scan_kernel ({way})").steps for way in ("forward", "reverse")] == groups
+    assert list(cost_model.features(current)[0][1:4]) == [1 + 3, 6, sum(groups) + 4]
     saved = sum(x.bytes for x in previous.launches) - sum(x.bytes for x in current.launches)
     assert saved > 3 * Z * N * n * 4  # g [Z, N, n] fp32 no longer written by PyTorch nor read by three kernels
     # fla: five loops over its 64-row chunks and the normaliser's (64-row blocks assumed)

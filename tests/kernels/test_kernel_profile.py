@@ -19,8 +19,10 @@ def test_forward_arithmetic_is_2Cd_2Cn_4nd_per_row():
     launches = {launch.name: launch for launch in causal_cost.causal_launches(Z, N, d, d, n, C, 2)}
     forward = launches["chunk_sums_kernel"].macs + launches["output_kernel"].macs
     assert forward == Z * N * (2 * C * d + 2 * C * n + 4 * n * d)
-    # sequential over the groups of 8 chunks the scan loads at once (one chunk a step before 5bdd324)
-    assert launches["chunk_scan_kernel (forward)"].steps == -(-N // C // 8)
+    # sequential over the groups of chunks the scans load at once: 4 in the forward scan that writes the
+    # normalisers, 8 in the reverse one (one chunk a step before 5bdd324)
+    assert launches["chunk_scan_kernel (forward)"].steps == -(-N // C // 4)
+    assert launches["chunk_scan_kernel (reverse)"].steps == -(-N // C // 8)
     one_by_one = causal_cost.causal_launches(Z, N, d, d, n, C, 2, grouped_scan=False)
     assert [x.steps for x in one_by_one if x.name.startswith("chunk_scan")] == [N // C] * 2
     previous = causal_cost.causal_launches(Z, N, d, d, n, C, 2, normaliser="logcumsumexp")
