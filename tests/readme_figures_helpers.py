@@ -311,7 +311,7 @@ PROSE = [
     (HOST_TIME, lambda d: (*launch_in_ops(d), host_in_ops(d, "causal_abc")),
      "one Triton launch costs the host as much as {}-{} PyTorch ops and a causal forward + backward about {:.0f}"),
     (HOST_TIME, lambda d: (host_in_ops(d, "decoder step, softmax") / host_in_ops(d, "decoder step, abc"),),
-     "an eager decoding step at {:.2f}x softmax's host time"),
+     "On the host an eager decoding step runs at {:.2f}x softmax's speed"),
     (H200_DECODE_GRAPH, lambda d: tuple(one(d["results"], method="abc", N=n)["speed_vs_softmax"] for n in (256, 1024)),
      "the H200 decoded {:.1f}-{:.1f}x faster than softmax with the step in a CUDA graph"),
     (QUICKSTART, lambda d: tuple(one(d["rows"], model=m)["train_seconds"]
