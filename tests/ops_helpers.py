@@ -75,3 +75,13 @@ def no_host_reads():
             stack.enter_context(mock.patch.object(torch.Tensor, name, _refuse(name)))
         stack.enter_context(_HostReads())
         yield
+
+
+def kernel_problem(op: str, dtype=torch.float32, N: int = 100):
+    """(the op, its inputs with gradients): causal_abc on random logits, causal_gsa on their logsigmoid."""
+    from abc_fairseq.ops import causal_abc
+    from abc_fairseq.ops.gsa import causal_gsa
+
+    q, k, v, l = (x.to(dtype) for x in random_inputs(1, 2, N, 16, 8, seed=16))
+    control = l if op == "causal_abc" else torch.nn.functional.logsigmoid(l.float()).to(dtype)
+    return (causal_abc if op == "causal_abc" else causal_gsa), [x.requires_grad_() for x in (q, k, v, control)]

@@ -13,6 +13,11 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
+def unit_last_stride(x: torch.Tensor) -> torch.Tensor:
+    """``x``, or a contiguous copy when its last dimension is strided (what the kernels index)."""
+    return x if x.stride(-1) == 1 else x.contiguous()
+
+
 def differentiable(*tensors: torch.Tensor) -> bool:
     """Whether autograd records an op on ``tensors``: grad mode on and one of them requiring grad.
     The kernels' launchers skip their autograd Function otherwise (scoring, decoding)."""

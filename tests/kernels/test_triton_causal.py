@@ -14,7 +14,7 @@ import sys
 
 import pytest
 import torch
-from ops_helpers import random_inputs, weighted_grads
+from ops_helpers import kernel_problem, random_inputs, weighted_grads
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from abc_fairseq.ops import causal_abc, causal_abc_step, reference_causal_abc
@@ -186,39 +186,14 @@ class _ScanRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def _kernel_problem(op: str, dtype=torch.float32, N: int = 100):
-    """(the op, its inputs with gradients): causal_abc on random logits, causal_gsa on their logsigmoid."""
-    from abc_fairseq.ops.gsa import causal_gsa
-
-    q, k, v, l = (x.to(dtype) for x in random_inputs(1, 2, N, 16, 8, seed=16))
-    control = l if op == "causal_abc" else torch.nn.functional.logsigmoid(l.float()).to(dtype)
-    return (causal_abc if op == "causal_abc" else causal_gsa), [x.requires_grad_() for x in (q, k, v, control)]
-
-
 @pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
 def test_no_pytorch_op_on_the_kernels_path_scans_the_sequence(op):
     """Forward + backward on the kernels at N = 100: neither ABC's prefix normalisers nor GSA's
     gate sums and their gradient call a PyTorch scan (the kernels sum down their chunk's rows)."""
-    fn, inputs = _kernel_problem(op)
+    fn, inputs = kernel_problem(op)
     with _ScanRecorder() as recorder:
         fn(*inputs, backend="triton", chunk_size=16).sum().backward()
     assert recorder.lengths == []
-
-
-@pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
-def test_without_gradients_the_same_forward_runs_outside_autograd(op):
-    """Scoring and validation (no_grad, or inputs without grad): the forward launches as in
-    training but without the autograd Function, so nothing is saved; out and the final state are
-    the training path's, bit for bit."""
-    fn, inputs = _kernel_problem(op, N=70)
-    trained, trained_state = fn(*inputs, backend="triton", chunk_size=16, return_state=True)
-    kept = []
-    with torch.no_grad(), torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t):
-        scored, scored_state = fn(*inputs, backend="triton", chunk_size=16, return_state=True)
-    assert scored.grad_fn is None and kept == []
-    assert torch.equal(scored, trained.detach())
-    for got, expected in zip(scored_state, trained_state):
-        assert torch.equal(got, expected)
 
 
 @pytest.mark.parametrize("op", ["causal_abc", "causal_gsa"])
@@ -226,7 +201,7 @@ def test_nothing_of_the_sequences_length_is_kept_in_fp32_for_the_backward(op):
     """With fp16 inputs, the tensors autograd keeps between forward and backward are the inputs
     (fp16) and the chunk state (N / C rows): no fp32 tensor with a row per token (issue 44's
     recomputation target; GSA's logits and normalisers were kept as fp32 [Z, N, n] before)."""
-    fn, inputs = _kernel_problem(op, torch.float16, N=96)
+    fn, inputs = kernel_problem(op, torch.float16, N=96)
     kept = []
     with torch.autograd.graph.saved_tensors_hooks(lambda t: kept.append(t) or t, lambda t: t):
         out = fn(*inputs, backend="triton", chunk_size=16)

@@ -12,7 +12,7 @@ from typing import Optional, Tuple
 import torch
 
 from ...triton.sizes import cdiv, launch_rows, pad, precision
-from ...utils import differentiable
+from ...utils import differentiable, unit_last_stride
 from .memory import memory_write_bwd, memory_write_fwd
 from .read import memory_read_bwd, memory_read_fwd
 
@@ -20,17 +20,13 @@ from .read import memory_read_bwd, memory_read_fwd
 ROWS = (64, 32, 16)
 BACKWARD_ROWS = (32, 16)
 
-def _unit_last_stride(x: torch.Tensor) -> torch.Tensor:
-    return x if x.stride(-1) == 1 else x.contiguous()
-
-
 class MemoryWrite(torch.autograd.Function):
     """(k [B, H, N, d], v [B, H, N, dv], logits [B, H, N, n], padding [B, N] uint8 or None)
     -> (K~ [B, H, n, d], V~ [B, H, n, dv]) in fp32."""
 
     @staticmethod
     def forward(ctx, k, v, logits, padding, guard):
-        k, v, logits = (_unit_last_stride(x) for x in (k, v, logits))
+        k, v, logits = (unit_last_stride(x) for x in (k, v, logits))
         B, H, N, K = k.shape
         n, V = logits.shape[-1], v.shape[-1]
         key_memory = k.new_empty(B, H, n, K, dtype=torch.float32)
@@ -86,7 +82,7 @@ def _memory_write_backward(k, v, logits, padding, key_memory, value_memory, lse,
 
 def _memory_read_forward(q, key_memory, value_memory, scale, keep, keep_scale):
     """The read's launch: (out, lse [B, H, M] fp32, and q and the fp32 memories as launched)."""
-    q = _unit_last_stride(q)
+    q = unit_last_stride(q)
     key_memory = key_memory.float().contiguous()
     value_memory = value_memory.float().contiguous()
     B, H, M, K = q.shape
@@ -163,7 +159,7 @@ def memory_write(k: torch.Tensor, v: torch.Tensor, phi_logits: torch.Tensor,
     raise). Returns (K~, V~) [B, H, n, d] in fp32."""
     padding = None
     if key_padding_mask is not None:
-        padding = _unit_last_stride(key_padding_mask).view(torch.uint8)
+        padding = unit_last_stride(key_padding_mask).view(torch.uint8)
     return MemoryWrite.apply(k, v, phi_logits, padding, guard)
 
 
@@ -174,7 +170,7 @@ def memory_read(q: torch.Tensor, key_memory: torch.Tensor, value_memory: torch.T
     q's dtype."""
     keep = None
     if dropout_mask is not None:
-        keep = _unit_last_stride(dropout_mask).view(torch.uint8)
+        keep = unit_last_stride(dropout_mask).view(torch.uint8)
     keep_scale = 1.0 / (1.0 - dropout_p)
     if not differentiable(q, key_memory, value_memory):  # decoding's cross attention: no Function
         return _memory_read_forward(q, key_memory, value_memory, float(scale), keep, keep_scale)[0]

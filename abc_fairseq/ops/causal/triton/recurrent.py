@@ -18,6 +18,7 @@ import triton.language as tl
 
 from ...triton.layout import head_columns, sequence_program
 from ...triton.sizes import pad
+from ...utils import unit_last_stride
 from ..state import ABCState
 from .common import expm1
 
@@ -115,10 +116,6 @@ def _fp32_contiguous(field: torch.Tensor) -> torch.Tensor:
     return field.float().contiguous()
 
 
-def _unit_last_stride(x: torch.Tensor) -> torch.Tensor:
-    return x if x.stride(-1) == 1 else x.contiguous()
-
-
 def _step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, control: torch.Tensor, state, scale: float,
           in_place: bool, gated: bool):
     """The launch shared by ABC (state: key, value memories and the log normaliser) and GSA
@@ -126,7 +123,7 @@ def _step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, control: torch.Tens
     B, H, _, K = q.shape
     n, V = control.shape[-1], v.shape[-1]
     fields = tuple(map(_fp32_contiguous, state))
-    q, k, v, control = _unit_last_stride(q), _unit_last_stride(k), _unit_last_stride(v), _unit_last_stride(control)
+    q, k, v, control = unit_last_stride(q), unit_last_stride(k), unit_last_stride(v), unit_last_stride(control)
     out = q.new_empty(B, H, 1, V)
     following = fields if in_place else tuple(map(torch.empty_like, fields))
     kernel = gsa_step_kernel if gated else causal_step_kernel
