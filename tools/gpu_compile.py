@@ -60,7 +60,7 @@ def cases(widths, chunks) -> Iterator[Case]:
                 yield Case("causal.triton.backward", "rows_kernel", dtype, dict(tiles, SAFE=60.0, DROPOUT=True))
                 yield Case("causal.triton.backward", "columns_kernel", dtype, dict(tiles, SAFE=60.0, GATED=False))
                 yield Case("gsa.triton.gates", "gate_grads_kernel", dtype,
-                           dict(C=chunk, BS=w, CB=LATER_CHUNKS, num_warps=sizes.causal_warps(w)))
+                           dict(C=chunk, BS=w, CB=LATER_CHUNKS, SPAN=1, num_warps=sizes.causal_warps(w)))
             wide = dict(K=w, V=w, BK=w, BV=w, PREC=prec, num_warps=4)
             yield Case("bidirectional.triton.memory", "memory_write_fwd", dtype,
                        dict(wide, BT=64, BS=min(w, 64), HAS_PAD=True))

@@ -53,7 +53,7 @@ for dtype, precision in (("bf16", "tf32"), ("fp32", "ieee")):
         compile_for_sm90(fn, inputs, tiles)
     for fn in (causal_forward.output_kernel, causal_backward.rows_kernel):
         compile_for_sm90(fn, inputs, dict(tiles, DROPOUT=dtype == "bf16"))
-    compile_for_sm90(gsa_gates.gate_grads_kernel, {"gate_ptr": "*" + dtype}, dict(C=64, BS=64, CB=16))
+    compile_for_sm90(gsa_gates.gate_grads_kernel, {"gate_ptr": "*" + dtype}, dict(C=64, BS=64, CB=16, SPAN=4))
 for reverse in (False, True):
     compile_for_sm90(causal_scan.chunk_scan_kernel, {}, dict(BLOCK=128, GROUP=8, REVERSE=reverse,
                                                        HAS_CARRY=not reverse, HAS_FINAL=not reverse,

@@ -66,6 +66,17 @@ def test_float32_shapes(B, H, N, d, n, dv):
     _check(problem(B, H, N, d, n, "mixed", dv=dv, seed=N), torch.float32, 1e-5, 1e-5)
 
 
+@pytest.mark.parametrize("programs", [1, 2, 7])
+def test_the_gate_kernel_takes_spans_of_chunks_when_chunks_are_many(programs, monkeypatch):
+    """With at most ``programs`` gate programs per sequence (GATE_PROGRAMS, 64 on a GPU), each
+    takes a span of chunks, last first, carrying the later chunks' sum: 7 chunks of 16 rows in
+    spans of 8, 4 and 1, every gradient still the reference's."""
+    import importlib
+
+    monkeypatch.setattr(importlib.import_module("abc_fairseq.ops.gsa.triton.function"), "GATE_PROGRAMS", programs)
+    _check(problem(1, 2, 100, 16, 8, "mixed", dv=16, seed=11), torch.float32, 1e-5, 1e-5)
+
+
 def test_float16_inputs_keep_fp32_gates():
     # The gates' cumulative sums and the logits built from them stay fp32 inside. (Mixed gates:
     # fp16 rounds a log gate of -1e-30 to 0, a gate of exactly 1, which gets no gradient through

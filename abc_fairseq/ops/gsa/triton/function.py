@@ -17,10 +17,10 @@ import torch
 
 from ...causal.triton.function import backward_kernels, flatten_heads, forward_kernels, measured_chunk
 from ...causal.triton.geometry import ChunkNormalisers
-from ...triton.sizes import causal_warps, pad
+from ...triton.sizes import causal_warps, cdiv, pad
 from ...utils import differentiable
 from ..state import GSAState
-from .gates import LATER_CHUNKS, gate_grads_kernel
+from .gates import GATE_PROGRAMS, LATER_CHUNKS, gate_grads_kernel
 
 
 def _gate_grads(log_gates, dl_parts, d_norm, totals, chunk: int):
@@ -28,8 +28,10 @@ def _gate_grads(log_gates, dl_parts, d_norm, totals, chunk: int):
     Z, N, n = log_gates.shape
     d_gates = torch.empty_like(log_gates)
     nc = totals.shape[2]
-    gate_grads_kernel[(Z, nc)](log_gates, dl_parts, d_norm, totals, d_gates, N, n, nc, C=chunk,
-                               BS=pad(n), CB=LATER_CHUNKS, num_warps=causal_warps(n))  # 4 warps spill at 64 wide
+    span = 1 << (cdiv(nc, GATE_PROGRAMS) - 1).bit_length()  # a power of two: few compiled variants
+    gate_grads_kernel[(Z, cdiv(nc, span))](log_gates, dl_parts, d_norm, totals, d_gates, N, n, nc, C=chunk,
+                                           BS=pad(n), CB=LATER_CHUNKS, SPAN=span,
+                                           num_warps=causal_warps(n))  # 4 warps spill at 64 wide
     return d_gates
 
 
