@@ -84,6 +84,15 @@ def state_bytes(incremental_state: dict, decoder) -> Dict[str, int]:
     return totals
 
 
+def greedy_step(model, tokens, t: int, encoder_out: dict, state: dict, pad: int) -> None:
+    """Decode step t: the next token of every sentence, written to ``tokens[:, t + 1]`` (never
+    padding), the incremental ``state`` advanced."""
+    logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out, incremental_state=state)
+    scores = logits[:, -1]
+    scores[:, pad] = float("-inf")
+    tokens[:, t + 1] = scores.argmax(dim=-1)
+
+
 def greedy_decode(model, encoder_out: dict, steps: int, bos: int, pad: int):
     """Exactly ``steps`` greedy tokens per sentence, never stopping at eos, never padding (as
     SequenceGenerator); returns (tokens [B, steps + 1] from ``bos``, the incremental state)."""
@@ -93,10 +102,7 @@ def greedy_decode(model, encoder_out: dict, steps: int, bos: int, pad: int):
     tokens = torch.full((memory.shape[1], steps + 1), bos, dtype=torch.long, device=memory.device)
     state: dict = {}
     for t in range(steps):
-        logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out, incremental_state=state)
-        scores = logits[:, -1]
-        scores[:, pad] = float("-inf")
-        tokens[:, t + 1] = scores.argmax(dim=-1)
+        greedy_step(model, tokens, t, encoder_out, state, pad)
     return tokens, state
 
 

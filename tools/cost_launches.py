@@ -140,7 +140,7 @@ def decode_ops(method: str, config: dict) -> Tuple[int, int]:
 
     from abc_fairseq.ops.bidirectional import op as bidirectional_op
     from abc_fairseq.ops.causal import op as causal_op
-    from benchmarks.decode import build_translation_model, sizes_of
+    from benchmarks.decode import build_translation_model, greedy_step, sizes_of
 
     class Counter(TorchDispatchMode):
         def __init__(self):
@@ -191,10 +191,7 @@ def decode_ops(method: str, config: dict) -> Tuple[int, int]:
             for t in range(4):
                 counter.ops = counter.triton = 0
                 with counter:
-                    logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out, incremental_state=state)
-                    scores = logits[:, -1]
-                    scores[:, dictionary.pad()] = float("-inf")
-                    tokens[:, t + 1] = scores.argmax(dim=-1)
+                    greedy_step(model, tokens, t, encoder_out, state, dictionary.pad())
     finally:
         for (module, name), torch_form in zip(on_kernels, torch_forms):
             setattr(module, name, torch_form)

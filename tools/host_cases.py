@@ -94,7 +94,7 @@ def _decoder_step(method: str, p: Problem):
     does not depend on them), batch 16, at step 8 of an incremental state. On CPU in fp32
     whatever the dtype: CPU kernels of fp16 matmuls are slow emulations that would weigh on
     softmax's reads of its cache, not host work a GPU would see."""
-    from benchmarks.decode import build_translation_model, sizes_of
+    from benchmarks.decode import build_translation_model, greedy_step, sizes_of
 
     config = dict(cross_memory=32, causal_memory=8, rfa_memory=(256, 128), t2r_memory=(32, 4))
     params = dict(vocab=64, encoder_layers=1, decoder_layers=6, embed_dim=64, heads=8, ffn_dim=128, method=method,
@@ -111,10 +111,7 @@ def _decoder_step(method: str, p: Problem):
 
     def step(t: int) -> None:
         with torch.inference_mode():
-            logits, _ = model.decoder(tokens[:, : t + 1], encoder_out=encoder_out, incremental_state=state)
-            scores = logits[:, -1]
-            scores[:, dictionary.pad()] = float("-inf")
-            tokens[:, t + 1] = scores.argmax(dim=-1)
+            greedy_step(model, tokens, t, encoder_out, state, dictionary.pad())
 
     for t in range(8):
         step(t)

@@ -62,6 +62,13 @@ def causal_tiles(chunk: int, n: int, d: int, dv: int, dtype: torch.dtype) -> Map
                                  num_warps=causal_warps(n, d, dv)))
 
 
+@functools.lru_cache(maxsize=None)
+def step_tiles(K: int, V: int, n: int) -> Mapping:
+    """Compile-time sizes of the decoding step kernels: the real widths and their padded tiles.
+    Kept per arguments (every layer asks, every token), hence read-only."""
+    return MappingProxyType(dict(K=K, V=V, BK=pad(K), BV=pad(V), BS=pad(n)))
+
+
 TILE_KEYS = ("K", "V", "C", "BT", "BS", "BK", "BV", "BLOCK", "REVERSE")
 
 

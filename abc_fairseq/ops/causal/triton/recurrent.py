@@ -9,15 +9,12 @@ One program per sequence holds its n x d memories in registers: a step is one la
 batch, instead of a dozen small PyTorch kernels per layer.
 """
 
-import functools
-from types import MappingProxyType
-
 import torch
 import triton
 import triton.language as tl
 
 from ...triton.layout import head_columns, sequence_program
-from ...triton.sizes import pad
+from ...triton.sizes import step_tiles
 from ...utils import unit_last_stride
 from ..state import ABCState
 from .common import expm1
@@ -106,12 +103,6 @@ def gsa_step_kernel(
                     z, b, h, n, scale, sq_b, sq_h, sk_b, sk_h, sv_b, sv_h, K, V, BK, BV, BS)
 
 
-@functools.lru_cache(maxsize=None)
-def _step_tiles(K: int, V: int, n: int):
-    """The step kernels' compile-time sizes (asked every layer, every token: kept)."""
-    return MappingProxyType(dict(K=K, V=V, BK=pad(K), BV=pad(V), BS=pad(n)))
-
-
 def _fp32_contiguous(field: torch.Tensor) -> torch.Tensor:
     return field.float().contiguous()
 
@@ -130,7 +121,7 @@ def _step(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, control: torch.Tens
     kernel[(B * H,)](
         q, k, v, control, *fields[:2], *fields[2:], out, *following,
         H, n, float(scale), *q.stride()[:2], *k.stride()[:2], *v.stride()[:2], *control.stride()[:2],
-        **_step_tiles(K, V, n))
+        **step_tiles(K, V, n))
     if not in_place:
         return out, type(state)(*following)
     for field, advanced in zip(state, following):
