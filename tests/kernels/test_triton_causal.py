@@ -45,8 +45,9 @@ def _check(inputs, dtype, out_atol, grad_tol, fn=_triton, reference=reference_ca
 
 
 # (B, H, N, d, n, dv): N not a multiple of the chunk, n = 8 and dv = 24 padded to tiles of 16 / 32,
-# n = 20 (not a power of two), N shorter than one chunk.
-SHAPES = [(2, 1, 37, 32, 8, 24), (1, 2, 20, 16, 20, 16), (1, 1, 5, 8, 3, 8)]
+# n = 20 (not a power of two), N shorter than one chunk, tiles 128 wide taken in column blocks
+# of 32 (``MEMORY_BLOCK``), the third partly masked and the fourth wholly.
+SHAPES = [(2, 1, 37, 32, 8, 24), (1, 2, 20, 16, 20, 16), (1, 1, 5, 8, 3, 8), (1, 1, 21, 80, 72, 72)]
 
 
 @pytest.mark.parametrize("B,H,N,d,n,dv", SHAPES)

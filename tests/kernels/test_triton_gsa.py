@@ -48,8 +48,8 @@ def _check(inputs, dtype, out_tol, grad_tol):
 
 
 # (B, H, N, d, n, dv): N not a multiple of the chunk, n = 8 and dv = 24 padded to 16 / 32 wide
-# tiles, n = 20 (not a power of two), N shorter than one chunk.
-SHAPES = [(1, 2, 37, 16, 8, 24), (1, 1, 20, 16, 20, 16), (1, 1, 5, 8, 3, 8)]
+# tiles, n = 20 (not a power of two), N shorter than one chunk, 128 wide tiles in column blocks.
+SHAPES = [(1, 2, 37, 16, 8, 24), (1, 1, 20, 16, 20, 16), (1, 1, 5, 8, 3, 8), (1, 1, 21, 80, 72, 72)]
 
 
 @pytest.mark.parametrize("regime", GATE_REGIMES)

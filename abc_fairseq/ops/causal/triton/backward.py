@@ -21,21 +21,26 @@ Both kernels rebuild their rows' g from the logits and e_prev (``common.chunk_pr
    Two programs per chunk (grid axis 2): the key side (dk, dl's score and dg terms) and the value
    side (dv, dl's read term), each writing its part of dl; one program never holds both sides'
    tiles, which halves its registers (ptxas spilled the fused kernel at every chunk).
+Both kernels take the [n, d] memories and products of tiles wider than 64 in column blocks
+(``common.MEMORY_BLOCK``), each loaded where it is used: 128-wide tiles held whole spilled.
 """
 
 import triton
 import triton.language as tl
 
 from .common import (
+    MEMORY_BLOCK,
     causal,
     chunk_factors,
     chunk_program,
     memory_tile,
     mm,
+    mm_cols_scaled,
     mm_in,
     mm_rows_scaled,
     mm_scaled,
     normalisers,
+    read_memory,
     row_tile,
     slot_softmax,
     slot_vector,
@@ -58,23 +63,21 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr
     l, g, a, e_prev = normalisers(l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE, GATED)
     F, E, R, first_steep = chunk_factors(l, g, a, e_prev, rows, SAFE)
     steep = first_steep < N
+    mask = causal(rows, C)
+    # every tile is loaded where it is first used, the memories in column blocks (``read_memory``,
+    # dq's below), so that no [BS, BK] tile is alive while the reverse sums' products are
+    carried = read_memory(q_ptr, z, N, rows, mem_ptr, c, nc, n, K + V, 0, K, slots, C, BS, BK, IN, PREC)
     q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
     k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
-    v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
-    do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
-    # the memories are tensor-core operands only: held in IN (bounded: ``to_operand``), half the registers
-    Mk = to_operand(memory_tile(mem_ptr, z, c, nc, n, K + V, 0, K, slots, cols_k), IN)
-    Mv = to_operand(memory_tile(mem_ptr, z, c, nc, n, K + V, K, V, slots, cols_v), IN)
-    mask = causal(rows, C)
-
-    S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k, z, N, n,
+    S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, carried, first_steep, scale, K, cols_k, z, N, n,
                      rows, slots, g, C, IN, PREC, GATED)
     P = slot_softmax(S, slots, n)
-    d_read = R * mm_in(do, tl.trans(Mv), IN, PREC)  # dP'
+    d_read = R * read_memory(do_ptr, z, N, rows, mem_ptr, c, nc, n, K + V, K, V, slots, C, BS, BV, IN, PREC)  # dP'
+    do = row_tile(do_ptr, z, N, rows, V, cols_v, 0.0)
     if steep:
         d_read += exact_read(do, v_ptr, V, cols_v, l_ptr, z, N, n, rows, slots, g, C, GATED)
     else:
-        dov = tl.where(mask, mm_in(do, tl.trans(v), IN, PREC), 0.0)
+        dov = tl.where(mask, mm_in(do, tl.trans(row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)), IN, PREC), 0.0)
         d_read += F * mm(dov, E, PREC)  # fp32: E up to exp(SAFE)
     if DROPOUT:
         keep = row_tile(keep_ptr, z, N, rows, n, slots, 0.0) * keep_scale
@@ -89,22 +92,35 @@ def rows_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, do_ptr
     store_row_tile(ds_ptr, z, N, rows, n, slots, d_scores)
     store_row_tile(pr_ptr, z, N, rows, n, slots, P_read)
     store_row_tile(dg_ptr, z, N, rows, n, slots, d_norm)
-    # what this chunk sends back to earlier ones, before dq: q and do die here (fewer live registers)
+    # what this chunk sends back to earlier ones, then dq: each [C, BS] term dies at its last use
+    # (d_norm, then F and E, then P' and R), and the [BS, BK] products go in column blocks, one
+    # [BS, RK] fp32 product alive at a time (128 wide spilled whole)
     width = K + V + 1
-    store_memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols_k,
-                      mm_rows_scaled(tl.trans(d_scores * R), q, IN, PREC))
-    store_memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols_v,
-                      mm_in(tl.trans(P_read * R), do, IN, PREC))  # P' R <= 1 / (1 - p)
     tl.store(rev_ptr + ((z * nc + c) * n + slots) * width + K + V, tl.sum(R * d_norm, axis=0),
              mask=slots < n)
-
-    dq = mm_rows_scaled(d_scores * R, Mk, IN, PREC)
-    if steep:
-        dq += exact_mix(d_scores, k_ptr, K, cols_k, l_ptr, z, N, n, rows, slots, g, C, BK, GATED)
-    else:
-        # the inner product in fp32: E up to exp(SAFE)
-        dq += mm_rows_scaled(tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0), k, IN, PREC)
-    store_row_tile(dq_ptr, z, N, rows, K, cols_k, dq * scale)
+    mix = tl.zeros((C, C), dtype=tl.float32)
+    if not steep:  # the inner product in fp32: E up to exp(SAFE)
+        mix = tl.where(mask, mm(d_scores * F, tl.trans(E), PREC), 0.0)
+    RK: tl.constexpr = BK if BK <= 64 else MEMORY_BLOCK
+    RV: tl.constexpr = BV if BV <= 64 else MEMORY_BLOCK
+    for h in tl.static_range(0, BV, RV):
+        cols = h + tl.arange(0, RV)
+        store_memory_tile(rev_ptr, z, c, nc, n, width, K, V, slots, cols,  # P' R <= 1 / (1 - p)
+                          mm_in(tl.trans(P_read * R), row_tile(do_ptr, z, N, rows, V, cols, 0.0), IN, PREC))
+    ds_carried = d_scores * R
+    for h in tl.static_range(0, BK, RK):
+        cols = h + tl.arange(0, RK)
+        store_memory_tile(rev_ptr, z, c, nc, n, width, 0, K, slots, cols,
+                          mm_rows_scaled(tl.trans(ds_carried), row_tile(q_ptr, z, N, rows, K, cols, 0.0), IN, PREC))
+    for h in tl.static_range(0, BK, RK):
+        cols = h + tl.arange(0, RK)
+        Mk = to_operand(memory_tile(mem_ptr, z, c, nc, n, K + V, 0, K, slots, cols), IN)
+        dq = mm_rows_scaled(ds_carried, Mk, IN, PREC)
+        if steep:
+            dq += exact_mix(d_scores, k_ptr, K, cols, l_ptr, z, N, n, rows, slots, g, C, RK, GATED)
+        else:
+            dq += mm_rows_scaled(mix, row_tile(k_ptr, z, N, rows, K, cols, 0.0), IN, PREC)
+        store_row_tile(dq_ptr, z, N, rows, K, cols, dq * scale)
 
 
 @triton.jit
@@ -127,9 +143,17 @@ def _column_side(x, y, weights, extra, rev_ptr, rev_stride, rev_offset, rev_extr
         dl = E * mm(tl.trans(pairs), weights * F, PREC)
         if EXTRA:
             dl += E * mm(tl.trans(tl.where(mask, 1.0, 0.0)), extra * F, PREC)
-    rev_x = memory_tile(rev_ptr, z, c, nc, n, rev_stride, rev_offset, width, slots, cols)
-    dx += mm_scaled(leave, rev_x, IN, PREC)
-    dl += leave * (factor * mm_scaled(y, tl.trans(rev_x), IN, PREC) + rev_extra[None, :])
+    # rev is loaded once per product, dl's in column blocks wider than 64 (``MEMORY_BLOCK``), so that
+    # no fp32 [BS, BX] tile is alive beside a scaled copy; y is an input, exact in IN as it is
+    dx += mm_scaled(leave, memory_tile(rev_ptr, z, c, nc, n, rev_stride, rev_offset, width, slots, cols),
+                    IN, PREC)
+    RB: tl.constexpr = BX if BX <= 64 else MEMORY_BLOCK
+    back = tl.zeros_like(leave)
+    for h in tl.static_range(0, BX, RB):
+        cols_h = h + tl.arange(0, RB)
+        rev_h = memory_tile(rev_ptr, z, c, nc, n, rev_stride, rev_offset, width, slots, cols_h)
+        back += mm_cols_scaled(row_tile(y_ptr, z, N, rows, width, cols_h, 0.0), tl.trans(rev_h), IN, PREC)
+    dl += leave * (factor * back + rev_extra[None, :])
     return dx, dl
 
 

@@ -20,6 +20,11 @@ import triton.language as tl
 
 from ...triton.layout import head_columns
 
+# Column block of the [n, d] products and memory tiles wider than 64 (up to 64 they are taken
+# whole): 128-wide tiles taken whole spilled (ptxas, sm_80 and sm_90), and blocks of 32 spill the
+# least; at 64 wide blocks cost the columns kernel registers.
+MEMORY_BLOCK = tl.constexpr(32)
+
 
 @triton.jit
 def row_tile(base, z, N, rows, width, cols, fill):
@@ -229,10 +234,9 @@ def _pow2_scale(peak):
 
 @triton.jit
 def mm_scaled(a, b, IN: tl.constexpr, PREC: tl.constexpr):
-    """a @ b for operands of any range (gradients: dS, dg, what later chunks send back, their
-    products with q or k): the rows of a and the columns of b are divided by powers of two
-    bringing each to at most 1, the product taken in IN (fp32 accumulation) and the scales put back,
-    so that only fp16's mantissa is lost, as with TF32. fp32 inputs: ``mm`` itself."""
+    """a @ b with a's rows and b's columns both scaled as ``mm_rows_scaled`` states: for b of any
+    range and a bounded but small, whose rows would lose their low bits (or underflow) in fp16 as
+    they are (the factors H = exp(l_i - e_c) of what later chunks send back)."""
     if IN == tl.float32:
         return mm(a, b, PREC)
     else:
@@ -244,14 +248,43 @@ def mm_scaled(a, b, IN: tl.constexpr, PREC: tl.constexpr):
 
 @triton.jit
 def mm_rows_scaled(a, b, IN: tl.constexpr, PREC: tl.constexpr):
-    """a @ b for a of any range and b bounded as ``to_operand`` states (an input, a chunk memory):
-    ``mm_scaled`` with only a's rows scaled, so that b goes to the tensor cores as it is (no
-    scaled copy of an [n, d] tile alive in registers)."""
+    """a @ b for a of any range (a gradient: dS, dg) and b bounded as ``to_operand`` states (an
+    input, a chunk memory): each row of a is divided by the power of two bringing it to at most 1,
+    the product taken in IN (fp32 accumulation) and the scales put back, so that only fp16's
+    mantissa is lost, as with TF32; b goes to the tensor cores as it is, with no scaled copy of an
+    [n, d] tile alive. fp32 inputs: ``mm`` itself."""
     if IN == tl.float32:
         return mm(a, b, PREC)
     else:
         s_a = _pow2_scale(tl.max(tl.abs(a), axis=1))
         return mm_in(a / s_a[:, None], b, IN, PREC) * s_a[:, None]
+
+
+@triton.jit
+def mm_cols_scaled(a, b, IN: tl.constexpr, PREC: tl.constexpr):
+    """a @ b for a given in IN as it is (an input) and b of any range (what later chunks send
+    back): ``mm_rows_scaled`` mirrored, b's columns scaled."""
+    if IN == tl.float32:
+        return mm(a, b, PREC)
+    else:
+        s_b = _pow2_scale(tl.max(tl.abs(b), axis=0))
+        return mm_in(a, b / s_b[None, :], IN, PREC) * s_b[None, :]
+
+
+@triton.jit
+def read_memory(x_ptr, z, N, rows, mem_ptr, c, nc, n, stride, offset, width, slots,
+                C: tl.constexpr, BS: tl.constexpr, BX: tl.constexpr, IN: tl.constexpr, PREC: tl.constexpr):
+    """x_t . M_s for the chunk's rows x [C, width] of a [Z, N, width] tensor and the slots M [BS, width]
+    of columns [offset, offset + width) of memory [Z, nc, n, stride] at chunk c: [C, BS] fp32.
+    Tiles wider than 64 are loaded in column blocks (``MEMORY_BLOCK``), so that no [BS, BX] tile is
+    alive whole."""
+    RB: tl.constexpr = BX if BX <= 64 else MEMORY_BLOCK
+    out = tl.zeros((C, BS), dtype=tl.float32)
+    for h in tl.static_range(0, BX, RB):
+        cols = h + tl.arange(0, RB)
+        M = memory_tile(mem_ptr, z, c, nc, n, stride, offset, width, slots, cols)
+        out += mm_in(row_tile(x_ptr, z, N, rows, width, cols, 0.0), tl.trans(M), IN, PREC)
+    return out
 
 
 @triton.jit

@@ -25,6 +25,7 @@ from .common import (
     mm,
     mm_in,
     normalisers,
+    read_memory,
     row_tile,
     slot_softmax,
     store_memory_tile,
@@ -62,11 +63,11 @@ def chunk_sums_kernel(k_ptr, v_ptr, l_ptr, anchor_ptr, decay_ptr, mem_ptr, N, n,
 
 
 @triton.jit
-def chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k, z, N, n, rows,
+def chunk_scores(q, k, l_ptr, k_ptr, F, E, R, carried, first_steep, scale, K, cols_k, z, N, n, rows,
                  slots, g, C: tl.constexpr, IN: tl.constexpr, PREC: tl.constexpr, GATED: tl.constexpr):
-    """S_t = sum_{i<=t} W_ti (scale q_t . k_i), [C, BS]: carried memory Mk [BS, BK] plus the
-    intra-chunk pairs, row by row from ``first_steep`` on."""
-    S = R * mm_in(q, tl.trans(Mk), IN, PREC) * scale
+    """S_t = sum_{i<=t} W_ti (scale q_t . k_i), [C, BS]: the carried memory's part (``carried``,
+    q_t . Mk_s from ``read_memory``) plus the intra-chunk pairs, row by row from ``first_steep`` on."""
+    S = R * carried * scale
     A = tl.where(causal(rows, C), mm_in(q, tl.trans(k), IN, PREC) * scale, 0.0)
     intra = F * mm(A, E, PREC)  # fp32: E up to exp(SAFE)
     if first_steep < N:
@@ -88,15 +89,13 @@ def output_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, mem_ptr, keep_ptr, o_pt
     q = row_tile(q_ptr, z, N, rows, K, cols_k, 0.0)
     k = row_tile(k_ptr, z, N, rows, K, cols_k, 0.0)
     v = row_tile(v_ptr, z, N, rows, V, cols_v, 0.0)
-    Mk = memory_tile(mem_ptr, z, c, nc, n, K + V, 0, K, slots, cols_k)
-    Mv = memory_tile(mem_ptr, z, c, nc, n, K + V, K, V, slots, cols_v)
-
-    S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, Mk, first_steep, scale, K, cols_k, z, N, n,
+    carried = read_memory(q_ptr, z, N, rows, mem_ptr, c, nc, n, K + V, 0, K, slots, C, BS, BK, IN, PREC)
+    S = chunk_scores(q, k, l_ptr, k_ptr, F, E, R, carried, first_steep, scale, K, cols_k, z, N, n,
                      rows, slots, g, C, IN, PREC, GATED)
     P = slot_softmax(S, slots, n)
     if DROPOUT:
         P = P * row_tile(keep_ptr, z, N, rows, n, slots, 0.0) * keep_scale
-    out = mm_in(P * R, Mv, IN, PREC)
+    out = mm_in(P * R, memory_tile(mem_ptr, z, c, nc, n, K + V, K, V, slots, cols_v), IN, PREC)
     mix = tl.where(causal(rows, C), mm(P * F, tl.trans(E), PREC), 0.0)  # fp32: E up to exp(SAFE)
     intra = mm_in(mix, v, IN, PREC)
     if first_steep < N:
