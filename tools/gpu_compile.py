@@ -8,7 +8,7 @@ Writes ``abc_fairseq/ops/triton/compile_table.json`` (what the causal launcher r
 chunk on a device: ``ops/triton/sizes.py``) and ``docs/gpu_compile.md``. Rows already in the JSON
 are kept and not compiled again (an interrupted run resumes); ``--fresh`` starts a new table.
 Registers, spill stores and stack frame come from ``ptxas -v`` (the log of the ptxas run
-Triton makes, or a rerun of ptxas on the PTX when Triton took the kernel from its cache),
+Triton makes: every kernel is compiled afresh, past Triton's cache),
 shared memory from Triton's metadata; ``limit`` is the architecture's shared memory per block
 (opt-in maximum, CUDA programming guide), the bound the launcher reads from the device at run time.
 """
@@ -21,7 +21,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Dict, Iterator, List, NamedTuple
 
@@ -106,18 +105,19 @@ def ptxas_usage(log: str) -> Dict[str, int]:
                 spill_loads=number(r"(\d+) bytes spill loads"), stack=number(r"(\d+) bytes stack frame"))
 
 
-def _ptxas_log(compiled, arch: int) -> str:
-    """``ptxas -v`` on the kernel's PTX (for a kernel Triton took from its cache, whose log is gone)."""
-    from triton.backends.nvidia.compiler import get_ptxas
-
-    tool = get_ptxas(arch).path  # the ptxas Triton itself runs for this architecture
-    with tempfile.TemporaryDirectory() as tmp:
-        source = os.path.join(tmp, "kernel.ptx")
-        with open(source, "w") as f:
-            f.write(compiled.asm["ptx"])
-        gpu = f"sm_{arch}a" if arch >= 90 else f"sm_{arch}"
-        return subprocess.run([tool, "-v", f"--gpu-name={gpu}", source, "-o", os.path.join(tmp, "k.cubin")],
-                              capture_output=True, text=True, check=True).stderr
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Within: os.environ holds ``values`` (each restored after)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def compile_kernel(fn, signature: Dict, constexprs: Dict, arch: int, options: Dict, attrs=None):
@@ -128,13 +128,14 @@ def compile_kernel(fn, signature: Dict, constexprs: Dict, arch: int, options: Di
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    os.environ["TRITON_DUMP_PTXAS_LOG"] = "1"  # Triton prints ptxas -v's log when it runs ptxas
+    # Triton prints ptxas -v's log when it runs ptxas, and here always runs it: a kernel taken from
+    # its cache has no log, and ptxas rerun on the PTX lacks the flags Triton passes (3.9 adds
+    # --regAllocOptLevel=2), which moved registers and spills with the cache's state
     log = io.StringIO()
-    with contextlib.redirect_stdout(log):
+    with _environment(TRITON_DUMP_PTXAS_LOG="1", TRITON_ALWAYS_COMPILE="1"), contextlib.redirect_stdout(log):
         compiled = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", arch, 32),
                                   options=options)
-    text = log.getvalue()
-    return compiled, ptxas_usage(text if "Used" in text else _ptxas_log(compiled, arch))
+    return compiled, ptxas_usage(log.getvalue())
 
 
 def compile_case(case: Case, arch: int) -> Dict:
