@@ -99,6 +99,8 @@ H100_SELFCHECK = "docs/benchmarks/h100/selfcheck.json"
 H200_PEERS = "docs/benchmarks/h200_2026-11-28_peers/{}/peer_timing.json"
 H200_DECODE_GRAPH = "docs/benchmarks/h200_2026-11-28_decode_graph/cuda_graph/decode.json"
 HOST_TIME = "docs/gpu_host/host.json"
+KERNELS = "docs/gpu_kernels/kernels.json"
+KERNELS_TRITON36 = "docs/gpu_kernels/triton36/kernels.json"
 
 
 def over_flash(data, N):
@@ -292,6 +294,31 @@ def launch_in_ops(data):
     return round(min(costs)), round(max(costs))
 
 
+def triton_version(data):
+    """The Triton a kernel report was compiled with, as major.minor."""
+    return ".".join(data["triton"].split(".")[:2])
+
+
+def half_precision_spills(data):
+    """{(op, kernel, width): most bytes spilled} of the causal kernels that spill at the launcher's
+    chunk on sm_80 or sm_90 with fp16 or bf16 inputs, in a kernel report."""
+    spills = {}
+    for r in data["kernels"]:
+        if (r["op"] in ("causal_abc", "causal_gsa") and r["pick"] and r["arch"] in (80, 90)
+                and r["dtype"] in ("fp16", "bf16") and r["spill_stores"]):
+            key = (r["op"], r["kernel"], r["width"])
+            spills[key] = max(spills.get(key, 0), r["spill_stores"])
+    return spills
+
+
+def the_one_spilling_kernel(data):
+    """(width, bytes) of the only causal kernel spilling in half precision at the pick."""
+    spills = half_precision_spills(data)
+    assert len(spills) == 1, f"{len(spills)} kernels spill: {spills}"
+    (_, _, width), spilled = next(iter(spills.items()))
+    return width, spilled
+
+
 # The figures of the status box and of the two commands: (file, field, the text in the README).
 PROSE = [
     (H100_SELFCHECK, selfcheck_ratios, "took {:.1f}-{:.1f}x flash attention's time"),
@@ -312,6 +339,11 @@ PROSE = [
      "one Triton launch costs the host as much as {}-{} PyTorch ops and a causal forward + backward about {:.0f}"),
     (HOST_TIME, lambda d: (host_in_ops(d, "decoder step, softmax") / host_in_ops(d, "decoder step, abc"),),
      "On the host an eager decoding step runs at {:.2f}x softmax's speed"),
+    (KERNELS_TRITON36, lambda d: ("a" if half_precision_spills(d) else "no", triton_version(d)),
+     "{} causal kernel spills registers at the launcher's chunk on sm_80 or sm_90 in half precision, "
+     "64- or 128-wide heads, under the GPU runs' Triton {}"),
+    (KERNELS, lambda d: (triton_version(d), *the_one_spilling_kernel(d)),
+     "(under {} one {}-wide kernel spills {} bytes)"),
     (H200_DECODE_GRAPH, lambda d: tuple(one(d["results"], method="abc", N=n)["speed_vs_softmax"] for n in (256, 1024)),
      "the H200 decoded {:.1f}-{:.1f}x faster than softmax with the step in a CUDA graph"),
     (QUICKSTART, lambda d: tuple(one(d["rows"], model=m)["train_seconds"]
