@@ -9,13 +9,15 @@ table (the line above it) states once, for each file it draws on, the machine, t
 that file records, built here from the file's own fields (``caption_record``). The paper's figures
 are read from the collectors that print them beside ours (``scripts/*/collect_*.py``), and the
 figures of the status box and the two commands from their files too (``PROSE``). These bindings
-live in ``tests/readme_figures_helpers.py``. Pure: reads files.
+live in ``tests/readme_figures_helpers.py`` (tables, captions) and ``tests/readme_prose_helpers.py``
+(prose). Pure: reads files.
 """
 
 import re
 
 import pytest
-from readme_figures_helpers import CAPTION_RECORD, CELLS, FIGURE_FREE, PROSE, ROOT, caption_record, linked, load
+from readme_figures_helpers import CAPTION_RECORD, CELLS, FIGURE_FREE, ROOT, caption_record, linked, load
+from readme_prose_helpers import PROSE
 
 README = ROOT / "README.md"
 MAX_LINES = 160  # "at most about 150"
