@@ -105,21 +105,6 @@ def ptxas_usage(log: str) -> Dict[str, int]:
                 spill_loads=number(r"(\d+) bytes spill loads"), stack=number(r"(\d+) bytes stack frame"))
 
 
-@contextlib.contextmanager
-def _environment(**values: str) -> Iterator[None]:
-    """Within: os.environ holds ``values`` (each restored after)."""
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def compile_kernel(fn, signature: Dict, constexprs: Dict, arch: int, options: Dict, attrs=None):
     """Compile the JIT function ``fn`` for sm_``arch`` with Triton's real compiler: (the compiled
     kernel, its ``ptxas -v`` usage). ``signature``, ``constexprs`` and ``attrs`` as Triton's
@@ -128,11 +113,13 @@ def compile_kernel(fn, signature: Dict, constexprs: Dict, arch: int, options: Di
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
+    from abc_fairseq.ops.utils import scoped_environment
+
     # Triton prints ptxas -v's log when it runs ptxas, and here always runs it: a kernel taken from
     # its cache has no log, and ptxas rerun on the PTX lacks the flags Triton passes (3.9 adds
     # --regAllocOptLevel=2), which moved registers and spills with the cache's state
     log = io.StringIO()
-    with _environment(TRITON_DUMP_PTXAS_LOG="1", TRITON_ALWAYS_COMPILE="1"), contextlib.redirect_stdout(log):
+    with scoped_environment(TRITON_DUMP_PTXAS_LOG="1", TRITON_ALWAYS_COMPILE="1"), contextlib.redirect_stdout(log):
         compiled = triton.compile(ASTSource(fn, signature, constexprs, attrs), target=GPUTarget("cuda", arch, 32),
                                   options=options)
     return compiled, ptxas_usage(log.getvalue())

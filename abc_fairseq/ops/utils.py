@@ -1,9 +1,12 @@
 """Helpers shared by every op family: argument checks, the work dtype, attention dropout over
-the slots, causality for non-finite inputs, and reusable CPU scratch memory."""
+the slots, causality for non-finite inputs, reusable CPU scratch memory, and environment
+variables set for a scope (the kernels' overrides, Triton's switches)."""
 
+import contextlib
 import math
+import os
 import threading
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, Iterator, Optional, Sequence, Tuple
 
 import torch
 
@@ -22,6 +25,21 @@ def differentiable(*tensors: torch.Tensor) -> bool:
     """Whether autograd records an op on ``tensors``: grad mode on and one of them requiring grad.
     The kernels' launchers skip their autograd Function otherwise (scoring, decoding)."""
     return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
+
+
+@contextlib.contextmanager
+def scoped_environment(**values: str) -> Iterator[None]:
+    """Within: ``os.environ`` holds ``values``; after, each name is as it was (unset included)."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 # ---- argument checks: every failure names the offending argument ----

@@ -4,9 +4,7 @@ and on the PyTorch path, against fused causal softmax attention (``scaled_dot_pr
 flash where the device has it) and, when installed, flash-linear-attention's ``chunk_abc`` on the
 same problem (its inputs built by ``fla_peer`` in fla's layout, before the timing)."""
 
-import contextlib
-import os
-from typing import Callable, Dict, Iterator, List, Optional, Union
+from typing import Callable, Dict, List, Optional, Union
 
 import torch
 import torch.nn.functional as F
@@ -16,6 +14,7 @@ from ..ops.backend import kernel_chunk
 from ..ops.causal.chunk import DEFAULT_CHUNK_SIZE
 from ..ops.triton import tuning
 from ..ops.triton.sizes import CHUNK_VARIABLE, chunks_for, device_chunk, pad, table_width
+from ..ops.utils import scoped_environment
 from .checks import Size
 from .fla_peer import fla_attention, fla_op, to_fla_layout
 
@@ -44,19 +43,6 @@ def _fwd_bwd(forward: Callable[..., torch.Tensor], inputs: List[torch.Tensor]) -
     return run
 
 
-@contextlib.contextmanager
-def _forced_chunk(chunk: int) -> Iterator[None]:
-    before = os.environ.get(CHUNK_VARIABLE)
-    os.environ[CHUNK_VARIABLE] = str(chunk)
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ[CHUNK_VARIABLE]
-        else:
-            os.environ[CHUNK_VARIABLE] = before
-
-
 def _fla(kind: str) -> Optional[Callable]:
     """fla's chunk op for ``kind``, or None where fla-core is not installed (or does not import)."""
     try:
@@ -83,7 +69,7 @@ def time_causal(size: Size, dtype: torch.dtype, repeats: int = 5) -> Dict[str, U
     }
     for chunk in chunks_for(table_width(n, d, d)):  # every chunk, forced: what the measured choice chose from
         try:
-            with _forced_chunk(chunk):
+            with scoped_environment(**{CHUNK_VARIABLE: str(chunk)}):
                 times[f"abc triton C={chunk}"] = _median_ms(triton_abc, repeats)
         except Exception as error:  # noqa: BLE001 (a chunk over the device's shared memory is reported, not fatal)
             times[f"abc triton C={chunk}"] = float("nan")

@@ -19,8 +19,9 @@ Both kernels rebuild their rows' g from the logits and e_prev (``common.chunk_pr
    W = exp(l - g), and each side also writes its chunk's total of dl (plus dg on the key side)
    for ``gsa.triton.gates``, which chains both to the log gates.
    Two programs per chunk (grid axis 2): the key side (dk, dl's score and dg terms) and the value
-   side (dv, dl's read term), each writing its part of dl; one program never holds both sides'
-   tiles, which halves its registers (ptxas spilled the fused kernel at every chunk).
+   side (dv, dl's read term), each writing its part of dl over the row term only it reads (dS,
+   P'), so that dl takes no memory of its own; one program never holds both sides' tiles, which
+   halves its registers (ptxas spilled the fused kernel at every chunk).
 Both kernels take the [n, d] memories and products of tiles wider than 64 in column blocks
 (``common.MEMORY_BLOCK``), each loaded where it is used: 128-wide tiles held whole spilled.
 """
@@ -163,7 +164,8 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, eend_ptr, do_ptr, ds_p
                    C: tl.constexpr, BS: tl.constexpr, BK: tl.constexpr, BV: tl.constexpr,
                    PREC: tl.constexpr, SAFE: tl.constexpr, GATED: tl.constexpr):
     """Program (z, c, side): side 0 writes dk and dl's key part to dl [0], side 1 dv and dl's value
-    part to dl [1] (dl: fp32 [2, Z, N, n], the caller adds the parts). With ``GATED`` each side
+    part to dl [1] (dl: fp32 [2, Z, N, n], the caller adds the parts). dl [0] may be ds and dl [1]
+    pr: each side reads only its own (dS, or P') and overwrites it after its last read. With ``GATED`` each side
     also writes its chunk's total over the rows to total [2, Z, nc, n] fp32: side 0 of dl + dg,
     side 1 of dl (total_ptr unused without it)."""
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
@@ -201,6 +203,9 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, eend_ptr, do_ptr, ds_p
                               PREC, False, GATED)
         store_row_tile(dv_ptr, z, N, rows, V, cols_v, dv)
         total = dl
+    # dl [side] is the row term this program alone read (dS or P'): every thread's loads of it
+    # complete before any thread's store
+    tl.debug_barrier()
     store_row_tile(dl_ptr + side * part, z, N, rows, n, slots, dl)
     if GATED:
         total = tl.sum(tl.where((rows < N)[:, None], total, 0.0), axis=0)

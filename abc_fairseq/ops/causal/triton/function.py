@@ -97,8 +97,11 @@ def backward_kernels(q, k, v, control, norm: ChunkNormalisers, keep, mem, grad_o
     of (dl [0] + dg) and of dl [1], for the gate kernel that chains them to the log gates."""
     Z, N, n, d, dv, nc, tiles = _sizes(q, v, control, chunk)
     dq, dk, dv_ = (torch.empty_like(x) for x in (q, k, v))
-    dl_parts = control.new_empty((2, *control.shape), dtype=torch.float32)  # key and value sides
-    d_scores, p_read, d_norm = (control.new_empty(control.shape, dtype=torch.float32) for _ in range(3))
+    # the row terms dS, P', dg: each side of the columns kernel reads one of dS and P' alone and
+    # writes its part of dl over it, so dl's parts are the first two rows of this one buffer
+    row_terms = control.new_empty((3, *control.shape), dtype=torch.float32)
+    d_scores, p_read, d_norm = row_terms.unbind(0)
+    dl_parts = row_terms[:2]  # [2, Z, N, n]: the key and value sides' parts once the columns ran
     totals = control.new_empty((2, Z, nc, n), dtype=torch.float32) if gated else None
     # fp32 whatever the chunk state's dtype: sums of gradients, of any range
     rev = q.new_empty((Z, nc, n, d + dv + 1), dtype=torch.float32)
