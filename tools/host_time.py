@@ -10,13 +10,16 @@ Each call (``tools.host_cases``: the ops, forward + backward where they train; a
 step of ABC's and of softmax's translation decoder) runs on small CPU tensors with the kernels
 taken (backend "triton", and "auto" in the layers) and Triton's launches recorded instead of run
 (``tools.kernel_launches.recording``: the kernels' outputs stay uninitialised, all host code around
-them runs). Its median CPU time per call, of the calling thread (other work on the machine does
-not count), is "ours": argument checks, dispatch, the launchers' geometry, allocations, autograd's
-Function and engine, PyTorch glue (whose CPU kernels run here and are launches on a GPU). Beside
-it, "Python calls" counts the function calls the interpreter makes in one call: the same on every
-machine. Triton's own launch (``JITFunction.run``) is not in "ours"; its Python part, the binder
-that specialises the arguments and the cache key, is timed apart on every recorded launch with the
-sm_90 backend's binder. Neither covers the driver's launch itself (a few us a launch).
+them runs). Denormal floats are flushed to zero meanwhile: an uninitialised buffer may hold them,
+and on CPU an op over denormals runs 10x slower or more (ABC's backward add of dl's two parts took
+110 us against 9), arithmetic that a GPU would not wait for. Its median CPU time per call, of the
+calling thread (other work on the machine does not count), is "ours": argument checks, dispatch,
+the launchers' geometry, allocations, autograd's Function and engine, PyTorch glue (whose CPU
+kernels run here and are launches on a GPU). Beside it, "Python calls" counts the function calls
+the interpreter makes in one call: the same on every machine. Triton's own launch
+(``JITFunction.run``) is not in "ours"; its Python part, the binder that specialises the arguments
+and the cache key, is timed apart on every recorded launch with the sm_90 backend's binder. Neither
+covers the driver's launch itself (a few us a launch).
 
 With ``--device cuda`` the launches run (a size class's chunk is measured by its first call, before
 the timed calls) and the device is synchronised before each timed call, untimed, so that no call
@@ -57,6 +60,16 @@ def kernels_on_cpu():
         yield
     finally:
         backend.interpreting, backend.AUTO_DEVICES = saved
+
+
+@contextmanager
+def denormals_flushed():
+    """Within: CPU float ops flush denormals to zero (restored to keeping them after)."""
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
 
 
 @contextmanager
@@ -148,6 +161,7 @@ def measure(cases: List[Case], problem: Problem, repeats: int, rounds: int = 5) 
         else:
             stack.enter_context(kernels_on_cpu())
             stack.enter_context(recording(launches))
+            stack.enter_context(denormals_flushed())
         for case in cases:
             call = case.build(problem)
             call()  # the first call measures the chunk (``ops.triton.tuning``) and fills caches
