@@ -43,7 +43,8 @@ def fairseq_version() -> Optional[str]:
 
 
 def environment_info(prog: str, argv: List[str], device: str = "cpu") -> dict:
-    """Versions, processor, threads, date, the load (other work skews timings) and the command line."""
+    """Versions, processor, threads, date, the load (other work skews timings), the command line and
+    the attention's switches set in the environment (``ABC_BACKEND``, ``ABC_TRITON_*``)."""
     import torch
 
     info = {"commit": git_commit(), "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -51,7 +52,10 @@ def environment_info(prog: str, argv: List[str], device: str = "cpu") -> dict:
             "platform": f"{platform.system()} {platform.release()} {platform.machine()}", "torch": torch.__version__,
             "fairseq": fairseq_version(), "torch_default_threads": torch.get_num_threads(), "cpu_model": cpu_model(),
             "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
-            "load_average": list(os.getloadavg())}
+            "load_average": list(os.getloadavg()),
+            # the attention's own switches (backend, forced chunk, scan group): which variant was timed
+            "abc_variables": {name: value for name, value in sorted(os.environ.items())
+                              if name == "ABC_BACKEND" or name.startswith("ABC_TRITON_")}}
     if device.startswith("cuda") and torch.cuda.is_available():
         info.update(cuda_device=torch.cuda.get_device_name(torch.device(device)), cuda_version=torch.version.cuda)
     return info

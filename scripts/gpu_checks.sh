@@ -20,6 +20,13 @@
 #   peers       causal fwd+bwd in one process, fp16, 32,768 tokens x 8 heads, d = n = 64, N = 512 .. 16,384:
 #               abc (our kernels), fla-abc (fla-core's chunk_abc in its layout [B, T, H, *]), flash
 #               sdpa (python -m benchmarks.peer_timing) -> peers/peer_timing.{json,md}
+#   few         the same with few sequences, 8,192 tokens x 4 heads, N = 2,048 and 8,192 (4 sequence-heads
+#               at 8,192: issue 44's size against flash attention) -> few/peer_timing.{json,md}
+#   scan        ours alone at few's sizes with ABC_TRITON_SCAN_GROUP=1, the chunk scan of one chunk per
+#               step that the grouped scan replaced (kept selectable until this runs: few/ is the
+#               default beside it) -> scan_group1/peer_timing.{json,md}
+#   train       updates of abc_lm_wiki103 and transformer_lm_wiki103 through fairseq's trainer, fp16
+#               (python -m benchmarks train) -> train/train.{json,md,png}
 #   host        host time per call of each op and of a 6-layer decoder step, ABC and softmax, the launches
 #               run (python -m tools.host_time --device cuda): Triton's launcher included -> host/host.{json,md}
 #   profile     every kernel of causal ABC fwd+bwd (torch.profiler) beside the cost model, fp16,
@@ -49,7 +56,7 @@ SCRIPT_NAME=gpu_checks
 . "$repo/scripts/lib/common.sh"
 answer_help "$@"
 
-ALL_STEPS=(selfcheck peers host profile tests attention gsa decode encode generate)
+ALL_STEPS=(selfcheck peers few scan train host profile tests attention gsa decode encode generate)
 out="" limit=300 steps=() toy=0 budget=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -140,6 +147,11 @@ if [ "$toy" = 1 ]; then
     selfcheck_flags=(--no-timing)
     peer_sizes=(--device cpu --lengths 32 --tokens 64 --heads 2 --head-dim 16 --memory 8 --repeats 1 --warmup 0
                 --dtype float32)
+    few_sizes=(--device cpu --lengths 16 32 --tokens 32 --heads 1 --head-dim 16 --memory 8 --repeats 1 --warmup 0
+               --dtype float32)
+    train_sizes=(--device cpu --cases abc_lm_wiki103 transformer_lm_wiki103 --batch 2 --vocab 64 --layers 1
+                 --embed-dim 32 --heads 2 --ffn-dim 32 --lm-length 16 --repeats 1 --warmup 0 --threads 1
+                 --lm-args "--adaptive-input-cutoff 20,40 --adaptive-softmax-cutoff 20,40")
     # on CPU the tool records the launches itself: Triton's interpreter would run them
     host_command=(env TRITON_INTERPRET=0 "$PY" -m tools.host_time --device cpu --repeats 4 --rounds 2 --width 16
                   --tokens 16 --ops causal_abc causal_abc_step abc_read)
@@ -154,12 +166,20 @@ else
     selfcheck_flags=()
     peer_sizes=(--device cuda --lengths 512 1024 2048 4096 8192 16384 --tokens 32768 --heads 8 --head-dim 64
                 --memory 64 --methods abc fla-abc sdpa --dtype float16 --repeats 10 --warmup 3)
+    few_sizes=(--device cuda --lengths 2048 8192 --tokens 8192 --heads 4 --head-dim 64 --memory 64
+               --dtype float16 --repeats 10 --warmup 3)
+    train_sizes=(--device cuda --cases abc_lm_wiki103 transformer_lm_wiki103 --repeats 5 --warmup 2)
     host_command=("$PY" -m tools.host_time --device cuda --dtype fp16 --repeats 500 --rounds 5)
 fi
 for step in "${steps[@]}"; do
     case "$step" in
         selfcheck) run_step selfcheck "$PY" -m abc_fairseq.selfcheck --json "$out/selfcheck.json" "${selfcheck_flags[@]}" ;;
         peers) run_step peers "$PY" -m benchmarks.peer_timing "${peer_sizes[@]}" --out-dir "$out/peers" ;;
+        few) run_step few "$PY" -m benchmarks.peer_timing "${few_sizes[@]}" --methods abc fla-abc sdpa \
+                --out-dir "$out/few" ;;
+        scan) run_step scan env ABC_TRITON_SCAN_GROUP=1 "$PY" -m benchmarks.peer_timing "${few_sizes[@]}" \
+                --methods abc --out-dir "$out/scan_group1" ;;
+        train) run_step train "${bench[@]}" train "${train_sizes[@]}" --out-dir "$out/train" ;;
         host) run_step host "${host_command[@]}" --out-dir "$out/host" ;;
         profile) run_step profile "$PY" -m tools.kernel_profile "${profile_sizes[@]}" --out-dir "$out/profile" ;;
         tests) run_step tests "$PY" -m pytest -q -p no:cacheprovider "${xdist[@]}" tests/gpu ;;

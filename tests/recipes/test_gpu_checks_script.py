@@ -64,8 +64,8 @@ def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
                                             "PYTHON": sys.executable, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "all steps passed" in proc.stderr
-    for name in ("environment.txt", "selfcheck.json", "peers/peer_timing.json", "host/host.json",
-                 "profile/kernel_profile.json",
+    for name in ("environment.txt", "selfcheck.json", "peers/peer_timing.json", "few/peer_timing.json",
+                 "scan_group1/peer_timing.json", "train/train.json", "host/host.json", "profile/kernel_profile.json",
                  "attention_float32/attention.json",
                  "gsa/attention.json", "decode/decode.json", "encode/encode.json", "generate/generate.json"):
         assert (out / name).exists(), name
@@ -80,6 +80,12 @@ def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
             "grad logits", "grad log gates"} <= {r["check"] for r in rows}
     assert all(r["passed"] and r["error"] <= r["tolerance"] for r in rows)
     assert '"abc-triton"' in (out / "attention_float32" / "attention.json").read_text()
+    # the scan step times the one-chunk scan, and its record says so; few beside it is the default
+    scan, few = (json.loads((out / name / "peer_timing.json").read_text()) for name in ("scan_group1", "few"))
+    assert scan["environment"]["abc_variables"] == {"ABC_TRITON_SCAN_GROUP": "1"}
+    assert few["environment"]["abc_variables"] == {} and {r["method"] for r in scan["results"]} == {"abc"}
+    assert {r["method"] for r in json.loads((out / "train" / "train.json").read_text())["results"]} == {
+        "abc_lm_wiki103", "transformer_lm_wiki103"}
     host = json.loads((out / "host" / "host.json").read_text())  # the launches recorded, not interpreted
     assert {row["op"]: row["launches"] for row in host["rows"]} == {"causal_abc": 6, "causal_abc_step": 1,
                                                                    "abc_read": 1, "one PyTorch op": 0}
