@@ -20,6 +20,7 @@ COMMON = REPO / "scripts" / "lib" / "common.sh"
 SCRIPTS = {
     "scripts/quickstart.sh": [],
     "scripts/gpu_checks.sh": [],
+    "scripts/offline_wheels.sh": [],
     "scripts/run_tests.sh": [],
     "scripts/setup_env.sh": [],
     "scripts/lm/train_wiki103.sh": [],
