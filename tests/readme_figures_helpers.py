@@ -102,7 +102,6 @@ HOST_TIME = "docs/gpu_host/host.json"
 KERNELS = "docs/gpu_kernels/kernels.json"
 KERNELS_TRITON36 = "docs/gpu_kernels/triton36/kernels.json"
 
-
 TESTING = "docs/testing.md"
 LM_PAPER = "scripts/lm/collect_lm_results.py"
 MT_PAPER = "scripts/mt/collect_results.py"

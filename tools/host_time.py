@@ -12,7 +12,7 @@ taken (backend "triton", and "auto" in the layers) and Triton's launches recorde
 (``tools.kernel_launches.recording``: the kernels' outputs stay uninitialised, all host code around
 them runs). Denormal floats are flushed to zero meanwhile: an uninitialised buffer may hold them,
 and on CPU an op over denormals runs 10x slower or more (ABC's backward add of dl's two parts took
-110 us against 9), arithmetic that a GPU would not wait for. Its median CPU time per call, of the
+110 us against 9), arithmetic that a GPU would not wait for. Each call's median CPU time, of the
 calling thread (other work on the machine does not count), is "ours": argument checks, dispatch,
 the launchers' geometry, allocations, autograd's Function and engine, PyTorch glue (whose CPU
 kernels run here and are launches on a GPU). Beside it, "Python calls" counts the function calls
@@ -64,10 +64,12 @@ def kernels_on_cpu():
 
 @contextmanager
 def denormals_flushed():
-    """Within: CPU float ops flush denormals to zero (restored to keeping them after)."""
-    torch.set_flush_denormal(True)
+    """Within: this thread's CPU float ops flush denormals to zero (the flag is per thread: CPU
+    autograd runs on the calling thread). Yields whether the CPU can (False: they cost what they
+    cost). After: denormals kept, torch's default (torch has no getter to restore another)."""
+    flushed = torch.set_flush_denormal(True)
     try:
-        yield
+        yield flushed
     finally:
         torch.set_flush_denormal(False)
 

@@ -31,8 +31,8 @@ def differentiable(*tensors: torch.Tensor) -> bool:
 def scoped_environment(**values: str) -> Iterator[None]:
     """Within: ``os.environ`` holds ``values``; after, each name is as it was (unset included)."""
     saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
     try:
+        os.environ.update(values)  # inside: a value that is no str fails part-way, and is undone
         yield
     finally:
         for name, value in saved.items():

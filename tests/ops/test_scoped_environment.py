@@ -22,4 +22,3 @@ def test_values_hold_inside_and_are_restored_after(fails, monkeypatch):
             if fails:
                 raise RuntimeError("inside the scope")
     assert os.environ[SET] == "before" and UNSET not in os.environ
-

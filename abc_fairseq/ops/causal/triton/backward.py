@@ -165,9 +165,9 @@ def columns_kernel(q_ptr, k_ptr, v_ptr, l_ptr, eprev_ptr, eend_ptr, do_ptr, ds_p
                    PREC: tl.constexpr, SAFE: tl.constexpr, GATED: tl.constexpr):
     """Program (z, c, side): side 0 writes dk and dl's key part to dl [0], side 1 dv and dl's value
     part to dl [1] (dl: fp32 [2, Z, N, n], the caller adds the parts). dl [0] may be ds and dl [1]
-    pr: each side reads only its own (dS, or P') and overwrites it after its last read. With ``GATED`` each side
-    also writes its chunk's total over the rows to total [2, Z, nc, n] fp32: side 0 of dl + dg,
-    side 1 of dl (total_ptr unused without it)."""
+    pr: each side reads only its own (dS, or P') and overwrites it after its last read. With
+    ``GATED`` each side also writes its chunk's total over the rows to total [2, Z, nc, n] fp32:
+    side 0 of dl + dg, side 1 of dl (total_ptr unused without it)."""
     z, c, rows, slots, cols_k, cols_v = chunk_program(C, BS, BK, BV)
     IN = q_ptr.dtype.element_ty
     l, g, a, e_prev = normalisers(l_ptr, eprev_ptr, z, c, nc, N, n, rows, slots, C, SAFE, GATED)
