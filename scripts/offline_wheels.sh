@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # The packages an offline GPU machine needs to run the plugin and scripts/gpu_checks.sh, as files
 # to copy there: fairseq (ve-fairseq) and what it needs beyond a CUDA PyTorch image (hydra-core,
-# omegaconf, antlr4's runtime, bitarray), and fla-core for the peer timings. Every file is checked
+# omegaconf, antlr4's runtime, bitarray), and fla-core for the peer timings. The image is assumed
+# to hold torch, triton and what fairseq and fla import from the common stack: numpy, scipy,
+# scikit-learn, sacrebleu (with portalocker, tabulate, colorama, lxml), regex, PyYAML, tqdm,
+# packaging, cython and einops (python3 -c 'import sklearn, sacrebleu, einops' there tells; any
+# missing one is `pip download`ed the same way). Every file is checked
 # by pip against the sha256 pinned in scripts/lib/offline_wheels.txt; antlr4's runtime, published
 # only as a source archive, is built into a pure-Python wheel here. A second run keeps what the
 # first fetched (pip checks it again) and fetches the rest.
@@ -46,8 +50,10 @@ parse_flags spec "$@"
 PY="${PYTHON:-}"
 [ -n "$PY" ] || { [ -x "$repo/.venv/bin/python" ] && PY="$repo/.venv/bin/python"; } || PY=python3
 
-# Wheels where published, the source archive where not; --no-deps: the pins list every package.
-fetch=("$PY" -m pip download --no-deps --require-hashes -r "$PINS" -d "$out"
+# Wheels where published, the source archive where not; --no-deps: the pins list every package;
+# --no-build-isolation: the archive's metadata is read with this Python's setuptools, not with one
+# fetched unpinned into an isolated build.
+fetch=("$PY" -m pip download --no-deps --no-build-isolation --require-hashes -r "$PINS" -d "$out"
        --python-version "$python" --implementation cp --abi "cp${python/./}" --abi none --abi abi3
        --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64
        --platform any)

@@ -65,6 +65,17 @@ def test_the_backend_switch_is_restored_after_recording():
     assert (backend.interpreting, backend.AUTO_DEVICES) == before
 
 
+def test_denormals_are_flushed_inside_and_kept_after():
+    """What recorded launches leave in their buffers may be denormal: inside, this thread's CPU
+    ops flush them (where the CPU can), and after, torch's default keeps them again."""
+    tiny = torch.tensor(1e-40)  # a float32 denormal
+    with host_time.denormals_flushed() as flushed:
+        if not flushed:
+            pytest.skip("this CPU cannot flush denormals")
+        assert (tiny * 1.0).item() == 0.0
+    assert (tiny * 1.0).item() > 0.0
+
+
 def test_command_line_writes_its_files_and_keeps_them(tmp_path):
     out = tmp_path / "host"
     command = [sys.executable, "-m", "tools.host_time", "--ops", "causal_abc_step", "--repeats", "3", "--rounds", "1",
