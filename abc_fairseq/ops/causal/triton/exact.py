@@ -17,16 +17,27 @@ from .common import log_write
 
 
 @triton.jit
-def _column(l_ptr, z, N, n, i, rows, slots, g, GATED: tl.constexpr):
-    """W[:, i] as [C, BS]: exp(l_i - g_t) for t >= i, else 0."""
+def _column(l_ptr, z, N, n, i, rows, slots, g, G_run, RUNNING: tl.constexpr, GATED: tl.constexpr):
+    """(W[:, i] as [C, BS]: exp(l_i - g_t) for t >= i, else 0; G_run [BS]). With ``GATED``, l_i
+    needs G_i, the gates' sum from the chunk's first row to row i: with ``RUNNING`` it is carried
+    in G_run, column after column from 0 (i = the chunk's first row first), else taken from row i
+    of g = -G (a reduction over the tile, and G_run is returned as given). The sum down the columns
+    rounds otherwise than ``chunk_gates``' cumsum, by an ulp of G: W_ii is the write weight to
+    that. Carried, the rows kernel took 243 registers at 128 wide in half precision on sm_90
+    (255 and 8 bytes spilled with the reduction); ``exact_mix`` keeps the reduction, since carried
+    there, once per column block, fp32's rows kernel spilled 3.9 KB."""
     ok = slots < tl.where(i < N, n, 0)
     if GATED:
         gate = tl.load(l_ptr + (z * N + i) * n + slots, mask=ok, other=0.0).to(tl.float32)
-        g_i = tl.sum(tl.where((rows == i)[:, None], g, 0.0), axis=0)
-        l_i = tl.where(ok, log_write(gate) + g_i, float("-inf"))
+        if RUNNING:
+            G_run += gate
+            G_i = G_run
+        else:
+            G_i = -tl.sum(tl.where((rows == i)[:, None], g, 0.0), axis=0)
+        l_i = tl.where(ok, log_write(gate) - G_i, float("-inf"))
     else:
         l_i = tl.load(l_ptr + (z * N + i) * n + slots, mask=ok, other=float("-inf")).to(tl.float32)
-    return tl.where((rows >= i)[:, None], tl.exp(l_i[None, :] - g), 0.0)
+    return tl.where((rows >= i)[:, None], tl.exp(l_i[None, :] - g), 0.0), G_run
 
 
 @triton.jit
@@ -41,9 +52,10 @@ def exact_read(x, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl.cons
     """sum_{i<=t} W_ti[j] (x_t . y_i), [C, BS]: the scores (x = scaled q, y = k) or dP (dO, v)."""
     c0 = tl.min(rows, axis=0)
     out = tl.zeros_like(g)
+    G_run = tl.zeros_like(tl.sum(g, axis=0))
     for ii in range(0, C):
         i = c0 + ii
-        W = _column(l_ptr, z, N, n, i, rows, slots, g, GATED)
+        W, G_run = _column(l_ptr, z, N, n, i, rows, slots, g, G_run, True, GATED)
         dots = tl.sum(x * _row(y_ptr, z, N, i, width, cols)[None, :], axis=1)
         out += W * dots[:, None]
     return out
@@ -57,7 +69,7 @@ def exact_mix(weights, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl
     out = tl.zeros((C, BY), dtype=tl.float32)
     for ii in range(0, C):
         i = c0 + ii
-        W = _column(l_ptr, z, N, n, i, rows, slots, g, GATED)
+        W, _ = _column(l_ptr, z, N, n, i, rows, slots, g, c0, False, GATED)
         mix = tl.sum(weights * W, axis=1)
         out += mix[:, None] * _row(y_ptr, z, N, i, width, cols)[None, :]
     return out
@@ -75,9 +87,10 @@ def exact_columns(x, weights, extra, factor, y_ptr, width, cols, l_ptr, z, N, n,
     c0 = tl.min(rows, axis=0)
     dx = tl.zeros((C, BX), dtype=tl.float32)
     dl = tl.zeros_like(g)
+    G_run = tl.zeros_like(tl.sum(g, axis=0))
     for ii in range(0, C):
         i = c0 + ii
-        W = _column(l_ptr, z, N, n, i, rows, slots, g, GATED)
+        W, G_run = _column(l_ptr, z, N, n, i, rows, slots, g, G_run, True, GATED)
         pair = factor * tl.sum(x * _row(y_ptr, z, N, i, width, cols)[None, :], axis=1)
         dx_i = tl.sum(tl.sum(weights * W, axis=1)[:, None] * x, axis=0)
         dl_i = tl.sum(W * (weights * pair[:, None] + extra), axis=0)
