@@ -69,7 +69,7 @@ def exact_mix(weights, y_ptr, width, cols, l_ptr, z, N, n, rows, slots, g, C: tl
     out = tl.zeros((C, BY), dtype=tl.float32)
     for ii in range(0, C):
         i = c0 + ii
-        W, _ = _column(l_ptr, z, N, n, i, rows, slots, g, c0, False, GATED)
+        W, _ = _column(l_ptr, z, N, n, i, rows, slots, g, 0.0, False, GATED)  # no sum carried
         mix = tl.sum(weights * W, axis=1)
         out += mix[:, None] * _row(y_ptr, z, N, i, width, cols)[None, :]
     return out
