@@ -5,9 +5,9 @@
 # to hold torch, triton and what fairseq and fla import from the common stack: numpy, scipy,
 # scikit-learn, sacrebleu (with portalocker, tabulate, colorama, lxml), regex, PyYAML, tqdm,
 # packaging, cython and einops (python3 -c 'import sklearn, sacrebleu, einops' there tells; any
-# missing one is `pip download`ed the same way). Every file is checked
-# by pip against the sha256 pinned in scripts/lib/offline_wheels.txt; antlr4's runtime, published
-# only as a source archive, is built into a pure-Python wheel here. A second run keeps what the
+# missing one is `pip download`ed the same way). Every file is checked by pip against the sha256
+# pinned in scripts/lib/offline_wheels.txt; antlr4's runtime, published only as a source archive,
+# is built into a pure-Python wheel here. A second run keeps what the
 # first fetched (pip checks it again) and fetches the rest.
 #
 #   bash scripts/offline_wheels.sh --out wheels                # for CPython 3.12 on x86_64 Linux

@@ -1,7 +1,6 @@
 """Triton's interpreter for the kernel tests: CPU tensors, no GPU (how CI tests the kernels)."""
 
 import importlib
-import os
 import sys
 
 # The kernels' packages: what the families share, and each family's kernels.
@@ -26,25 +25,22 @@ def interpret_kernels():
     failures seen, as the op modules imported before see them."""
     # each family's package, imported here when nothing has yet (a kernel test file run alone)
     parents = {name: importlib.import_module(name.rsplit(".", 1)[0]) for name in KERNEL_PACKAGES}
+    from abc_fairseq.ops.utils import scoped_environment
+
     saved_attributes = {name: parent.__dict__.get("triton") for name, parent in parents.items()}
-    saved_env = os.environ.get("TRITON_INTERPRET")
     fresh = lambda: [m for m in _modules(*PURE_PYTHON) if not m.startswith("triton._C")]  # noqa: E731
     saved_modules = {name: sys.modules.pop(name) for name in fresh()}
-    os.environ["TRITON_INTERPRET"] = "1"
-    for kernels in ("causal.triton.function", "causal.triton.recurrent", "gsa.triton.function",
-                    "bidirectional.triton.function"):
-        importlib.import_module(f"abc_fairseq.ops.{kernels}")
-    yield
-    # The interpreted modules go even when nothing used Triton before: left in place, a later test
-    # that compiles for a GPU (tools.kernel_launches records JITFunction launches) would get the
-    # interpreter's functions, which it cannot see.
-    for name in fresh():
-        del sys.modules[name]
-    sys.modules.update(saved_modules)
-    for name, parent in parents.items():
-        if saved_attributes[name] is not None:
-            parent.triton = saved_attributes[name]
-    if saved_env is None:
-        os.environ.pop("TRITON_INTERPRET", None)
-    else:
-        os.environ["TRITON_INTERPRET"] = saved_env
+    with scoped_environment(TRITON_INTERPRET="1"):
+        for kernels in ("causal.triton.function", "causal.triton.recurrent", "gsa.triton.function",
+                        "bidirectional.triton.function"):
+            importlib.import_module(f"abc_fairseq.ops.{kernels}")
+        yield
+        # The interpreted modules go even when nothing used Triton before: left in place, a later
+        # test that compiles for a GPU (tools.kernel_launches records JITFunction launches) would
+        # get the interpreter's functions, which it cannot see.
+        for name in fresh():
+            del sys.modules[name]
+        sys.modules.update(saved_modules)
+        for name, parent in parents.items():
+            if saved_attributes[name] is not None:
+                parent.triton = saved_attributes[name]
