@@ -23,6 +23,7 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 
+from .fused_projection import FusedProjections
 from .strategies import MODES, ABCAttentionSpec
 
 logger = logging.getLogger(__name__)
@@ -174,6 +175,8 @@ class ABCAttention(nn.Module):
         self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
         self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
         self.reset_parameters()
+        self._fused = FusedProjections()
+        self._tile_projections()
         if register_shared and spec.shared is not None:
             self.shared = spec.shared
 
@@ -188,6 +191,18 @@ class ABCAttention(nn.Module):
 
     def _warn_dropout(self, dropout: float) -> None:
         _warn_dropout_once(dropout, self.strategy.name)
+
+    def _tile_projections(self) -> None:
+        """Self attention's q, k, v weights in one storage, for one product where gradients are off
+        (``self_heads``)."""
+        if self.mode != "cross":
+            self._fused.tile_((self.q_proj, self.k_proj, self.v_proj))
+
+    def _apply(self, fn, *args, **kwargs):
+        # .to() / .half() / .cuda() give every parameter storage of its own: tile them again.
+        super()._apply(fn, *args, **kwargs)
+        self._tile_projections()
+        return self
 
     def reset_parameters(self):
         # fairseq MultiheadAttention's initialisation, so both attentions start alike.
@@ -264,6 +279,17 @@ class ABCAttention(nn.Module):
         B, T, _ = x.shape
         return proj(x).reshape(B, T, self.num_heads, self.head_dim).transpose(1, 2)
 
+    def self_heads(self, query: Tensor, key: Tensor, value: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        """q, k, v [B, H, T, d] of self attention's inputs [B, T, C]; one product when the three are
+        one tensor and gradients are off (``FusedProjections``), else one per projection."""
+        projs = (self.q_proj, self.k_proj, self.v_proj)
+        fused = self._fused(projs, query) if key is query and value is query else None
+        if fused is None:
+            return self.heads(query, self.q_proj), self.heads(key, self.k_proj), self.heads(value, self.v_proj)
+        B, T, _ = query.shape
+        q, k, v = (y.reshape(B, T, self.num_heads, self.head_dim).transpose(1, 2) for y in fused)
+        return q, k, v
+
     def output(self, out: Tensor, time_first: bool = False) -> Tensor:
         """out [B, H, T, d] -> out_proj of [B, T, C] (or of [T, B, C] with ``time_first``)."""
         B, _, T, _ = out.shape
@@ -273,14 +299,12 @@ class ABCAttention(nn.Module):
 
     def causal_heads(self, query: Tensor, key: Tensor, value: Tensor, valid: Optional[Tensor]) -> Tensor:
         """The parallel causal form on [B, T, C] inputs -> [B, H, T, d]."""
-        return self.strategy.causal(self.heads(query, self.q_proj), self.heads(key, self.k_proj),
-                                    self.heads(value, self.v_proj), key, valid)
+        return self.strategy.causal(*self.self_heads(query, key, value), key, valid)
 
     def extend_heads(self, query: Tensor, key: Tensor, value: Tensor, valid: Optional[Tensor],
                      state: Optional[Dict[str, Tensor]]) -> Tuple[Tensor, Dict[str, Tensor]]:
         """The recurrent form: new tokens [B, T_new, C] after ``state`` -> ([B, H, T_new, d], state)."""
-        out, state = self.strategy.extend(self.heads(query, self.q_proj), self.heads(key, self.k_proj),
-                                          self.heads(value, self.v_proj), key, valid, state or None)
+        out, state = self.strategy.extend(*self.self_heads(query, key, value), key, valid, state or None)
         return out, dict(state)
 
     def extend_state(self, query: Tensor, key: Tensor, value: Tensor, valid: Optional[Tensor],
@@ -297,8 +321,7 @@ class ABCAttention(nn.Module):
         written first, so that q, k, v and the [B, H, T, n] control weights are never alive
         together: the peak stays at softmax attention's (q, k, v and the output)."""
         if not self.strategy.encodes_through_memory():
-            return self.strategy.encode(self.heads(query, self.q_proj), self.heads(key, self.k_proj),
-                                        self.heads(value, self.v_proj), key, valid)
+            return self.strategy.encode(*self.self_heads(query, key, value), key, valid)
         memory = self.memory_of(key, value, valid)
         return self.read_heads(self.heads(query, self.q_proj), memory)
 

@@ -181,9 +181,17 @@ class ABCMultiheadAttention(ABCAttention):
         """[T, B, C] -> a [B, T, C] view, the plain layer's layout (no copy)."""
         return x.transpose(0, 1)
 
+    @classmethod
+    def _batch_first_all(cls, query: Tensor, key: Tensor, value: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+        """The three inputs batch first; one tensor given for several stays one (``self_heads``
+        projects it once)."""
+        q = cls._batch_first(query)
+        k = q if key is query else cls._batch_first(key)
+        return q, k, (k if value is key else q if value is query else cls._batch_first(value))
+
     def _causal(self, query, key, value, valid, incremental_state) -> Tensor:
         """Returns [B, H, T, head_dim]; advances the strategy's state in ``incremental_state``."""
-        query, key, value = (self._batch_first(x) for x in (query, key, value))
+        query, key, value = self._batch_first_all(query, key, value)
         if incremental_state is None:
             return self.causal_heads(query, key, value, valid)
         buffer = dict(self._get_input_buffer(incremental_state))
@@ -194,7 +202,7 @@ class ABCMultiheadAttention(ABCAttention):
 
     def _encode(self, query, key, value, valid) -> Tensor:
         """Bidirectional self attention, [B, H, T, head_dim] (the layer's ``encode_heads``)."""
-        return self.encode_heads(self._batch_first(query), self._batch_first(key), self._batch_first(value), valid)
+        return self.encode_heads(*self._batch_first_all(query, key, value), valid)
 
     def _cross(self, query, key, value, key_padding_mask, incremental_state, static_kv) -> Tensor:
         """Returns [B, H, T, head_dim]; builds (or reuses) the memory of the encoder output. Cached
