@@ -84,11 +84,11 @@ class FusedProjections:
         """Each module's output on x [..., C_in], views of one [..., sum C_out] product, when
         gradients are off and the plan holds; None otherwise (call the modules)."""
         plan = self._plan
-        if plan is None:
+        if plan is None or torch.compiler.is_compiling():  # a traced graph projects as the modules do
             return None
         modules, entries, weight, bias, sizes = plan
-        for m, name, p, address in entries:
-            if p.data_ptr() != address or m._parameters[name] is not p:
+        for m, name, p, address in entries:  # (FSDP may leave a plain tensor where the parameter was)
+            if p.data_ptr() != address or m._parameters.get(name) is not p:
                 self._plan = None
                 return None
         if torch.is_grad_enabled() or module_globals._global_forward_hooks or \

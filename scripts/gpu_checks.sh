@@ -29,6 +29,9 @@
 #               (python -m benchmarks train) -> train/train.{json,md,png}
 #   decode      greedy decoding, WMT-base sizes, batch 16, fp16: softmax and abc (issue 44's >= 1.0x target;
 #               rfa and t2r: python -m benchmarks decode --methods rfa t2r ...) -> decode/
+#   decode_torch  abc's greedy decoding again with ABC_BACKEND=torch, N = 512 and 2,048: eagerly, the
+#               step's PyTorch ops against its one Triton launch (on the H200 92 us of host time a call)
+#               -> decode_torch/
 #   host        host time per call of each op and of a 6-layer decoder step, ABC and softmax, the launches
 #               run (python -m tools.host_time --device cuda): Triton's launcher included -> host/host.{json,md}
 #   profile     every kernel of causal ABC fwd+bwd (torch.profiler) beside the cost model, fp16,
@@ -57,7 +60,7 @@ SCRIPT_NAME=gpu_checks
 . "$repo/scripts/lib/common.sh"
 answer_help "$@"
 
-ALL_STEPS=(selfcheck peers few scan train decode host profile tests attention gsa encode generate)
+ALL_STEPS=(selfcheck peers few scan train decode decode_torch host profile tests attention gsa encode generate)
 out="" limit=300 steps=() toy=0 budget=""
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -141,6 +144,7 @@ if [ "$toy" = 1 ]; then
     decode_sizes=(--methods softmax abc --lengths 8 --batch 2 --vocab 64 --encoder-layers 1 --decoder-layers 1
                   --embed-dim 32 --heads 2 --ffn-dim 64 --cross-memory 4 --causal-memory 4 --repeats 1
                   --dtype float32)
+    decode_torch_sizes=(--methods abc "${decode_sizes[@]:3}")
     encode_sizes=(--methods softmax abc --lengths 16 --batch 2 --memories 8 --vocab 64 --layers 1 --embed-dim 32
                   --heads 2 --ffn-dim 64 --repeats 1 --warmup 0 --dtype float32)
     generate_sizes=(--methods softmax abc --sizes tiny --beams 1 --greedy-sizes --long-sizes tiny --lengths 8
@@ -162,6 +166,7 @@ else
     attention_sizes=(--repeats 10 --warmup 3)
     gsa_sizes=(--lengths 512 2048 8192 --repeats 5 --warmup 2 --dtype bfloat16)
     decode_sizes=(--methods softmax abc --lengths 512 1024 2048 --batch 16 --repeats 0 --dtype float16)
+    decode_torch_sizes=(--methods abc --lengths 512 2048 --batch 16 --repeats 0 --dtype float16)
     encode_sizes=(--repeats 5 --warmup 2 --dtype float16)
     generate_sizes=(--repeats 3 --warmup 1 --dtype float16)
     selfcheck_flags=()
@@ -192,6 +197,8 @@ for step in "${steps[@]}"; do
         gsa) run_step gsa "${bench[@]}" attention --device "$device" --methods "${gsa_methods[@]}" "${gsa_sizes[@]}" \
                 --out-dir "$out/gsa" ;;
         decode) run_step decode "${bench[@]}" decode --device "$device" "${decode_sizes[@]}" --out-dir "$out/decode" ;;
+        decode_torch) run_step decode_torch env ABC_BACKEND=torch "${bench[@]}" decode --device "$device" \
+                "${decode_torch_sizes[@]}" --out-dir "$out/decode_torch" ;;
         encode) run_step encode "${bench[@]}" encode --device "$device" "${encode_sizes[@]}" --out-dir "$out/encode" ;;
         generate) run_step generate "${bench[@]}" generate --device "$device" "${generate_sizes[@]}" \
                     --out-dir "$out/generate" ;;

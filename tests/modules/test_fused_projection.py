@@ -109,7 +109,7 @@ def test_weights_written_in_place_are_read_at_once():
         torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.parametrize("change", ["replace data", "replace parameter", "deep copy", "forward hook"])
+@pytest.mark.parametrize("change", ["replace data", "replace parameter", "plain tensor", "deep copy", "forward hook"])
 def test_anything_unstacked_takes_the_three_modules(change):
     layer = causal_layer()
     x = torch.randn(2, 5, E)
@@ -119,6 +119,10 @@ def test_anything_unstacked_takes_the_three_modules(change):
         layer.k_proj.weight.data = torch.randn(E, E)
     elif change == "replace parameter":
         layer.v_proj.weight = nn.Parameter(torch.randn(E, E))
+    elif change == "plain tensor":  # as FSDP's flattening leaves a view where the parameter was
+        weight = layer.k_proj.weight.detach().clone()
+        del layer.k_proj.weight
+        layer.k_proj.weight = weight
     elif change == "deep copy":
         layer = copy.deepcopy(layer)
     else:

@@ -67,7 +67,8 @@ def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
     for name in ("environment.txt", "selfcheck.json", "peers/peer_timing.json", "few/peer_timing.json",
                  "scan_group1/peer_timing.json", "train/train.json", "host/host.json", "profile/kernel_profile.json",
                  "attention_float32/attention.json",
-                 "gsa/attention.json", "decode/decode.json", "encode/encode.json", "generate/generate.json"):
+                 "gsa/attention.json", "decode/decode.json", "decode_torch/decode.json", "encode/encode.json",
+                 "generate/generate.json"):
         assert (out / name).exists(), name
     assert "Triton interpreter" in (out / "environment.txt").read_text()
     # the self-check step: every op and check, in fp32 and fp16, passed within its tolerance
@@ -84,6 +85,10 @@ def test_toy_run_takes_every_step_under_the_interpreter(tmp_path):
     scan, few = (json.loads((out / name / "peer_timing.json").read_text()) for name in ("scan_group1", "few"))
     assert scan["environment"]["abc_variables"] == {"ABC_TRITON_SCAN_GROUP": "1"}
     assert few["environment"]["abc_variables"] == {} and {r["method"] for r in scan["results"]} == {"abc"}
+    # decode_torch: abc's decoding again on the PyTorch step, and its record says so
+    decode_torch = json.loads((out / "decode_torch" / "decode.json").read_text())
+    assert decode_torch["environment"]["abc_variables"] == {"ABC_BACKEND": "torch"}
+    assert {r["method"] for r in decode_torch["results"]} == {"abc"}
     assert {r["method"] for r in json.loads((out / "train" / "train.json").read_text())["results"]} == {
         "abc_lm_wiki103", "transformer_lm_wiki103"}
     host = json.loads((out / "host" / "host.json").read_text())  # the launches recorded, not interpreted
