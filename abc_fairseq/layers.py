@@ -286,9 +286,9 @@ class ABCAttention(nn.Module):
         fused = self._fused(projs, query) if key is query and value is query else None
         if fused is None:
             return self.heads(query, self.q_proj), self.heads(key, self.k_proj), self.heads(value, self.v_proj)
-        B, T, _ = query.shape
-        q, k, v = (y.reshape(B, T, self.num_heads, self.head_dim).transpose(1, 2) for y in fused)
-        return q, k, v
+        shape = (*query.shape[:2], self.num_heads, self.head_dim)
+        q, k, v = fused
+        return q.reshape(shape).transpose(1, 2), k.reshape(shape).transpose(1, 2), v.reshape(shape).transpose(1, 2)
 
     def output(self, out: Tensor, time_first: bool = False) -> Tensor:
         """out [B, H, T, d] -> out_proj of [B, T, C] (or of [T, B, C] with ``time_first``)."""
