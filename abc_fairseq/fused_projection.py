@@ -84,7 +84,7 @@ class FusedProjections:
         """Each module's output on x [..., C_in], views of one [..., sum C_out] product, when
         gradients are off and the plan holds; None otherwise (call the modules)."""
         plan = self._plan
-        if plan is None or torch.compiler.is_compiling():  # a traced graph projects as the modules do
+        if plan is None or torch.compiler.is_dynamo_compiling():  # traced, project as the modules do
             return None
         modules, entries, weight, bias, sizes = plan
         for m, name, p, address in entries:  # (FSDP may leave a plain tensor where the parameter was)
