@@ -107,12 +107,6 @@ def cpu_ns(call: Callable[[], object], repeats: int, settle: Callable[[], object
     return samples
 
 
-def median_us(call: Callable[[], object], repeats: int, warmup: int = 20) -> float:
-    for _ in range(warmup):
-        call()
-    return statistics.median(cpu_ns(call, repeats)) / 1e3
-
-
 def python_calls(call: Callable[[], object]) -> int:
     """Python and C function calls the interpreter makes in one ``call()``: a count that does not
     depend on the machine or its load, beside the time that does."""
@@ -129,30 +123,31 @@ def python_calls(call: Callable[[], object]) -> int:
     return count[0] - 1  # the call of sys.setprofile(None) itself
 
 
-def binder_us(launch: Launch, repeats: int, arch: int = 90) -> float:
-    """Median us of Triton's binder and cache key for ``launch`` (what ``JITFunction.run`` does in
+def binder(launch: Launch, arch: int = 90) -> Callable[[], None]:
+    """A call of Triton's binder and cache key for ``launch`` (what ``JITFunction.run`` does in
     Python before the driver's launch), with the sm_``arch`` backend's binder."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import make_backend
     from triton.runtime.jit import compute_cache_key, create_function_from_signature
 
-    binder = create_function_from_signature(launch.fn.signature, launch.fn.params, make_backend(
+    bind_args = create_function_from_signature(launch.fn.signature, launch.fn.params, make_backend(
         GPUTarget("cuda", arch, 32)))
     kwargs = dict(launch.kwargs, debug=False)
     cache: Dict = {}
 
     def bind() -> None:
-        _, specialization, options = binder(*launch.args, **kwargs)
+        _, specialization, options = bind_args(*launch.args, **kwargs)
         compute_cache_key(cache, specialization, options)
-    return median_us(bind, repeats)
+    return bind
 
 
 def measure(cases: List[Case], problem: Problem, repeats: int, rounds: int = 5) -> List[Dict]:
     """A row per case: its launches, Python calls, median CPU time per call and Triton's binder
     time. The timed calls run round after round, each round every case in turn (``repeats /
-    rounds`` calls each), so that a machine whose speed drifts weighs on every case alike. On CPU
-    the launches are recorded, not run, and Triton's binder is timed apart on each; on a GPU they
-    run, and the binder, the rest of Triton's launcher and the driver are in "ours"."""
+    rounds`` calls each, then on CPU a quarter as many of each of its launches' binders), so that
+    a machine whose speed drifts weighs on every case and on its binders alike. On CPU the
+    launches are recorded, not run, and Triton's binder is timed apart on each; on a GPU they run,
+    and the binder, the rest of Triton's launcher and the driver are in "ours"."""
     launches: List[Launch] = []
     on_gpu = problem.device.type == "cuda"
     settle = torch.cuda.synchronize if on_gpu else (lambda: None)
@@ -169,21 +164,27 @@ def measure(cases: List[Case], problem: Problem, repeats: int, rounds: int = 5) 
             call()  # the first call measures the chunk (``ops.triton.tuning``) and fills caches
             launches.clear()
             call()
-            prepared.append((case, call, list(launches), python_calls(call)))
+            binders = [] if on_gpu else [binder(launch) for launch in launches]
+            prepared.append((case, call, list(launches), python_calls(call), binders))
         samples: Dict[str, List[int]] = {case.name: [] for case in cases}
+        binder_samples: Dict[str, List[List[int]]] = {case.name: [[] for _ in binders]
+                                                      for case, _, _, _, binders in prepared}
         for _ in range(rounds):
-            for case, call, _, _ in prepared:
+            for case, call, _, _, binders in prepared:
                 call()  # warm this case's caches again after the others ran
                 samples[case.name] += cpu_ns(call, max(1, repeats // rounds), settle)
                 launches.clear()
+                for bind, timed in zip(binders, binder_samples[case.name]):
+                    bind()
+                    timed += cpu_ns(bind, max(10, repeats // 4 // rounds))
         settle()
     rows = []
-    for case, _, per_call, calls in prepared:
+    for case, _, per_call, calls, _ in prepared:
         host = statistics.median(samples[case.name]) / 1e3
-        binder = 0.0 if on_gpu else sum(binder_us(launch, max(50, repeats // 4)) for launch in per_call)
+        bound = sum(statistics.median(timed) for timed in binder_samples[case.name]) / 1e3
         rows.append(dict(op=case.name, what=case.what, launches=len(per_call),
                          kernels=[launch.name for launch in per_call], python_calls=calls, host_us=round(host, 1),
-                         binder_us=round(binder, 1), total_us=round(host + binder, 1)))
+                         binder_us=round(bound, 1), total_us=round(host + bound, 1)))
     return rows
 
 
