@@ -32,19 +32,30 @@ def _span(tensors: Sequence[Tensor]) -> Optional[Tensor]:
 
 
 def _stack_(tensors: Sequence[Tensor]) -> bool:
-    """Moves ``tensors`` (parameters, each alone in its storage, of one dtype and device) into one
-    storage, rows in order, values unchanged. False, and nothing moved, for anything else (never
-    a view of a buffer someone else owns, such as FSDP's flat parameter)."""
+    """Moves ``tensors`` (distinct parameters, each alone in its storage, of one dtype and device)
+    into one storage, rows in order, values unchanged. False, and nothing moved, for anything else:
+    never a view of a buffer someone else owns (FSDP's flat parameter), never tied weights."""
     if _span(tensors) is not None:
         return True
     if any(t.storage_offset() or t.untyped_storage().nbytes() != t.numel() * t.element_size()
-           or not t.is_contiguous() for t in tensors) or len({(t.dtype, t.device) for t in tensors}) > 1:
+           or not t.is_contiguous() for t in tensors) or len({(t.dtype, t.device) for t in tensors}) > 1 \
+            or len({t.data_ptr() for t in tensors}) < len(tensors):
         return False
-    with torch.no_grad():
+    if tensors[0].device.type == "cpu" and torch.cuda.is_initialized():
+        torch.cuda.synchronize()  # a .to("cpu", non_blocking=True) may still be copying them
+    # Parameters, not inference tensors, even when a model is converted under inference_mode.
+    with torch.inference_mode(False), torch.no_grad():
         stacked = torch.cat([t.detach() for t in tensors])
         for t, rows in zip(tensors, stacked.split([t.shape[0] for t in tensors])):
             t.data = rows
     return True
+
+
+def _plain(module: nn.Module) -> bool:
+    """An ``nn.Linear`` whose call is ``F.linear`` alone: not a subclass, no hooks of its own (fairseq's
+    quant noise is one), no ``forward`` patched on the instance (as accelerate's hooks do)."""
+    return type(module) is nn.Linear and not (module._forward_hooks or module._forward_pre_hooks
+                                              or "forward" in module.__dict__)
 
 
 class FusedProjections:
@@ -69,14 +80,16 @@ class FusedProjections:
         """Stacks the weights (and the biases) of ``linears``: plain ``nn.Linear`` (no hooks, no
         subclass) of one input size, all with or all without a bias. Anything else: no plan."""
         self._plan = None
-        if not all(type(m) is nn.Linear and not (m._forward_hooks or m._forward_pre_hooks) for m in linears) or \
+        if not all(_plain(m) for m in linears) or len(set(map(id, linears))) < len(linears) or \
                 len({m.in_features for m in linears}) > 1 or len({m.bias is None for m in linears}) > 1:
             return
         names = ("weight",) if linears[0].bias is None else ("weight", "bias")
         if not all(_stack_([getattr(m, name) for m in linears]) for name in names):
             return
-        entries = tuple((m, name, getattr(m, name)) for name in names for m in linears)
         spans = [_span([getattr(m, name) for m in linears]) for name in names]
+        if any(span is None for span in spans):
+            return
+        entries = tuple((m, name, getattr(m, name)) for name in names for m in linears)
         self._plan = (tuple(linears), tuple((m, name, p, p.data_ptr()) for m, name, p in entries),
                       spans[0], spans[1] if len(spans) > 1 else None, [m.out_features for m in linears])
 
@@ -91,10 +104,14 @@ class FusedProjections:
             if p.data_ptr() != address or m._parameters.get(name) is not p:
                 self._plan = None
                 return None
+        for given, m in zip(linears, modules):
+            if given is not m:  # a module replaced (quantised, wrapped): release the old ones
+                self._plan = None
+                return None
         if torch.is_grad_enabled() or module_globals._global_forward_hooks or \
                 module_globals._global_forward_pre_hooks:
             return None
-        for given, m in zip(linears, modules):
-            if given is not m or m._forward_hooks or m._forward_pre_hooks:
+        for m in modules:  # still called as planned (``_plain``, whose type check the identity holds)
+            if m._forward_hooks or m._forward_pre_hooks or "forward" in m.__dict__:
                 return None
         return F.linear(x, weight, bias).split(sizes, dim=-1)

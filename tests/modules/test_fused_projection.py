@@ -3,7 +3,9 @@ the same outputs as the three modules, never stale weights, the three separate c
 the stacked layout or the plain-module conditions do not hold."""
 
 import copy
+import gc
 import io
+import weakref
 
 import pytest
 import torch
@@ -25,7 +27,7 @@ class ProductCounter(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func.overloadpacket.__name__ in ("addmm", "mm", "linear", "matmul", "bmm"):
-            shapes = {tuple(a.shape) for a in args if isinstance(a, torch.Tensor) and a.dim() == 2}
+            shapes = {tuple(a.shape[-2:]) for a in args if isinstance(a, torch.Tensor) and a.dim() >= 2}
             wide = {(E, 3 * E), (3 * E, E)} & shapes
             self.products += bool(wide or (E, E) in shapes)
             self.stacked += bool(wide)
@@ -131,6 +133,77 @@ def test_anything_unstacked_takes_the_three_modules(change):
     assert products == 3 and called == ([1] if change == "forward hook" else [])
     for got, want in zip(heads, separate(layer, x)):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_a_patched_forward_or_a_global_hook_takes_the_three_modules(monkeypatch):
+    layer = causal_layer()
+    x = torch.randn(2, 5, E)
+    layer.q_proj.forward = lambda inputs: torch.zeros(*inputs.shape[:-1], E)  # as accelerate's hooks patch
+    heads, products = fused_products(layer, x)
+    assert products == 2 and heads[0].abs().max() == 0
+    del layer.q_proj.forward
+    handle = nn.modules.module.register_module_forward_pre_hook(lambda *args: None)
+    try:
+        assert fused_products(layer, x)[1] == 3
+    finally:
+        handle.remove()
+    assert fused_products(layer, x)[1] == 1
+    monkeypatch.setattr(torch.compiler, "is_dynamo_compiling", lambda: True)  # traced by torch.compile
+    assert fused_products(layer, x)[1] == 3
+
+
+def test_a_replaced_module_releases_the_stacked_storage():
+    layer = causal_layer()
+    x = torch.randn(2, 5, E)
+    fused_products(layer, x)
+    old = weakref.ref(layer.k_proj)
+    layer.k_proj = nn.Linear(E, E)  # as quantisation or a wrapper replaces it
+    heads, products = fused_products(layer, x)
+    assert products == 3
+    gc.collect()
+    assert old() is None
+    for got, want in zip(heads, separate(layer, x)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("tie", ["parameter", "module"])
+def test_tied_projections_are_never_stacked(tie):
+    layer = causal_layer()
+    if tie == "parameter":
+        layer.k_proj.weight = layer.q_proj.weight
+    else:
+        layer.k_proj = layer.q_proj
+    layer = layer.double()
+    assert (layer.k_proj.weight is layer.q_proj.weight) and not stacked(layer)
+    x = torch.randn(2, 5, E, dtype=torch.float64)
+    heads, products = fused_products(layer, x)
+    assert products == 3
+    for got, want in zip(heads, separate(layer, x)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_stacking_under_inference_mode_keeps_trainable_parameters():
+    layer = copy.deepcopy(causal_layer())  # a copy is not stacked: the next .to() stacks it
+    with torch.inference_mode():
+        layer.to("cpu")
+    assert stacked(layer) and not layer.q_proj.weight.is_inference()
+    x = torch.randn(2, 5, E)
+    sum(h.sum() for h in layer.self_heads(x, x, x)).backward()
+    assert all(proj.weight.grad is not None for proj in (layer.q_proj, layer.k_proj, layer.v_proj))
+
+
+def test_the_encoders_self_attention_projects_once():
+    """Strategies whose encoder reads q, k and v (not a memory) take the one product too."""
+    torch.manual_seed(0)
+    spec = ABCAttentionSpec.create("window", memory_size=3, in_dim=E, num_heads=H, mode="encoder")
+    layer = ABCAttention(E, H, spec, mode="encoder").eval()
+    attn, _ = make_attention("encoder", "window", memory=3)
+    x = torch.randn(6, 2, E, dtype=torch.float64)
+    with torch.no_grad(), ProductCounter() as counter:
+        fused = attn(x, x, x)[0]
+    assert counter.stacked == 1
+    torch.testing.assert_close(fused, attn(x, x, x)[0].detach(), rtol=1e-12, atol=1e-12)
+    assert fused_products(layer, torch.randn(2, 5, E))[1] == 1
 
 
 @pytest.mark.parametrize("convert", ["double", "half"])
