@@ -138,14 +138,20 @@ class ABCAttention(nn.Module):
     kdim, vdim: key / value input sizes (cross attention only; default embed_dim).
     dropout: attention dropout over the memory slots, training only (strategies that compute no
         slot probabilities apply none and say so once).
+    stack_projections: self attention keeps q, k, v's weights in one storage (three views), so
+        that with gradients off one input is projected by one product (``FusedProjections``):
+        fairseq's adapter turns it on; off by default, since a checkpoint writer that refuses
+        tensors sharing storage (safetensors) would refuse these.
 
     Parameters: ``q_proj, k_proj, v_proj, out_proj`` (nn.Linear) and ``strategy`` (the strategy's
     per-layer parameters, if any), initialised as fairseq's MultiheadAttention.
     """
 
+    _fused: Optional[FusedProjections] = None  # (a layer pickled before it existed has none)
+
     def __init__(self, embed_dim: int, num_heads: int, spec: ABCAttentionSpec, mode: str = "causal",
                  kdim: Optional[int] = None, vdim: Optional[int] = None, dropout: float = 0.0, bias: bool = True,
-                 register_shared: bool = False):
+                 register_shared: bool = False, stack_projections: bool = False):
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
@@ -175,7 +181,7 @@ class ABCAttention(nn.Module):
         self.q_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
         self.out_proj = nn.Linear(embed_dim, embed_dim, bias=bias)
         self.reset_parameters()
-        self._fused = FusedProjections()
+        self._fused = FusedProjections() if stack_projections and mode != "cross" else None
         self._tile_projections()
         if register_shared and spec.shared is not None:
             self.shared = spec.shared
@@ -195,7 +201,7 @@ class ABCAttention(nn.Module):
     def _tile_projections(self) -> None:
         """Self attention's q, k, v weights in one storage, for one product where gradients are off
         (``self_heads``)."""
-        if self.mode != "cross":
+        if self._fused is not None:
             self._fused.tile_((self.q_proj, self.k_proj, self.v_proj))
 
     def _apply(self, fn, *args, **kwargs):
@@ -282,8 +288,8 @@ class ABCAttention(nn.Module):
     def self_heads(self, query: Tensor, key: Tensor, value: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
         """q, k, v [B, H, T, d] of self attention's inputs [B, T, C]; one product when the three are
         one tensor and gradients are off (``FusedProjections``), else one per projection."""
-        projs = (self.q_proj, self.k_proj, self.v_proj)
-        fused = self._fused(projs, query) if key is query and value is query else None
+        projs, fuse = (self.q_proj, self.k_proj, self.v_proj), self._fused
+        fused = fuse(projs, query) if fuse is not None and key is query and value is query else None
         if fused is None:
             return self.heads(query, self.q_proj), self.heads(key, self.k_proj), self.heads(value, self.v_proj)
         shape = (*query.shape[:2], self.num_heads, self.head_dim)

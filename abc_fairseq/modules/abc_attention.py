@@ -112,7 +112,8 @@ class ABCMultiheadAttention(ABCAttention):
         if xformers_att_config is not None:
             raise ValueError("ABC attention does not run through xFormers: drop the xformers attention config")
         mode = "causal" if causal else ("encoder" if self_attention else "cross")
-        super().__init__(embed_dim, num_heads, spec, mode, kdim=kdim, vdim=vdim, dropout=dropout, bias=bias)
+        super().__init__(embed_dim, num_heads, spec, mode, kdim=kdim, vdim=vdim, dropout=dropout, bias=bias,
+                         stack_projections=True)
         self.self_attention = self_attention
         self.encoder_decoder_attention = encoder_decoder_attention
         self.causal = causal

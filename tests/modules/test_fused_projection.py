@@ -37,7 +37,7 @@ class ProductCounter(TorchDispatchMode):
 def causal_layer(bias: bool = True) -> ABCAttention:
     torch.manual_seed(0)
     spec = ABCAttentionSpec.create("abc", memory_size=4, in_dim=E, num_heads=H)
-    return ABCAttention(E, H, spec, mode="causal", bias=bias, register_shared=True).eval()
+    return ABCAttention(E, H, spec, mode="causal", bias=bias, register_shared=True, stack_projections=True).eval()
 
 
 def separate(layer: ABCAttention, x: torch.Tensor):
@@ -67,6 +67,18 @@ def test_one_product_equals_the_three_projections(bias):
     assert products == 1
     for got, want in zip(heads, separate(layer, x)):
         torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_the_plain_layer_stacks_only_when_asked():
+    """Off by default: a checkpoint writer that refuses tensors sharing storage (safetensors)
+    takes the plain layer's state dict as it is."""
+    torch.manual_seed(0)
+    spec = ABCAttentionSpec.create("abc", memory_size=4, in_dim=E, num_heads=H)
+    layer = ABCAttention(E, H, spec, mode="causal").eval()
+    assert not stacked(layer)
+    x = torch.randn(2, 5, E)
+    assert fused_products(layer, x)[1] == 3
+    assert len({t.untyped_storage().data_ptr() for t in layer.state_dict().values()}) == len(layer.state_dict())
 
 
 def test_stacking_keeps_every_value_and_the_state_dict():
@@ -196,7 +208,7 @@ def test_the_encoders_self_attention_projects_once():
     """Strategies whose encoder reads q, k and v (not a memory) take the one product too."""
     torch.manual_seed(0)
     spec = ABCAttentionSpec.create("window", memory_size=3, in_dim=E, num_heads=H, mode="encoder")
-    layer = ABCAttention(E, H, spec, mode="encoder").eval()
+    layer = ABCAttention(E, H, spec, mode="encoder", stack_projections=True).eval()
     attn, _ = make_attention("encoder", "window", memory=3)
     x = torch.randn(6, 2, E, dtype=torch.float64)
     with torch.no_grad(), ProductCounter() as counter:
