@@ -31,16 +31,18 @@ def _span(tensors: Sequence[Tensor]) -> Optional[Tensor]:
     return first.as_strided((sum(t.shape[0] for t in tensors), *row), first.stride())
 
 
-def _stack_(tensors: Sequence[Tensor]) -> bool:
+def _stack_(tensors: Sequence[Tensor]) -> Optional[Tensor]:
     """Moves ``tensors`` (distinct parameters, each alone in its storage, of one dtype and device)
-    into one storage, rows in order, values unchanged. False, and nothing moved, for anything else:
-    never a view of a buffer someone else owns (FSDP's flat parameter), never tied weights."""
-    if _span(tensors) is not None:
-        return True
+    into one storage, rows in order, values unchanged, and returns their ``_span``. None, and
+    nothing moved, for anything else: never a view of a buffer someone else owns (FSDP's flat
+    parameter), never tied weights."""
+    span = _span(tensors)
+    if span is not None:
+        return span
     if any(t.storage_offset() or t.untyped_storage().nbytes() != t.numel() * t.element_size()
            or not t.is_contiguous() for t in tensors) or len({(t.dtype, t.device) for t in tensors}) > 1 \
             or len({t.data_ptr() for t in tensors}) < len(tensors):
-        return False
+        return None
     if tensors[0].device.type == "cpu" and torch.cuda.is_initialized():
         torch.cuda.synchronize()  # a .to("cpu", non_blocking=True) may still be copying them
     # Parameters, not inference tensors, even when a model is converted under inference_mode.
@@ -48,7 +50,7 @@ def _stack_(tensors: Sequence[Tensor]) -> bool:
         stacked = torch.cat([t.detach() for t in tensors])
         for t, rows in zip(tensors, stacked.split([t.shape[0] for t in tensors])):
             t.data = rows
-    return True
+    return _span(tensors)
 
 
 def _plain(module: nn.Module) -> bool:
@@ -84,9 +86,7 @@ class FusedProjections:
                 len({m.in_features for m in linears}) > 1 or len({m.bias is None for m in linears}) > 1:
             return
         names = ("weight",) if linears[0].bias is None else ("weight", "bias")
-        if not all(_stack_([getattr(m, name) for m in linears]) for name in names):
-            return
-        spans = [_span([getattr(m, name) for m in linears]) for name in names]
+        spans = [_stack_([getattr(m, name) for m in linears]) for name in names]
         if any(span is None for span in spans):
             return
         entries = tuple((m, name, getattr(m, name)) for name in names for m in linears)

@@ -131,7 +131,7 @@ PROSE = [
     (KERNELS_TRITON36, lambda d: ("a" if half_precision_spills(d) else "no", triton_version(d)),
      "{} causal kernel spills registers at the launcher's chunk on sm_80 or sm_90 in half precision, "
      "64- or 128-wide heads, under the GPU runs' Triton {}"),
-    (KERNELS, lambda d: (triton_version(d) if not half_precision_spills(d) else f"spills: {half_precision_spills(d)}",),
+    (KERNELS, lambda d: (f"spills: {spills}" if (spills := half_precision_spills(d)) else triton_version(d),),
      "under the GPU runs' Triton 3.6 or under {}: checked on CPU"),
     (H200_DECODE_GRAPH, lambda d: tuple(one(d["results"], method="abc", N=n)["speed_vs_softmax"] for n in (256, 1024)),
      "the H200 decoded {:.1f}-{:.1f}x faster than softmax with the step in a CUDA graph"),
