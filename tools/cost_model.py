@@ -64,7 +64,7 @@ __all__ = ["CONSTANTS", "H100", "H100_CHUNK", "H100_RUN_DECODE_COUNTS", "MAC_EFF
            "STEP_SPLITS", "UNITS", "Cost",
            "F", "Launch", "Row", "breakdown", "calibrate", "decode_ops", "decode_step", "design", "features", "fit",
            "fla", "fla_launches", "flash", "flash_launches", "harness_launches", "leave_one_out", "ours", "predict",
-           "saved_rows", "predictions", "decoding", "report", "markdown", "main"]
+           "saved_rows", "predictions", "flatness", "decoding", "report", "markdown", "main"]
 
 RESULTS = os.path.join("docs", "benchmarks", "h100")
 OUT_DIR = os.path.join("docs", "gpu_cost")
@@ -73,6 +73,11 @@ OUT_DIR = os.path.join("docs", "gpu_cost")
 
 SIZES = ((8192, 4), (2048, 32), (512, 512))  # (N, sequence-heads Z)
 CHUNKS = (16, 32, 64)
+# issue 44's "flat per token from 2,048 to 16,384": two series, the attention suite's budget
+# (32,768 tokens x 8 heads, sequence-heads = budget / N, as the H200 run timed it) and few
+# sequence-heads (4 at every N, where the per-call floor is spread over the fewest tokens)
+FLAT_LENGTHS = (2048, 4096, 8192, 16384)
+SUITE_BUDGET, FEW_SEQUENCE_HEADS = 32768 * 8, 4
 
 
 def predictions(constants: Sequence[float], steps: str = "both", d: int = 64, n: int = 64, P: int = 2) -> List[dict]:
@@ -108,6 +113,21 @@ def predictions(constants: Sequence[float], steps: str = "both", d: int = 64, n:
     return out
 
 
+def flatness(constants: Sequence[float], d: int = 64, n: int = 64, P: int = 2) -> List[dict]:
+    """Ours (at the launcher's best chunk) and flash attention per sequence-head token at each of
+    ``FLAT_LENGTHS``, in both series: ``series`` "suite" (Z = SUITE_BUDGET / N) or "few"
+    (Z = FEW_SEQUENCE_HEADS)."""
+    out = []
+    for series in ("suite", "few"):
+        for N in FLAT_LENGTHS:
+            Z = SUITE_BUDGET // N if series == "suite" else FEW_SEQUENCE_HEADS
+            ours_us = min(predict(ours(Z, N, d, n, C, P, "attention"), constants) for C in CHUNKS)
+            flash_us = predict(flash(Z, N, d, P, "attention"), constants)
+            out.append(dict(series=series, N=N, Z=Z, ours_us=ours_us, ours_ns_per_token=1e3 * ours_us / (N * Z),
+                            flash_us=flash_us, flash_ns_per_token=1e3 * flash_us / (N * Z)))
+    return out
+
+
 # ---- the report ----
 
 def _pct(x: float) -> str:
@@ -136,7 +156,7 @@ def report(results: str, command: str) -> Tuple[dict, str]:
         results=results,
         device=dict(H100, mac_efficiency=MAC_EFFICIENCY, sm_bytes_per_us=SM_BYTES_PER_US,
                     chunk_of_saved_rows=H100_CHUNK),
-        **main_fit, not_fitted=side, predictions=predictions(constants),
+        **main_fit, not_fitted=side, predictions=predictions(constants), flatness=flatness(constants),
         breakdown_h100_8192=breakdown(ours(4, 8192, 64, 64, H100_CHUNK, 2, "selfcheck", F, False, "logcumsumexp",
                                            grouped_scan=False), constants),
         step_extremes=extremes, **decoding(results, constants))
@@ -231,6 +251,14 @@ def markdown(record: dict) -> str:
             k = p[f"{name}_counts"]
             lines.append(f"| {p['N']:,} | {p['Z']} | {name} | {k['pytorch_ops']} | {k['triton_launches']} | "
                          f"{k['dependent_steps']:,} | {k['MB']:,.0f} |")
+    lines += ["", "## Per token as N grows (issue 44: flat from 2,048 to 16,384)", "",
+              "Forward + backward per sequence-head token, d = n = 64, fp16, ours at its best chunk. *suite*: the "
+              "attention suite's budget, 32,768 tokens x 8 heads at every N; *few*: 4 sequence-heads at every N.", "",
+              "| series | N | sequence-heads | ours ms | ours ns per token | flash ms | flash ns per token |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in record["flatness"]:
+        lines.append(f"| {r['series']} | {r['N']:,} | {r['Z']} | {r['ours_us'] / 1e3:.2f} | "
+                     f"{r['ours_ns_per_token']:.1f} | {r['flash_us'] / 1e3:.2f} | {r['flash_ns_per_token']:.1f} |")
     lines += ["",
               "The saved rows cannot tell a PyTorch scan step from a kernel's chunk step (every row ran at C = 16: "
               "2 N / 16 kernel steps beside N PyTorch steps). The model prices both alike; fitted with only one "

@@ -149,6 +149,26 @@ def test_the_saved_h100_rows_and_their_fit():
                         cost_model.predict(timed, constants), rel_tol=1e-9)
 
 
+def test_per_token_time_never_rises_with_n():
+    """Issue 44's "flat per token from 2,048 to 16,384": at the suite's budget ours stays within 5%
+    per token while flash attention's grows with N; with 4 sequence-heads ours falls per token (the
+    per-call floor spread over more tokens). Constants that make every row cost the same per call
+    would make it flat trivially, so the fitted ones are used."""
+    result = cost_model.calibrate(cost_model.saved_rows(RESULTS))
+    rows = cost_model.flatness([result["constants"][name] for name in cost_model.CONSTANTS])
+    suite = [r for r in rows if r["series"] == "suite"]
+    few = [r for r in rows if r["series"] == "few"]
+    assert [r["N"] for r in suite] == [r["N"] for r in few] == [2048, 4096, 8192, 16384]
+    assert all(r["N"] * r["Z"] == 32768 * 8 for r in suite) and {r["Z"] for r in few} == {4}
+    per_token = [r["ours_ns_per_token"] for r in suite]
+    assert max(per_token) < 1.05 * min(per_token)
+    assert suite[-1]["flash_ns_per_token"] > 1.3 * suite[0]["flash_ns_per_token"]
+    few_per_token = [r["ours_ns_per_token"] for r in few]
+    assert few_per_token == sorted(few_per_token, reverse=True)
+    for r in rows:
+        assert r["ours_ns_per_token"] == pytest.approx(1e3 * r["ours_us"] / (r["N"] * r["Z"]))
+
+
 def _launch_us(parts, name):
     return next(part["us"] for part in parts if part["name"] == name)
 
@@ -167,6 +187,7 @@ def test_cli_writes_its_files_and_keeps_them(tmp_path):
     assert record["commit"] and record["command"].startswith("python -m tools.cost_model")
     assert [(p["N"], p["Z"]) for p in record["predictions"]] == [(8192, 4), (2048, 32), (512, 512)]
     assert set(record["step_extremes"]) == {"torch", "kernel"}
+    assert [(r["series"], r["N"]) for r in record["flatness"]][:2] == [("suite", 2048), ("suite", 4096)]
     assert "| 8,192 | 4 |" in (out / "model.md").read_text()
     assert record["results"] == str(results) and len(record["fit"]) == 29
     code, log = run_module("tools.cost_model", "--results", results, "--out-dir", out, check=False)
