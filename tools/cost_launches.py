@@ -36,6 +36,17 @@ def ours(Z: int, N: int, d: int, n: int, C: int, P: int, harness: str, logit_byt
     return Cost(launches + harness_launches(harness, Z * N * d, P, leaves))
 
 
+def two_launch_floor(Z: int, N: int, d: int, n: int, P: int, harness: str) -> Cost:
+    """The least any causal ABC design with one Triton launch forward and one backward (autograd
+    calls them apart) can cost in the model: each launch moves only what it must (forward: q, k,
+    v, logits in, out; backward: those and dO in, their four gradients out), no PyTorch op of its
+    own, products free, inside ``harness``; dv = d."""
+    rows, inputs = Z * N, (3 * d + n) * P
+    return Cost([Launch("one forward launch", 1, Z, 1, 0, rows * (inputs + d * P)),
+                 Launch("one backward launch", 1, Z, 1, 0, rows * (2 * inputs + d * P))]
+                + harness_launches(harness, rows * d, P, []))
+
+
 def flash_launches(Z: int, N: int, d: int, P: int) -> Tuple[List[Launch], float]:
     """torch's flash attention 2, causal, forward + backward: (launches, FLOPs). FLOPs: 7 N d per
     token and head (forward 2 N d, backward 5 N d: causal halves of 4 and 10). Two PyTorch ops:
